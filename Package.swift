@@ -1,0 +1,27 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Arrows point down only: C libraries → SQLite → Notifications (engine) → Backend → stepo.
+let package = Package(
+    name: "stepo",
+    products: [
+        .executable(name: "stepo", targets: ["stepo"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CNcursesw", path: "Sources/CNcursesw", pkgConfig: "ncursesw",
+                       providers: [.apt(["libncursesw5-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd",
+                       providers: [.apt(["libmicrohttpd-dev"])]),
+        .target(name: "SQLite", dependencies: ["CSQLite"]),
+        .target(name: "Notifications"),
+        .target(name: "Backend", dependencies: ["SQLite", "Notifications"]),
+        .executableTarget(name: "stepo",
+                          dependencies: ["Backend", "Notifications", "SQLite", "CNcursesw", "CMicroHTTPD"]),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
+        .testTarget(name: "NotificationsTests", dependencies: ["Notifications"]),
+        .testTarget(name: "BackendTests", dependencies: ["Backend", "Notifications", "SQLite", "stepo"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,83 @@
+import Notifications
+import SQLite
+
+/// One notification row as the recipient's Activity shows it and the contract prints it.
+public struct ActivityRow: Sendable {
+    public var id: Int
+    public var event: String
+    public var recipient: String
+    public var kind: Kind
+    public var actor: String?
+    public var title: String
+    public var body: String
+    public var media: Media
+    public var tap: Tap
+    public var thread: String
+    public var push: PushStatus
+    public var createdAt: Int64
+    public var version: Int
+    public var seenAt: Int64?
+    public var readAt: Int64?
+    public var deleted: Bool
+
+    static let select = """
+        SELECT n.id, n.event, r.ext, n.kind, a.ext, n.title, n.body, n.face, n.image, n.tap, n.thread, n.push,
+               n.created_at, n.version, n.seen_at, n.read_at, n.deleted
+        FROM notifications AS n JOIN users AS r ON r.id = n.recipient LEFT JOIN users AS a ON a.id = n.actor
+        """
+
+    init(_ row: Row) {
+        id = row.int(0)
+        event = row.string(1)
+        recipient = row.string(2)
+        kind = Kind(rawValue: row.string(3)) ?? .announcement
+        actor = row.optionalString(4)
+        title = row.string(5)
+        body = row.string(6)
+        media = Media(face: row.optionalString(7), image: row.optionalString(8))
+        tap = (try? JSON.parse(row.string(9))).flatMap(Tap.init(json:)) ?? .link(Tap.feedLink)
+        thread = row.string(10)
+        push = PushStatus(row.string(11)) ?? .sent
+        createdAt = row.int64(12)
+        version = row.int(13)
+        seenAt = row.optionalInt64(14)
+        readAt = row.optionalInt64(15)
+        deleted = row.bool(16)
+    }
+
+    /// The `stepo ingest` line: exactly the contract's keys, in its order.
+    public var contractJSON: JSON {
+        .members([
+            ("event", .string(event)), ("id", .int(id)), ("recipient", .string(recipient)),
+            ("kind", .string(kind.rawValue)), ("category", .string(kind.category.rawValue)),
+            ("priority", .string(kind.priority.rawValue)), ("actor", actor.map(JSON.string)),
+            ("title", .string(title)), ("body", .string(body)), ("media", media.json), ("tap", tap.json),
+            ("thread", .string(thread)), ("push", .string(push.description)),
+        ])
+    }
+
+    /// The contract's keys plus the row's state, as the activity listing and sync carry it.
+    public var json: JSON {
+        guard case .object(var members) = contractJSON else { return contractJSON }
+        members += [
+            ("version", .int(version)), ("createdAt", .string(Timestamp.format(createdAt))),
+            ("seenAt", seenAt.map { .string(Timestamp.format($0)) } ?? .null),
+            ("readAt", readAt.map { .string(Timestamp.format($0)) } ?? .null),
+            ("deleted", .bool(deleted)),
+        ]
+        return .object(members)
+    }
+}
+
+/// The two numbers every state change answers with. The badge is `unseen`.
+public struct Counts: Equatable, Sendable {
+    public var unseen: Int
+    public var unread: Int
+
+    public init(unseen: Int, unread: Int) {
+        self.unseen = unseen
+        self.unread = unread
+    }
+
+    public var json: JSON { .object([("unseen", .int(unseen)), ("unread", .int(unread))]) }
+}

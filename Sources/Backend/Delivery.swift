@@ -1,0 +1,89 @@
+import Notifications
+import SQLite
+
+/// What applying one event produced: the rows it created (an id range) and a note for `explain`.
+public struct EventOutcome: Sendable {
+    public var eventId: String
+    public var firstRow: Int?
+    public var lastRow: Int?
+    public var note: String?
+    /// True when the event id had been applied before: nothing was done.
+    public var repeated = false
+
+    public var rowCount: Int {
+        guard let firstRow, let lastRow else { return 0 }
+        return lastRow - firstRow + 1
+    }
+}
+
+/// The integer keys a row points at, for tap destinations and deletion.
+struct RowRefs {
+    var step: Int?
+    var comment: Int?
+    var journey: Int?
+}
+
+/// The state of one event being applied: its version (taken once, when a row first changes)
+/// and the rows it created.
+final class Delivery {
+    let store: Store
+    let event: Event
+    var outcome: EventOutcome
+    private var version: Int?
+
+    init(store: Store, event: Event) {
+        self.store = store
+        self.event = event
+        self.outcome = EventOutcome(eventId: event.id)
+    }
+
+    func changeVersion() throws -> Int {
+        if let version { return version }
+        let next = try store.nextVersion()
+        version = next
+        return next
+    }
+
+    func noteRows(_ range: ClosedRange<Int>) {
+        outcome.firstRow = min(outcome.firstRow ?? range.lowerBound, range.lowerBound)
+        outcome.lastRow = max(outcome.lastRow ?? range.upperBound, range.upperBound)
+    }
+
+    /// Decides one candidate through the quiet rules and writes a row or a suppression.
+    func deliver(_ notification: Notification, to recipient: UserRecord, actor: UserRecord?, refs: RowRefs,
+                 duplicate: Bool = false, visible: Bool = true) throws {
+        var candidate = Candidate()
+        candidate.isSelf = actor?.key == recipient.key
+        if let actor, !candidate.isSelf { candidate.blocked = try store.blocked(actor.key, recipient.key) }
+        candidate.actorActive = actor?.isActive ?? true
+        candidate.recipientActive = recipient.isActive
+        candidate.visible = visible
+        candidate.duplicate = duplicate
+        candidate.preferences = recipient.preferences
+        candidate.pushesInLastDay = try store.pushesInLastDay(to: recipient.key, at: event.at)
+        switch QuietRules.decide(notification.kind, for: candidate) {
+        case .noRow(let reason):
+            try suppress(recipient: recipient.key, kind: notification.kind, reason: reason)
+        case .row(let push):
+            let id = try insertRow(notification, recipient: recipient.key, actor: actor?.key, refs: refs, push: push)
+            noteRows(id...id)
+        }
+    }
+
+    func suppress(recipient: Int, kind: Kind, reason: Reason) throws {
+        try store.db.run("INSERT INTO suppressions(event, recipient, kind, reason) VALUES (?, ?, ?, ?)",
+                         event.id, recipient, kind.rawValue, reason.rawValue)
+    }
+
+    private func insertRow(_ n: Notification, recipient: Int, actor: Int?, refs: RowRefs, push: PushStatus) throws -> Int {
+        let version = try changeVersion()
+        try store.db.run("""
+            INSERT INTO notifications(event, recipient, kind, actor, title, body, push_body, push_image, face, image,
+                                      step, comment, journey, tap, thread, push, created_at, version)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, event.id, recipient, n.kind.rawValue, actor, n.title, n.body, n.pushBody, n.pushImage,
+            n.media.face, n.media.image, refs.step, refs.comment, refs.journey, n.tap.json.serialized, n.thread,
+            push.description, event.at, version)
+        return Int(store.db.lastInsertRowID)
+    }
+}

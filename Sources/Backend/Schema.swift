@@ -1,0 +1,165 @@
+import SQLite
+
+/// The backend's schema, as append-only migrations.
+///
+/// Producer ids (`"maya"`, `"s1"`) live in `ext` columns; joins use integer keys, so a
+/// fan-out to 100,000 followers is integer work inside SQLite.
+enum Schema {
+    static var migrator: Migrator {
+        var m = Migrator()
+        m.register("0001-world-and-notifications", """
+        CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) WITHOUT ROWID;
+        INSERT INTO meta(key, value) VALUES ('version', 0);
+
+        CREATE TABLE users (
+            id INTEGER PRIMARY KEY,
+            ext TEXT NOT NULL UNIQUE,
+            username TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            avatar_url TEXT,
+            private INTEGER NOT NULL DEFAULT 0,
+            signed_in INTEGER NOT NULL DEFAULT 1,
+            state TEXT NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'banned', 'deactivated')),
+            pref_all INTEGER NOT NULL DEFAULT 1,
+            pref_stepWith INTEGER NOT NULL DEFAULT 1,
+            pref_social INTEGER NOT NULL DEFAULT 1,
+            pref_engagement INTEGER NOT NULL DEFAULT 1,
+            pref_journeys INTEGER NOT NULL DEFAULT 1,
+            created_at INTEGER NOT NULL
+        );
+        CREATE TABLE follows (
+            followee INTEGER NOT NULL REFERENCES users(id),
+            follower INTEGER NOT NULL REFERENCES users(id),
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (followee, follower)
+        ) WITHOUT ROWID;
+        CREATE INDEX follows_by_follower ON follows(follower, followee);
+        CREATE TABLE follow_requests (
+            target INTEGER NOT NULL REFERENCES users(id),
+            requester INTEGER NOT NULL REFERENCES users(id),
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (target, requester)
+        ) WITHOUT ROWID;
+        CREATE TABLE blocks (
+            blocker INTEGER NOT NULL REFERENCES users(id),
+            blocked INTEGER NOT NULL REFERENCES users(id),
+            PRIMARY KEY (blocker, blocked)
+        ) WITHOUT ROWID;
+        CREATE INDEX blocks_by_blocked ON blocks(blocked, blocker);
+        CREATE TABLE mutes (
+            muter INTEGER NOT NULL REFERENCES users(id),
+            muted INTEGER NOT NULL REFERENCES users(id),
+            PRIMARY KEY (muter, muted)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE journeys (
+            id INTEGER PRIMARY KEY,
+            ext TEXT NOT NULL UNIQUE,
+            owner INTEGER NOT NULL REFERENCES users(id),
+            title TEXT NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX journeys_by_owner ON journeys(owner);
+        CREATE TABLE journey_follows (
+            journey INTEGER NOT NULL REFERENCES journeys(id),
+            follower INTEGER NOT NULL REFERENCES users(id),
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (journey, follower)
+        ) WITHOUT ROWID;
+        CREATE TABLE steps (
+            id INTEGER PRIMARY KEY,
+            ext TEXT NOT NULL UNIQUE,
+            journey INTEGER NOT NULL REFERENCES journeys(id),
+            owner INTEGER NOT NULL REFERENCES users(id),
+            caption TEXT NOT NULL,
+            photo_url TEXT,
+            final INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            published_at INTEGER,
+            deleted_at INTEGER
+        );
+        CREATE INDEX steps_by_journey ON steps(journey, published_at);
+        CREATE TABLE comments (
+            id INTEGER PRIMARY KEY,
+            ext TEXT NOT NULL UNIQUE,
+            step INTEGER NOT NULL REFERENCES steps(id),
+            author INTEGER NOT NULL REFERENCES users(id),
+            text TEXT NOT NULL,
+            parent INTEGER REFERENCES comments(id),
+            created_at INTEGER NOT NULL,
+            deleted_at INTEGER
+        );
+        CREATE INDEX comments_by_step ON comments(step, created_at);
+        -- Hearts and shares: one per (step, type, actor); a repeat is a re-ping and stays silent.
+        CREATE TABLE interactions (
+            step INTEGER NOT NULL REFERENCES steps(id),
+            type TEXT NOT NULL CHECK (type IN ('heart', 'share')),
+            actor INTEGER NOT NULL REFERENCES users(id),
+            at INTEGER NOT NULL,
+            PRIMARY KEY (step, type, actor)
+        ) WITHOUT ROWID;
+        CREATE TABLE tiers (
+            journey INTEGER NOT NULL REFERENCES journeys(id),
+            supporter INTEGER NOT NULL REFERENCES users(id),
+            tier TEXT NOT NULL,
+            at INTEGER NOT NULL,
+            PRIMARY KEY (journey, supporter, tier)
+        ) WITHOUT ROWID;
+
+        -- Every applied event once; the rows it created are the id range [first_row, last_row].
+        CREATE TABLE events (
+            ext TEXT PRIMARY KEY NOT NULL,
+            type TEXT NOT NULL,
+            at INTEGER NOT NULL,
+            payload TEXT NOT NULL,
+            first_row INTEGER,
+            last_row INTEGER,
+            note TEXT
+        ) WITHOUT ROWID;
+        -- Candidates of an event that got no row, and why: what `stepo explain` reads.
+        CREATE TABLE suppressions (
+            event TEXT NOT NULL,
+            recipient INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            reason TEXT NOT NULL
+        );
+        CREATE INDEX suppressions_by_event ON suppressions(event);
+
+        CREATE TABLE notifications (
+            id INTEGER PRIMARY KEY,
+            event TEXT NOT NULL,
+            recipient INTEGER NOT NULL REFERENCES users(id),
+            kind TEXT NOT NULL,
+            actor INTEGER REFERENCES users(id),
+            title TEXT NOT NULL,
+            body TEXT NOT NULL,
+            push_body TEXT NOT NULL,
+            push_image TEXT,
+            face TEXT,
+            image TEXT,
+            step INTEGER,
+            comment INTEGER,
+            journey INTEGER,
+            tap TEXT NOT NULL,
+            thread TEXT NOT NULL,
+            push TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            version INTEGER NOT NULL,
+            seen_at INTEGER,
+            read_at INTEGER,
+            deleted INTEGER NOT NULL DEFAULT 0
+        );
+        -- Listing newest first, and the rolling push ceiling (covering: push is in the key).
+        CREATE INDEX notifications_by_recipient ON notifications(recipient, created_at, push);
+        -- Counts stay cheap: only unseen / unread rows are in these.
+        CREATE INDEX notifications_unseen ON notifications(recipient) WHERE seen_at IS NULL;
+        CREATE INDEX notifications_unread ON notifications(recipient) WHERE read_at IS NULL;
+        -- Sync pulls a recipient's changes after a version.
+        CREATE INDEX notifications_by_version ON notifications(recipient, version);
+        -- Deleting content marks its rows.
+        CREATE INDEX notifications_by_step ON notifications(step) WHERE step IS NOT NULL;
+        CREATE INDEX notifications_by_comment ON notifications(comment) WHERE comment IS NOT NULL;
+        """)
+        return m
+    }
+}

@@ -1,0 +1,186 @@
+import Notifications
+import SQLite
+
+/// The events that produce notifications: relations, publishes, interactions, comments,
+/// tier crossings and announcements.
+extension Store {
+    func applyRelation(_ type: String, actor: UserRecord, target: UserRecord, _ d: Delivery) throws {
+        if actor.key == target.key { throw EventError("a user cannot \(type) themselves (\(actor.id))") }
+        let at = d.event.at
+        switch type {
+        case "follow":
+            if try blocked(actor.key, target.key) {
+                throw EventError("\(actor.id) cannot follow \(target.id): a block stands between them")
+            }
+            if target.isPrivate {
+                let already = try follows(actor.key, target.key) || hasPendingRequest(from: actor.key, to: target.key)
+                if !already {
+                    try db.run("INSERT INTO follow_requests(target, requester, created_at) VALUES (?, ?, ?)", target.key, actor.key, at)
+                }
+                let n = Notification(kind: .followRequest, actor: actor.person, subject: Subject())
+                try d.deliver(n, to: target, actor: actor, refs: RowRefs(), duplicate: already)
+            } else {
+                let already = try follows(actor.key, target.key)
+                try db.run("INSERT OR IGNORE INTO follows(followee, follower, created_at) VALUES (?, ?, ?)", target.key, actor.key, at)
+                // Follow, unfollow, follow again: the second follow is a re-ping and stays silent.
+                let pingedBefore = try db.scalar("""
+                    SELECT EXISTS (SELECT 1 FROM notifications WHERE recipient = ? AND actor = ? AND kind = 'newFollower')
+                    """, target.key, actor.key) == 1
+                let n = Notification(kind: .newFollower, actor: actor.person, subject: Subject())
+                try d.deliver(n, to: target, actor: actor, refs: RowRefs(), duplicate: already || pingedBefore)
+            }
+        case "unfollow":
+            try db.run("DELETE FROM follows WHERE followee = ? AND follower = ?", target.key, actor.key)
+            try db.run("DELETE FROM follow_requests WHERE target = ? AND requester = ?", target.key, actor.key)
+        case "followRequestAccepted", "followRequestDeclined":
+            // The actor is the private user; the target is the one who asked.
+            guard try hasPendingRequest(from: target.key, to: actor.key) else {
+                throw EventError("no pending follow request from \(target.id) to \(actor.id)")
+            }
+            try db.run("DELETE FROM follow_requests WHERE target = ? AND requester = ?", actor.key, target.key)
+            if type == "followRequestAccepted" {
+                try db.run("INSERT OR IGNORE INTO follows(followee, follower, created_at) VALUES (?, ?, ?)", actor.key, target.key, at)
+                let n = Notification(kind: .followRequestAccepted, actor: actor.person, subject: Subject())
+                try d.deliver(n, to: target, actor: actor, refs: RowRefs())
+            }
+        case "block":
+            try db.run("INSERT OR IGNORE INTO blocks(blocker, blocked) VALUES (?, ?)", actor.key, target.key)
+            try db.run("DELETE FROM follows WHERE (followee = ? AND follower = ?) OR (followee = ? AND follower = ?)",
+                       actor.key, target.key, target.key, actor.key)
+            try db.run("DELETE FROM follow_requests WHERE (target = ? AND requester = ?) OR (target = ? AND requester = ?)",
+                       actor.key, target.key, target.key, actor.key)
+        case "unblock":
+            try db.run("DELETE FROM blocks WHERE blocker = ? AND blocked = ?", actor.key, target.key)
+        case "mute":
+            try db.run("INSERT OR IGNORE INTO mutes(muter, muted) VALUES (?, ?)", actor.key, target.key)
+        case "unmute":
+            try db.run("DELETE FROM mutes WHERE muter = ? AND muted = ?", actor.key, target.key)
+        default:
+            throw EventError("unknown relation \(type)")
+        }
+    }
+
+    /// Media is ready: the step is published and the ladder picks its one rung.
+    func publish(_ step: StepRecord, _ d: Delivery) throws {
+        if step.deletedAt != nil {
+            d.outcome.note = "step \(step.id) was deleted before its media was ready: nothing is announced"
+            return
+        }
+        if step.publishedAt != nil {
+            d.outcome.note = "step \(step.id) was already published: one step, one push"
+            return
+        }
+        try db.run("UPDATE steps SET published_at = ? WHERE id = ?", d.event.at, step.key)
+        guard let journey = try journey(key: step.journeyKey), let owner = try user(key: step.ownerKey) else {
+            throw EventError("step \(step.id) lost its journey or owner")
+        }
+        let earlier = try db.scalar("""
+            SELECT EXISTS (SELECT 1 FROM steps WHERE journey = ? AND id <> ? AND published_at IS NOT NULL)
+            """, journey.key, step.key) == 1
+        let rung = Ladder.rung(isFinal: step.isFinal, isFirstPublished: !earlier)
+        let n = Notification(kind: rung, actor: owner.person, subject: Subject(
+            stepId: step.id, caption: step.caption, photoUrl: step.photoUrl,
+            journeyId: journey.id, journeyTitle: journey.title))
+        let refs = RowRefs(step: step.key, journey: journey.key)
+        let arguments: [String: SQLBindable] = [":owner": owner.key, ":journeyKey": journey.key]
+        let audience = Ladder.audience(of: rung)
+        let followers = "SELECT follower AS u FROM follows WHERE followee = :owner"
+        let journeyFollowers = "SELECT follower AS u FROM journey_follows WHERE journey = :journeyKey"
+        if audience.journeyFollowers {
+            try Fanout(candidates: "\(followers) UNION \(journeyFollowers)", arguments: arguments,
+                       notification: n, actor: owner, refs: refs).run(in: d)
+        } else {
+            try Fanout(candidates: followers, arguments: arguments, notification: n, actor: owner, refs: refs).run(in: d)
+            // Journey followers who do not follow the owner are outside this rung's audience.
+            try Fanout(candidates: "\(journeyFollowers) EXCEPT \(followers)", arguments: arguments,
+                       notification: n, actor: owner, refs: refs, onlySuppress: .ladder).run(in: d)
+        }
+    }
+
+    func applyInteraction(_ type: String, actor: UserRecord, step: StepRecord, _ d: Delivery) throws {
+        try db.run("INSERT OR IGNORE INTO interactions(step, type, actor, at) VALUES (?, ?, ?, ?)", step.key, type, actor.key, d.event.at)
+        let repeated = db.changes == 0
+        let inside = StepWindow.contains(d.event.at, publishedAt: step.publishedAt ?? d.event.at)
+        let kind: Kind = type == "heart" ? (inside ? .steppedWithHeart : .heart) : (inside ? .steppedWithShare : .share)
+        let (owner, journey) = try ownerAndJourney(of: step)
+        let n = Notification(kind: kind, actor: actor.person, subject: subject(of: step, journey))
+        try d.deliver(n, to: owner, actor: actor, refs: RowRefs(step: step.key, journey: journey.key), duplicate: repeated)
+    }
+
+    func applyComment(actor: UserRecord, step: StepRecord, id: String, text: String, parent: String?, _ d: Delivery) throws {
+        guard try comment(id) == nil else { throw EventError("comment \(id) already exists") }
+        var parentRecord: CommentRecord?
+        if let parent {
+            guard let record = try comment(parent) else { throw EventError("unknown comment \(parent)") }
+            guard record.stepKey == step.key else { throw EventError("comment \(parent) is on another step") }
+            parentRecord = record
+        }
+        try db.run("INSERT INTO comments(ext, step, author, text, parent, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                   id, step.key, actor.key, text, parentRecord?.key, d.event.at)
+        let commentKey = Int(db.lastInsertRowID)
+        let (owner, journey) = try ownerAndJourney(of: step)
+        var people: [String: UserRecord] = [owner.id: owner]
+        var parentAuthor: String?
+        if let parentRecord, let author = try user(key: parentRecord.authorKey) {
+            people[author.id] = author
+            parentAuthor = author.id
+        }
+        var mentioned: [String] = []
+        for username in CommentRecipients.mentions(in: text) {
+            if let user = try user(username: username) {
+                people[user.id] = user
+                mentioned.append(user.id)
+            }
+        }
+        let inside = StepWindow.contains(d.event.at, publishedAt: step.publishedAt ?? d.event.at)
+        var subject = subject(of: step, journey)
+        subject.commentId = id
+        subject.commentText = text
+        let refs = RowRefs(step: step.key, comment: commentKey, journey: journey.key)
+        for (recipientId, kind) in CommentRecipients.resolve(owner: owner.id, parentAuthor: parentAuthor,
+                                                             mentioned: mentioned, insideWindow: inside) {
+            guard let recipient = people[recipientId] else { continue }
+            let visible = kind == .mention ? try canSee(recipient, stepOwner: owner) : true
+            let n = Notification(kind: kind, actor: actor.person, subject: subject)
+            try d.deliver(n, to: recipient, actor: actor, refs: refs, visible: visible)
+        }
+    }
+
+    /// Whether `user` may see a comment on a step owned by `owner`: not across a block, and on
+    /// a private account only as a follower.
+    func canSee(_ user: UserRecord, stepOwner owner: UserRecord) throws -> Bool {
+        if user.key == owner.key { return true }
+        if try blocked(user.key, owner.key) { return false }
+        return try !owner.isPrivate || follows(user.key, owner.key)
+    }
+
+    func applyTier(supporter: UserRecord, journey: JourneyRecord, tier: String, _ d: Delivery) throws {
+        try db.run("INSERT OR IGNORE INTO tiers(journey, supporter, tier, at) VALUES (?, ?, ?, ?)",
+                   journey.key, supporter.key, tier, d.event.at)
+        let repeated = db.changes == 0
+        guard let owner = try user(key: journey.ownerKey) else { throw EventError("journey \(journey.id) lost its owner") }
+        let subject = Subject(journeyId: journey.id, journeyTitle: journey.title, tier: tier)
+        let refs = RowRefs(journey: journey.key)
+        try d.deliver(Notification(kind: .recognitionReceived, actor: supporter.person, subject: subject),
+                      to: owner, actor: supporter, refs: refs, duplicate: repeated)
+        try d.deliver(Notification(kind: .recognitionEarned, actor: owner.person, subject: subject),
+                      to: supporter, actor: owner, refs: refs, duplicate: repeated)
+    }
+
+    func announce(text: String, audience: Event.Audience, link: String?, _ d: Delivery) throws {
+        let n = Notification(kind: .announcement, actor: nil, subject: Subject(text: text, link: link))
+        let candidates = audience == .everyone ? "SELECT id AS u FROM users" : "SELECT id AS u FROM users WHERE signed_in = 1"
+        try Fanout(candidates: candidates, arguments: [:], notification: n, actor: nil, refs: RowRefs()).run(in: d)
+    }
+
+    private func ownerAndJourney(of step: StepRecord) throws -> (UserRecord, JourneyRecord) {
+        guard let owner = try user(key: step.ownerKey), let journey = try journey(key: step.journeyKey) else {
+            throw EventError("step \(step.id) lost its journey or owner")
+        }
+        return (owner, journey)
+    }
+
+    private func subject(of step: StepRecord, _ journey: JourneyRecord) -> Subject {
+        Subject(stepId: step.id, caption: step.caption, photoUrl: step.photoUrl, journeyId: journey.id, journeyTitle: journey.title)
+    }
+}

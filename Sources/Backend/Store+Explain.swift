@@ -1,0 +1,62 @@
+import Notifications
+import SQLite
+
+/// One candidate of an event: the row it got, or the reason it got none.
+public struct Explanation: Sendable {
+    public var recipient: String
+    public var name: String
+    public var kind: Kind
+    public var rowId: Int?
+    public var push: PushStatus?
+    public var reason: Reason?
+    public var deletedSince: Bool
+
+    public var json: JSON {
+        .members([
+            ("recipient", .string(recipient)), ("kind", .string(kind.rawValue)),
+            ("row", rowId.map(JSON.int)), ("push", push.map { .string($0.description) }),
+            ("reason", reason.map { .string($0.rawValue) }),
+            ("deleted", deletedSince ? .bool(true) : nil),
+        ])
+    }
+}
+
+/// What `stepo explain` shows for one event.
+public struct EventReport: Sendable {
+    public var id: String
+    public var type: String
+    public var at: Int64
+    public var note: String?
+    public var candidates: [Explanation]
+}
+
+extension Store {
+    /// Every candidate recipient of an applied event, with its row or its reason; nil when
+    /// the event was never applied.
+    public func explain(_ eventId: String) throws -> EventReport? {
+        guard let header = try db.first("SELECT type, at, note, first_row, last_row FROM events WHERE ext = ?", [eventId], {
+            (type: $0.string(0), at: $0.int64(1), note: $0.optionalString(2), first: $0.optionalInt(3), last: $0.optionalInt(4))
+        }) else { return nil }
+        var candidates = try db.query("""
+            SELECT u.ext, u.name, s.kind, s.reason FROM suppressions AS s JOIN users AS u ON u.id = s.recipient
+            WHERE s.event = ? ORDER BY u.ext
+            """, [eventId]) { row in
+            Explanation(recipient: row.string(0), name: row.string(1), kind: Kind(rawValue: row.string(2)) ?? .announcement,
+                        rowId: nil, push: nil, reason: Reason(rawValue: row.string(3)), deletedSince: false)
+        }
+        if let first = header.first, let last = header.last {
+            candidates += try db.query("""
+                SELECT u.ext, u.name, n.kind, n.id, n.push, n.deleted FROM notifications AS n JOIN users AS u ON u.id = n.recipient
+                WHERE n.id BETWEEN ? AND ? AND n.event = ? ORDER BY u.ext
+                """, [first, last, eventId]) { row in
+                let push = PushStatus(row.string(4))
+                var reason: Reason?
+                if case .suppressed(let r)? = push { reason = r }
+                return Explanation(recipient: row.string(0), name: row.string(1), kind: Kind(rawValue: row.string(2)) ?? .announcement,
+                                   rowId: row.int(3), push: push, reason: reason, deletedSince: row.bool(5))
+            }
+        }
+        candidates.sort { $0.recipient < $1.recipient }
+        return EventReport(id: eventId, type: header.type, at: header.at, note: header.note, candidates: candidates)
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Notifications
+import SQLite
+
+/// The authoritative store: the world, the processed events and the notification rows.
+///
+/// One `Store` is one connection; use it from one thread at a time.
+public final class Store {
+    public let db: Database
+
+    /// Opens (creating and migrating when needed) the store at `path`.
+    public init(path: String) throws {
+        db = try Database(path: path)
+        try db.execute("PRAGMA cache_size = -65536")
+        try Schema.migrator.migrate(db)
+    }
+
+    // MARK: Versions
+
+    /// The next change version. Every row an event or a mutation touches gets the same new
+    /// version, so each recipient's versions strictly increase from one change to the next.
+    func nextVersion() throws -> Int {
+        guard let version = try db.first("UPDATE meta SET value = value + 1 WHERE key = 'version' RETURNING value", [], { $0.int(0) }) else {
+            throw SQLiteError(code: 1, message: "the meta table lost its version counter")
+        }
+        return version
+    }
+
+    public func currentVersion() throws -> Int {
+        try db.scalar("SELECT value FROM meta WHERE key = 'version'") ?? 0
+    }
+
+    // MARK: Lookups by producer id
+
+    public func user(_ id: String) throws -> UserRecord? {
+        try db.first("SELECT \(UserRecord.columns) FROM users WHERE ext = ?", [id], UserRecord.init)
+    }
+
+    public func user(key: Int) throws -> UserRecord? {
+        try db.first("SELECT \(UserRecord.columns) FROM users WHERE id = ?", [key], UserRecord.init)
+    }
+
+    public func user(username: String) throws -> UserRecord? {
+        try db.first("SELECT \(UserRecord.columns) FROM users WHERE username = ?", [username.lowercased()], UserRecord.init)
+    }
+
+    public func journey(_ id: String) throws -> JourneyRecord? {
+        try db.first("SELECT \(JourneyRecord.columns) FROM journeys WHERE ext = ?", [id], JourneyRecord.init)
+    }
+
+    public func journey(key: Int) throws -> JourneyRecord? {
+        try db.first("SELECT \(JourneyRecord.columns) FROM journeys WHERE id = ?", [key], JourneyRecord.init)
+    }
+
+    public func step(_ id: String) throws -> StepRecord? {
+        try db.first("SELECT \(StepRecord.columns) FROM steps WHERE ext = ?", [id], StepRecord.init)
+    }
+
+    public func comment(_ id: String) throws -> CommentRecord? {
+        try db.first("SELECT \(CommentRecord.columns) FROM comments WHERE ext = ?", [id], CommentRecord.init)
+    }
+
+    public func comment(key: Int) throws -> CommentRecord? {
+        try db.first("SELECT \(CommentRecord.columns) FROM comments WHERE id = ?", [key], CommentRecord.init)
+    }
+
+    /// Whether a block stands between two users, in either direction.
+    public func blocked(_ a: Int, _ b: Int) throws -> Bool {
+        try db.scalar("SELECT EXISTS (SELECT 1 FROM blocks WHERE (blocker = ? AND blocked = ?) OR (blocker = ? AND blocked = ?))",
+                      a, b, b, a) == 1
+    }
+
+    public func follows(_ follower: Int, _ followee: Int) throws -> Bool {
+        try db.scalar("SELECT EXISTS (SELECT 1 FROM follows WHERE followee = ? AND follower = ?)", followee, follower) == 1
+    }
+
+    public func hasPendingRequest(from requester: Int, to target: Int) throws -> Bool {
+        try db.scalar("SELECT EXISTS (SELECT 1 FROM follow_requests WHERE target = ? AND requester = ?)", target, requester) == 1
+    }
+
+    /// Pushes sent to `recipient` in the 24 hours up to `at` (the rolling ceiling's count).
+    public func pushesInLastDay(to recipient: Int, at: Int64) throws -> Int {
+        try db.scalar("""
+            SELECT count(*) FROM notifications
+            WHERE recipient = ? AND created_at > ? AND created_at <= ? AND push = 'sent'
+            """, recipient, at - QuietRules.ceilingWindow, at) ?? 0
+    }
+
+    // MARK: Locations
+
+    /// `$XDG_DATA_HOME/stepo/stepo.db` (or `~/.local/share/stepo/stepo.db`), its folder created.
+    public static func defaultPath() throws -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let base: String
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
+            base = xdg
+        } else {
+            base = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
+        }
+        let folder = base + "/stepo"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder + "/stepo.db"
+    }
+}

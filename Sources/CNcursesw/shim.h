@@ -1,0 +1,21 @@
+#ifndef STEPO_CNCURSESW_SHIM_H
+#define STEPO_CNCURSESW_SHIM_H
+/* SwiftPM drops ncursesw.pc's -D flags: the wide-char API needs these before the header. */
+#define _XOPEN_SOURCE_EXTENDED 1
+#define NCURSES_WIDECHAR 1
+#include <locale.h>
+#include <ncursesw/curses.h>
+
+/* Attribute macros are function-like or casts Swift cannot import. */
+static inline attr_t stepo_a_normal(void) { return A_NORMAL; }
+static inline attr_t stepo_a_bold(void) { return A_BOLD; }
+static inline attr_t stepo_a_dim(void) { return A_DIM; }
+static inline attr_t stepo_a_reverse(void) { return A_REVERSE; }
+static inline attr_t stepo_a_underline(void) { return A_UNDERLINE; }
+static inline attr_t stepo_a_italic(void) { return A_ITALIC; }
+static inline int stepo_color_pair(int n) { return COLOR_PAIR(n); }
+static inline WINDOW *stepo_stdscr(void) { return stdscr; }
+static inline int stepo_lines(void) { return LINES; }
+static inline int stepo_cols(void) { return COLS; }
+static inline int stepo_colors(void) { return COLORS; }
+#endif

@@ -1,0 +1,129 @@
+/// What a push needs from a stored row, at send time.
+public struct PushContent: Sendable {
+    public var rowId: Int
+    public var kind: Kind
+    public var title: String
+    public var body: String
+    public var image: String?
+    public var face: String?
+    public var thread: String
+    public var deepLink: String
+    /// The recipient's unseen count at send time: an absolute badge, never a +1.
+    public var badge: Int
+
+    public init(rowId: Int, kind: Kind, title: String, body: String, image: String?, face: String?,
+                thread: String, deepLink: String, badge: Int) {
+        self.rowId = rowId
+        self.kind = kind
+        self.title = title
+        self.body = body
+        self.image = image
+        self.face = face
+        self.thread = thread
+        self.deepLink = deepLink
+        self.badge = badge
+    }
+}
+
+/// Push payloads for APNs and FCM HTTP v1, each within the providers' 4096-byte limit.
+public enum Payload {
+    public static let maximumBytes = 4096
+    public static let apnsTopic = "app.stepo.ios"
+
+    /// The APNs request: headers and the JSON payload. `deviceToken` goes in the request path.
+    public static func apns(_ push: PushContent, deviceToken: String = "DEVICE_TOKEN") -> JSON {
+        fitted(push) { content in
+            var aps: [(String, JSON?)] = [
+                ("alert", .object([("title", .string(content.title)), ("body", .string(content.body))])),
+                ("badge", .int(content.badge)),
+                ("sound", "default"),
+                ("thread-id", .string(content.thread)),
+                ("interruption-level", .string(content.kind.priority.interruptionLevel)),
+            ]
+            if content.image != nil { aps.append(("mutable-content", 1)) }
+            let payload = JSON.members([
+                ("aps", .members(aps)),
+                ("contentImageUrl", content.image.map(JSON.string)),
+                ("deepLink", .string(content.deepLink)),
+                ("kind", .string(content.kind.rawValue)),
+                ("rowId", .int(content.rowId)),
+            ])
+            let headers = JSON.object([
+                (":path", .string("/3/device/\(deviceToken)")),
+                ("apns-push-type", "alert"),
+                ("apns-priority", .string(String(content.kind.priority.apnsPriority))),
+                ("apns-topic", .string(apnsTopic)),
+                ("apns-collapse-id", .string("row-\(content.rowId)")),
+            ])
+            return (JSON.object([("headers", headers), ("payload", payload)]), payload)
+        }
+    }
+
+    /// The FCM HTTP v1 message. `data` carries strings only; the app sets the large icon from it.
+    public static func fcm(_ push: PushContent, deviceToken: String = "DEVICE_TOKEN") -> JSON {
+        fitted(push) { content in
+            let data = JSON.members([
+                ("kind", .string(content.kind.rawValue)),
+                ("deepLink", .string(content.deepLink)),
+                ("threadId", .string(content.thread)),
+                ("largeIconUrl", content.face.map(JSON.string)),
+                ("rowId", .string(String(content.rowId))),
+                ("badge", .string(String(content.badge))),
+            ])
+            let message = JSON.object([("message", .members([
+                ("token", .string(deviceToken)),
+                ("notification", .members([("title", .string(content.title)), ("body", .string(content.body)),
+                                           ("image", content.image.map(JSON.string))])),
+                ("android", .object([
+                    ("priority", .string(content.kind.priority.fcmPriority)),
+                    ("notification", .members([
+                        ("tag", .string(content.thread)),
+                        ("notification_count", .int(content.badge)),
+                        ("image", content.image.map(JSON.string)),
+                    ])),
+                ])),
+                ("data", data),
+            ]))])
+            return (message, message)
+        }
+    }
+
+    /// Renders with `build` (which returns the whole document and the part the provider
+    /// measures), shortening the body's preview — then the title — until the measured part
+    /// fits in `maximumBytes`. The JSON's structure is never cut.
+    static func fitted(_ push: PushContent, _ build: (PushContent) -> (JSON, JSON)) -> JSON {
+        var content = push
+        var (document, measured) = build(content)
+        var overflow = measured.serialized.utf8.count - maximumBytes
+        while overflow > 0 {
+            if content.body.count > 1 {
+                content.body = shortened(content.body, by: overflow)
+            } else if content.title.count > 1 {
+                content.title = shortened(content.title, by: overflow)
+            } else {
+                break
+            }
+            (document, measured) = build(content)
+            overflow = measured.serialized.utf8.count - maximumBytes
+        }
+        return document
+    }
+
+    /// `text` cut at a word with `…`, at least `bytes` UTF-8 bytes (as JSON) shorter.
+    static func shortened(_ text: String, by bytes: Int) -> String {
+        var limit = text.count - 1
+        var result = Preview.shorten(text, to: limit)
+        let original = escapedLength(text)
+        while limit > 1 && original - escapedLength(result) < bytes {
+            limit -= max(1, (bytes - (original - escapedLength(result))) / 4)
+            result = Preview.shorten(text, to: max(limit, 1))
+        }
+        return result
+    }
+
+    private static func escapedLength(_ text: String) -> Int {
+        var out = ""
+        JSON.writeString(text, to: &out)
+        return out.utf8.count
+    }
+}

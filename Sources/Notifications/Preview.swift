@@ -1,0 +1,99 @@
+/// The copy rules for user text that rides in a notification: no emoji, no controls, one
+/// space between words, at most 150 characters cut at a word with `…`.
+public enum Preview {
+    public static let limit = 150
+    public static let ellipsis: Character = "…"
+
+    /// The preview of `text`: cleaned, then shortened to `limit` grapheme clusters.
+    public static func of(_ text: String, limit: Int = limit) -> String {
+        shorten(clean(text), to: limit)
+    }
+
+    /// Removes emoji and control characters, turns every whitespace run into one space, trims.
+    public static func clean(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        var pendingSpace = false
+        for character in text {
+            if character.unicodeScalars.allSatisfy(\.properties.isWhitespace) {
+                pendingSpace = !out.isEmpty
+                continue
+            }
+            if isEmoji(character) { continue }
+            let kept = String.UnicodeScalarView(character.unicodeScalars.filter { !isControl($0) })
+            guard !kept.isEmpty else { continue }
+            if pendingSpace { out.append(" "); pendingSpace = false }
+            out.unicodeScalars.append(contentsOf: kept)
+        }
+        return out
+    }
+
+    /// Cuts `text` to at most `limit` characters, including the ellipsis, at the last word
+    /// boundary that leaves room for it; a single overlong word is cut inside itself.
+    public static func shorten(_ text: String, to limit: Int) -> String {
+        guard text.count > limit else { return text }
+        guard limit > 1 else { return limit == 1 ? String(ellipsis) : "" }
+        let room = text.prefix(limit - 1)
+        let cut: Substring
+        if text[room.endIndex] == " " {
+            cut = room  // the room ends exactly at the end of a word
+        } else if let space = room.lastIndex(of: " ") {
+            cut = room[..<space]
+        } else {
+            cut = room  // one word longer than the limit is cut inside itself
+        }
+        let trimmed = cut.trimmingTrailingSpaces()
+        return (trimmed.isEmpty ? String(room) : trimmed) + String(ellipsis)
+    }
+
+    /// Emoji: pictographs with emoji presentation, anything forced to emoji style (U+FE0F),
+    /// keycaps, flags, skin tones, and the symbol blocks from U+2190 up that are emoji.
+    /// Letters, digits and typographic symbols such as ©, ® and ™ stay.
+    public static func isEmoji(_ character: Character) -> Bool {
+        character.unicodeScalars.contains { scalar in
+            let v = scalar.value
+            if v == 0xFE0F || v == 0x20E3 || (0x1F1E6...0x1F1FF).contains(v) || (0x1F3FB...0x1F3FF).contains(v) {
+                return true
+            }
+            let p = scalar.properties
+            return p.isEmojiPresentation || (p.isEmoji && v >= 0x2190)
+        }
+    }
+
+    /// C0 and C1 controls, DEL, bidi embeddings/overrides/isolates, zero-width and BOM marks.
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        let v = scalar.value
+        return v < 0x20 || (0x7F...0x9F).contains(v) || (0x202A...0x202E).contains(v)
+            || (0x2066...0x2069).contains(v) || v == 0x200E || v == 0x200F || v == 0x061C
+            || v == 0xFEFF || v == 0x200B || v == 0x2028 || v == 0x2029
+    }
+}
+
+extension Substring {
+    func trimmingTrailingSpaces() -> String {
+        var end = endIndex
+        while end > startIndex, self[index(before: end)] == " " { end = index(before: end) }
+        return String(self[startIndex..<end])
+    }
+}
+
+extension Preview {
+    /// `text` made inert for a terminal: every control, escape and bidi override becomes a
+    /// visible placeholder (␛ for ESC, ␍ for CR, � for the rest), so it can never act.
+    public static func visible(_ text: String) -> String {
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            let v = scalar.value
+            if v < 0x20 {
+                out.append(Unicode.Scalar(0x2400 + v)!)
+            } else if v == 0x7F {
+                out.append("\u{2421}")
+            } else if isControl(scalar) {
+                out.append("\u{FFFD}")
+            } else {
+                out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+}

@@ -1,0 +1,113 @@
+/// Why a candidate got no row, or a row got no push. Each is shown by `stepo explain`.
+public enum Reason: String, CaseIterable, Sendable {
+    case `self`
+    case blocked
+    case actorInactive
+    case recipientInactive
+    case notVisible
+    case duplicate
+    case ladder
+    case preferences
+    case dailyCeiling
+    case deleted
+
+    /// Whether the rule keeps the Activity row (and only withholds the push).
+    public var keepsRow: Bool {
+        switch self {
+        case .preferences, .dailyCeiling, .deleted: return true
+        default: return false
+        }
+    }
+}
+
+/// A row's push: sent, or withheld by a quiet rule. Written as `sent` / `suppressed:<reason>`.
+public enum PushStatus: Equatable, Sendable, CustomStringConvertible {
+    case sent
+    case suppressed(Reason)
+
+    public var description: String {
+        switch self {
+        case .sent: return "sent"
+        case .suppressed(let reason): return "suppressed:\(reason.rawValue)"
+        }
+    }
+
+    public init?(_ text: String) {
+        if text == "sent" { self = .sent; return }
+        guard text.hasPrefix("suppressed:"), let reason = Reason(rawValue: String(text.dropFirst(11))) else { return nil }
+        self = .suppressed(reason)
+    }
+}
+
+/// A recipient's switches: the master and four categories (custom follow alerts are V2).
+public struct Preferences: Equatable, Sendable {
+    public var all = true
+    public var stepWith = true
+    public var social = true
+    public var engagement = true
+    public var journeys = true
+
+    public init(all: Bool = true, stepWith: Bool = true, social: Bool = true, engagement: Bool = true, journeys: Bool = true) {
+        self.all = all
+        self.stepWith = stepWith
+        self.social = social
+        self.engagement = engagement
+        self.journeys = journeys
+    }
+
+    /// Whether a push of `kind` may go out. Announcements obey only the master switch.
+    public func allows(_ kind: Kind) -> Bool {
+        guard all else { return false }
+        switch kind.category {
+        case .stepWith: return stepWith
+        case .social: return social
+        case .engagement: return engagement
+        case .journeys: return journeys
+        case .customFollow, .announcement: return true
+        }
+    }
+}
+
+/// What the store knows about one candidate recipient of one event, for the quiet rules.
+public struct Candidate: Sendable {
+    public var isSelf = false
+    public var blocked = false
+    public var actorActive = true
+    public var recipientActive = true
+    public var visible = true
+    public var duplicate = false
+    public var coveredByHigherRung = false
+    public var contentDeleted = false
+    public var preferences = Preferences()
+    /// Pushes already sent to the recipient in the 24 hours before the event.
+    public var pushesInLastDay = 0
+
+    public init() {}
+}
+
+/// The outcome for one candidate: no row (and why), or a row with its push status.
+public enum Decision: Equatable, Sendable {
+    case noRow(Reason)
+    case row(PushStatus)
+}
+
+/// The quiet rules, in the order they are checked: the first that applies decides.
+public enum QuietRules {
+    /// The rolling ceiling: at most this many pushes per recipient in any 24 hours.
+    public static let dailyCeiling = 100
+    public static let ceilingWindow = Timestamp.day
+
+    public static func decide(_ kind: Kind, for candidate: Candidate) -> Decision {
+        if candidate.isSelf { return .noRow(.self) }
+        if candidate.blocked { return .noRow(.blocked) }
+        if !candidate.actorActive { return .noRow(.actorInactive) }
+        if !candidate.recipientActive { return .noRow(.recipientInactive) }
+        if !candidate.visible { return .noRow(.notVisible) }
+        if candidate.duplicate { return .noRow(.duplicate) }
+        if candidate.coveredByHigherRung { return .noRow(.ladder) }
+        if candidate.contentDeleted { return .row(.suppressed(.deleted)) }
+        if !candidate.preferences.allows(kind) { return .row(.suppressed(.preferences)) }
+        if candidate.pushesInLastDay >= dailyCeiling { return .row(.suppressed(.dailyCeiling)) }
+        return .row(.sent)
+    }
+}

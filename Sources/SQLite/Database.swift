@@ -1,0 +1,123 @@
+import CSQLite
+
+/// One SQLite connection. Owns the handle; statements it prepares are cached by SQL text.
+///
+/// A connection is used from one thread at a time (SQLite's multi-thread mode); give each
+/// thread its own connection to the same file. WAL mode lets readers run beside a writer.
+public final class Database {
+    let handle: OpaquePointer
+    public let path: String
+    private var cache: [String: Statement] = [:]
+    private var transactionDepth = 0
+
+    /// Opens (creating when asked) the database at `path`, in WAL mode with foreign keys on.
+    public init(path: String, readOnly: Bool = false, create: Bool = true) throws {
+        var raw: OpaquePointer?
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        flags |= readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0))
+        let code = sqlite3_open_v2(path, &raw, flags, nil)
+        guard code == SQLITE_OK, let raw else {
+            let error = SQLiteError(code: code, connection: raw, sql: nil)
+            sqlite3_close_v2(raw)
+            throw SQLiteError(code: error.code, message: "cannot open \(path): \(error.message)")
+        }
+        self.handle = raw
+        self.path = path
+        sqlite3_extended_result_codes(raw, 1)
+        sqlite3_busy_timeout(raw, 5_000)
+        do {
+            if !readOnly && path != ":memory:" { try execute("PRAGMA journal_mode = WAL") }
+            try execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY")
+        } catch {
+            cache.removeAll()
+            sqlite3_close_v2(raw)
+            throw error
+        }
+    }
+
+    deinit {
+        cache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// The SQLite library version this process linked, e.g. "3.40.1".
+    public static var libraryVersion: String { String(cString: sqlite3_libversion()) }
+
+    /// Runs one or more statements with no parameters and no results.
+    public func execute(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        if code != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))
+            sqlite3_free(message)
+            throw SQLiteError(code: code, message: text, sql: sql)
+        }
+    }
+
+    /// A prepared statement for `sql`, reused across calls (prepared once, persistent).
+    public func cached(_ sql: String) throws -> Statement {
+        if let statement = cache[sql] { return statement }
+        let statement = try Statement(database: self, sql: sql, persistent: true)
+        cache[sql] = statement
+        return statement
+    }
+
+    /// A fresh statement, not cached: for SQL that runs once.
+    public func prepare(_ sql: String) throws -> Statement {
+        try Statement(database: self, sql: sql, persistent: false)
+    }
+
+    /// Runs `sql` with `values` bound, ignoring results.
+    public func run(_ sql: String, _ values: SQLBindable...) throws {
+        try cached(sql).bind(values).run()
+    }
+
+    /// Every row of `sql`, mapped.
+    public func query<T>(_ sql: String, _ values: [SQLBindable] = [], _ transform: (Row) throws -> T) throws -> [T] {
+        try cached(sql).bind(values).map(transform)
+    }
+
+    /// The first row of `sql`, mapped, or nil.
+    public func first<T>(_ sql: String, _ values: [SQLBindable] = [], _ transform: (Row) throws -> T) throws -> T? {
+        try cached(sql).bind(values).first(transform)
+    }
+
+    /// The integer in the first column of the first row, or nil.
+    public func scalar(_ sql: String, _ values: SQLBindable...) throws -> Int? {
+        try cached(sql).bind(values).first { $0.optionalInt(0) } ?? nil
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    public var changes: Int { Int(sqlite3_changes64(handle)) }
+
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Runs `body` atomically: a transaction at the outermost level, a savepoint when nested.
+    /// Any error thrown rolls back everything `body` did and is rethrown.
+    public func transaction<T>(immediate: Bool = true, _ body: () throws -> T) throws -> T {
+        let depth = transactionDepth
+        let name = "stepo_sp\(depth)"
+        if depth == 0 {
+            try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
+        } else {
+            try execute("SAVEPOINT \(name)")
+        }
+        transactionDepth += 1
+        do {
+            let result = try body()
+            transactionDepth -= 1
+            try execute(depth == 0 ? "COMMIT" : "RELEASE \(name)")
+            return result
+        } catch {
+            transactionDepth -= 1
+            if depth == 0 {
+                try? execute("ROLLBACK")
+            } else {
+                try? execute("ROLLBACK TO \(name); RELEASE \(name)")
+            }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import Backend
+import Foundation
+import Notifications
+
+let explainCommand = Command(
+    name: "explain",
+    summary: "Show every candidate recipient of an event: the row it got, or why it got none.",
+    usage: "stepo explain [--db FILE] [--json] EVENT-ID",
+    details: """
+    Reasons: self, blocked, actorInactive, recipientInactive, notVisible, duplicate, ladder
+    (no row); preferences, dailyCeiling, deleted (row kept, push withheld).
+    """,
+    options: ["db"], flags: ["json"]
+) { arguments in
+    guard arguments.positionals.count == 1, let id = arguments.positionals.first else {
+        throw UsageError(description: "give one EVENT-ID")
+    }
+    let store = try openStore(arguments)
+    guard let report = try store.explain(id) else {
+        throw CommandError(description: "no event \(Preview.visible(id)) was applied to this store")
+    }
+    if arguments.has("json") {
+        Output.line(JSON.members([
+            ("event", .string(report.id)), ("type", .string(report.type)), ("at", .string(Timestamp.format(report.at))),
+            ("note", report.note.map(JSON.string)), ("candidates", .array(report.candidates.map(\.json))),
+        ]).pretty)
+        return 0
+    }
+    Output.line("event \(Preview.visible(report.id)) · \(report.type) · \(Timestamp.format(report.at))")
+    if let note = report.note { Output.line("  \(Preview.visible(note))") }
+    if report.candidates.isEmpty {
+        Output.line("  no candidate recipients")
+    }
+    let rows = report.candidates.map { c -> [String] in
+        let outcome: String
+        if let row = c.rowId {
+            outcome = "row \(row)  push \(c.push?.description ?? "?")" + (c.deletedSince ? "  (deleted since)" : "")
+        } else {
+            outcome = "no row: \(c.reason?.rawValue ?? "?")"
+        }
+        return [Preview.visible(c.recipient), c.kind.rawValue, outcome]
+    }
+    let widths = (0..<2).map { column in rows.map { $0[column].count }.max() ?? 0 }
+    for row in rows {
+        Output.line("  " + row[0].padding(toLength: widths[0], withPad: " ", startingAt: 0) + "  "
+                    + row[1].padding(toLength: widths[1], withPad: " ", startingAt: 0) + "  " + row[2])
+    }
+    return 0
+}
+
+let pushCommand = Command(
+    name: "push",
+    summary: "Print the push payload of a notification row for APNs or FCM.",
+    usage: "stepo push [--db FILE] ROW-ID --platform apns|fcm [--token DEVICE-TOKEN]",
+    details: """
+    APNs: the request headers and the JSON payload. FCM: the HTTP v1 message. The badge is the
+    recipient's unseen count now; a private actor's push is masked; each payload fits 4096 bytes.
+    """,
+    options: ["db", "platform", "token"], flags: []
+) { arguments in
+    guard arguments.positionals.count == 1, let id = Int(arguments.positionals[0]) else {
+        throw UsageError(description: "give one numeric ROW-ID")
+    }
+    let token = arguments["token"] ?? "DEVICE_TOKEN"
+    let store = try openStore(arguments)
+    let content: PushContent
+    do {
+        content = try store.pushContent(row: id)
+    } catch let error as PushUnavailable {
+        throw CommandError(description: error.description)
+    }
+    switch arguments["platform"] {
+    case "apns": Output.line(Payload.apns(content, deviceToken: token).pretty)
+    case "fcm": Output.line(Payload.fcm(content, deviceToken: token).pretty)
+    case nil: throw UsageError(description: "--platform apns|fcm is required")
+    case let other?: throw UsageError(description: "--platform must be apns or fcm, not \(Preview.visible(other))")
+    }
+    return 0
+}

@@ -1,0 +1,75 @@
+import Backend
+import Foundation
+import Notifications
+
+/// Finding and loading the demo world in `sample-data/`.
+enum SampleData {
+    static let fileName = "events.ndjson"
+    static let demoUser = "chaucao"
+
+    /// The sample event file, found however stepo was started: `$STEPO_SAMPLE_DATA`, then
+    /// beside or above the executable (`.build/debug/stepo` in a checkout, `share/stepo` when
+    /// installed), then the source tree this binary was built from, then the working directory.
+    static func locate() -> String? {
+        let fm = FileManager.default
+        var candidates: [String] = []
+        if let explicit = ProcessInfo.processInfo.environment["STEPO_SAMPLE_DATA"] {
+            candidates.append(explicit.hasSuffix(".ndjson") ? explicit : explicit + "/" + fileName)
+        }
+        var folder = URL(fileURLWithPath: CommandLine.executablePath).deletingLastPathComponent()
+        for _ in 0..<6 {
+            candidates.append(folder.appendingPathComponent("sample-data/\(fileName)").path)
+            candidates.append(folder.appendingPathComponent("share/stepo/sample-data/\(fileName)").path)
+            folder.deleteLastPathComponent()
+        }
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        candidates.append(source.appendingPathComponent("sample-data/\(fileName)").path)
+        candidates.append(fm.currentDirectoryPath + "/sample-data/\(fileName)")
+        return candidates.first { fm.isReadableFile(atPath: $0) }
+    }
+
+    /// Seeds an empty store with the sample stream; does nothing when it already has events.
+    /// Returns the number of rows created.
+    @discardableResult
+    static func seedIfEmpty(_ store: Store) throws -> Int {
+        guard try store.db.scalar("SELECT count(*) FROM events") == 0 else { return 0 }
+        guard let path = locate() else {
+            throw CommandError(description: "cannot find sample-data/\(fileName); set STEPO_SAMPLE_DATA to its folder")
+        }
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { throw CommandError(description: "cannot read \(path)") }
+        defer { close(descriptor) }
+        var reader = LineReader(fileDescriptor: descriptor)
+        var problems: [String] = []
+        let report = try Ingestor(store: store).ingest(&reader, onRow: { _ in }, onReject: { line, reason in
+            problems.append("\(path):\(line): \(reason)")
+        })
+        if !problems.isEmpty {
+            throw CommandError(description: "the sample data has bad lines:\n" + problems.joined(separator: "\n"))
+        }
+        return report.rows
+    }
+}
+
+extension CommandLine {
+    /// The running executable's real path (from /proc, so `swift run` and symlinks resolve).
+    static var executablePath: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? arguments[0]
+    }
+}
+
+let demoCommand = Command(
+    name: "demo",
+    summary: "Seed the default store from sample-data on first run and show the demo user's activity.",
+    usage: "stepo demo [--db FILE] [--user ID] [--json]",
+    details: "This is what `stepo` with no arguments does until the Activity inbox lands.",
+    options: ["db", "user"], flags: ["json"]
+) { arguments in
+    let store = try openStore(arguments)
+    let created = try SampleData.seedIfEmpty(store)
+    if created > 0 { Output.error("stepo: seeded \(store.db.path) with the sample world (\(created) rows)") }
+    let id = arguments["user"] ?? SampleData.demoUser
+    guard let user = try store.user(id) else { throw CommandError(description: "unknown user \(Preview.visible(id))") }
+    try printActivity(store, user, limit: 500, json: arguments.has("json"))
+    return 0
+}

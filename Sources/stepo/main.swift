@@ -1,0 +1,60 @@
+import Backend
+import CMicroHTTPD
+import CNcursesw
+import Foundation
+import SQLite
+
+let commands: [Command] = [
+    demoCommand, ingestCommand, explainCommand, pushCommand, activityCommand, seenCommand, readCommand, benchCommand,
+]
+
+func versionText() -> String {
+    """
+    stepo 0.1.0
+    SQLite \(Database.libraryVersion)
+    \(String(cString: curses_version()))
+    libmicrohttpd \(String(cString: MHD_get_version()))
+    """
+}
+
+func overview() -> String {
+    let width = commands.map(\.name.count).max() ?? 0
+    let lines = commands.map { "  " + $0.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.summary }
+    return """
+    usage: stepo [COMMAND] [OPTIONS]
+
+    Stepo's notification system: engine, store and activity. With no command, shows the demo
+    user's activity from the default store (seeded from sample-data on first run).
+
+    Commands:
+    \(lines.joined(separator: "\n"))
+
+    Every command takes --help. The default store is $XDG_DATA_HOME/stepo/stepo.db
+    (~/.local/share/stepo/stepo.db); --db FILE uses another.
+    """
+}
+
+var words = Array(CommandLine.arguments.dropFirst())
+let status: Int32
+switch words.first {
+case nil:
+    status = demoCommand.execute([])
+case "--help", "-h", "help":
+    Output.line(overview())
+    Output.flush()
+    status = 0
+case "--version":
+    Output.line(versionText())
+    Output.flush()
+    status = 0
+case let name? where name.hasPrefix("--"):
+    status = demoCommand.execute(words)
+case let name?:
+    if let command = commands.first(where: { $0.name == name }) {
+        status = command.execute(Array(words.dropFirst()))
+    } else {
+        Output.error("stepo: unknown command \(name)\n\n\(overview())")
+        status = 2
+    }
+}
+exit(status)
