@@ -30,7 +30,7 @@ func printActivity(_ store: Store, _ user: UserRecord, limit: Int, json: Bool) t
     let now = Int64(Date().timeIntervalSince1970 * 1000)
     for row in rows {
         let mark = row.seenAt == nil ? "●" : (row.readAt == nil ? "○" : " ")
-        let age = relativeTime(row.createdAt, now: now).padding(toLength: 6, withPad: " ", startingAt: 0)
+        let age = relativeTime(row.createdAt, now: now).padding(toLength: 11, withPad: " ", startingAt: 0)
         let deleted = row.deleted ? "  [deleted]" : ""
         Output.line(" \(mark) \(age) \(Preview.visible(row.title)) — \(Preview.visible(row.body))\(deleted)  #\(row.id) \(row.kind.rawValue)")
     }
@@ -43,7 +43,12 @@ func relativeTime(_ at: Int64, now: Int64) -> String {
     if seconds < 3600 { return "\(seconds / 60)m" }
     if seconds < 86_400 { return "\(seconds / 3600)h" }
     if seconds < 7 * 86_400 { return "\(seconds / 86_400)d" }
-    return String(Timestamp.format(at).prefix(10))
+    let date = Timestamp.format(at)
+    let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    let month = Int(date.dropFirst(5).prefix(2)) ?? 1
+    let day = Int(date.dropFirst(8).prefix(2)) ?? 1
+    let sameYear = date.prefix(4) == Timestamp.format(now).prefix(4)
+    return "\(months[month - 1]) \(day)" + (sameYear ? "" : " \(date.prefix(4))")
 }
 
 let seenCommand = Command(
