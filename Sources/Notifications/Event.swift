@@ -72,7 +72,7 @@ public struct Event: Sendable {
 }
 
 /// Why an event line was rejected, in words for the person who produced it.
-public struct EventError: Error, CustomStringConvertible, Sendable {
+public struct EventError: Error, CustomStringConvertible, Equatable, Sendable {
     public let description: String
     public init(_ description: String) { self.description = description }
 }

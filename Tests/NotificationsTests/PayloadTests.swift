@@ -92,7 +92,3 @@ struct EventParsingTests {
         #expect(throws: EventError(message)) { try parse(line) }
     }
 }
-
-extension EventError: Equatable {
-    public static func == (a: EventError, b: EventError) -> Bool { a.description == b.description }
-}
