@@ -1,0 +1,196 @@
+import Foundation
+import Notifications
+import Testing
+
+/// Runs the real `stepo` binary built beside this test bundle.
+enum Stepo {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+    }
+
+    static var binary: String {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("stepo").path
+    }
+
+    static func run(_ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(stdin) }
+        try input.fileHandleForWriting.close()
+        // Read both pipes to the end before waiting, so a large output cannot block the child.
+        let errBox = DataBox()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async { errBox.data = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        let errData = errBox.data
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                      stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
+
+/// Holds what a reader thread collected; the DispatchGroup orders the write before the read.
+final class DataBox: @unchecked Sendable {
+    var data = Data()
+}
+
+@Suite("The stepo command line")
+struct CommandLineTests {
+    let folder: String
+    var db: String { folder + "/cli.db" }
+
+    init() throws {
+        folder = NSTemporaryDirectory() + "stepo-cli-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
+
+    static let world = """
+    {"id":"u1","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"chaucao","username":"chaucao","name":"Chau Cao"}}
+    {"id":"u2","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"maya","username":"maya","name":"Maya Okonkwo","avatarUrl":"https://cdn/maya.jpg"}}
+    {"id":"j1","type":"journey","at":"2026-11-20T08:02:00Z","journey":{"id":"j1","owner":"chaucao","title":"Run the ridge"}}
+    {"id":"s1","type":"step","at":"2026-11-20T09:00:00Z","step":{"id":"s1","journey":"j1","caption":"Trail run before work — up the ridge and back.","photoUrl":"https://cdn/s1.jpg"}}
+    {"id":"m1","type":"mediaReady","at":"2026-11-20T10:00:00Z","step":"s1"}
+
+    """
+
+    func write(_ name: String, _ data: Data) throws -> String {
+        let path = folder + "/" + name
+        try data.write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test("ingest prints one contract line per row, with the contract's keys in order")
+    func contractLine() throws {
+        let events = Self.world + #"{"id":"e12","type":"heart","at":"2026-11-20T10:05:00Z","actor":"maya","step":"s1"}"# + "\n"
+        let result = try Stepo.run(["ingest", "--db", db, try write("e.ndjson", Data(events.utf8))])
+        #expect(result.status == 0)
+        #expect(result.lines.count == 1)
+        let line = try #require(result.lines.first)
+        // Foundation's parser forgets key order, so read the order off the raw line.
+        let keys = ["event", "id", "recipient", "kind", "category", "priority", "actor", "title",
+                    "body", "media", "tap", "thread", "push"]
+        let offsets = keys.compactMap { line.range(of: "\"\($0)\":")?.lowerBound }
+        #expect(offsets.count == keys.count)
+        #expect(offsets == offsets.sorted())
+        #expect(line.hasPrefix("{\"event\":\"e12\",\"id\":"))
+        let json = try JSON.parse(line)
+        #expect(json["body"] == "Stepped with you by heart: Trail run before work — up the ridge and back.")
+        #expect(json["media"] == .object([("face", "https://cdn/maya.jpg"), ("image", "https://cdn/s1.jpg")]))
+        #expect(json["tap"] == .object([("screen", "step"), ("step", "s1"), ("comments", "closed")]))
+        #expect(json["push"] == "sent")
+    }
+
+    @Test("bad lines are reported with their line number and reason, skipped, and the rest applied; exit 1")
+    func badLines() throws {
+        var data = Data(Self.world.utf8)
+        data += Data("{not json\n".utf8)                                                                       // 6
+        data += Data(#"{"id":"x1","type":"wave","at":"2026-11-20T10:05:00Z"}"#.utf8 + [0x0A])                   // 7
+        data += Data(#"{"id":"x2","type":"heart","at":"2026-11-20T10:05:00Z","step":"s1"}"#.utf8 + [0x0A])      // 8
+        data += Data(#"{"id":"x3","type":"heart","at":"2026-11-20T10:05:00Z","actor":"ghost","step":"s1"}"#.utf8 + [0x0A])  // 9
+        data += Data(#"{"id":"x4","type":"step","at":"2026-11-20T10:05:00Z","step":{"id":"s2","journey":"j1","caption":"wip"}}"#.utf8 + [0x0A])  // 10
+        data += Data(#"{"id":"x5","type":"heart","at":"2026-11-20T10:06:00Z","actor":"maya","step":"s2"}"#.utf8 + [0x0A])  // 11
+        data += Data(#"{"id":"x6","type":"comment","at":"2026-11-20T10:06:00Z","actor":"maya","step":"s1","comment":{"id":"c1","text":"caf"#.utf8)
+        data += Data([0xC3, 0x28]) + Data(#""}}"#.utf8 + [0x0A])                                               // 12: invalid UTF-8
+        var long = Data(#"{"id":"x7","type":"heart","at":"2026-11-20T10:07:00Z","actor":"maya","step":"s1","pad":""#.utf8)
+        long += Data(repeating: 0x61, count: 1 << 20) + Data(#""}"#.utf8)
+        data += long + [0x0A]                                                                                // 13: over 1 MiB
+        data += Data(#"{"id":"x8","type":"heart","at":"2026-11-20T10:08:00Z","actor":"maya","step":"s1"}"#.utf8 + [0x0A])  // 14: good
+        let path = try write("bad.ndjson", data)
+        let result = try Stepo.run(["ingest", "--db", db, path])
+        #expect(result.status == 1)
+        let expected = [
+            "\(path):6: malformed JSON",
+            "\(path):7: unknown event type \"wave\"",
+            "\(path):8: missing field 'actor'",
+            "\(path):9: unknown user ghost",
+            "\(path):11: step s2 is not published yet (its media is still processing)",
+            "\(path):12: line is not valid UTF-8",
+            "\(path):13: line is \(long.count) bytes, over the 1048576-byte limit",
+        ]
+        for message in expected {
+            #expect(result.stderr.contains("stepo ingest: " + message), "\(message)\n\(result.stderr)")
+        }
+        #expect(result.lines.count == 1)
+        #expect(try JSON.parse(result.lines[0])["event"] == "x8")
+        let activity = try Stepo.run(["activity", "--db", db, "--user", "chaucao", "--json"])
+        #expect(try JSON.parse(activity.stdout)["counts"] == .object([("unseen", 1), ("unread", 1)]))
+    }
+
+    @Test("ingest reads standard input, and a repeated stream is a silent no-op")
+    func stdinAndReplay() throws {
+        let events = Data((Self.world + #"{"id":"e12","type":"heart","at":"2026-11-20T10:05:00Z","actor":"maya","step":"s1"}"# + "\n").utf8)
+        let first = try Stepo.run(["ingest", "--db", db, "-"], stdin: events)
+        #expect(first.status == 0 && first.lines.count == 1)
+        let again = try Stepo.run(["ingest", "--db", db], stdin: events)
+        #expect(again.status == 0)
+        #expect(again.stdout.isEmpty)
+        #expect(again.stderr.contains("0 events applied, 6 repeated"))
+    }
+
+    @Test("activity, seen and read print the counts; another user's row is refused")
+    func stamps() throws {
+        let events = Self.world + #"{"id":"e12","type":"heart","at":"2026-11-20T10:05:00Z","actor":"maya","step":"s1"}"# + "\n"
+        let ingest = try Stepo.run(["ingest", "--db", db, try write("e.ndjson", Data(events.utf8))])
+        let rowId = try #require(try JSON.parse(ingest.lines[0])["id"]?.int)
+        let text = try Stepo.run(["activity", "--db", db, "--user", "chaucao"])
+        #expect(text.stdout.contains("1 unseen · 1 unread"))
+        #expect(text.stdout.contains("Maya Okonkwo — Stepped with you by heart: Trail run before work — up the ridge and back."))
+        #expect(try Stepo.run(["seen", "--db", db, "--user", "chaucao"]).stdout == "{\"unseen\":0,\"unread\":1}\n")
+        let foreign = try Stepo.run(["read", "--db", db, "--user", "maya", String(rowId)])
+        #expect(foreign.status == 1)
+        #expect(foreign.stderr.contains("user maya has no row \(rowId)"))
+        #expect(try Stepo.run(["read", "--db", db, "--user", "chaucao", String(rowId)]).stdout == "{\"unseen\":0,\"unread\":0}\n")
+    }
+
+    @Test("explain and push answer for a row; unknown ids and bad options are clear errors")
+    func explainAndPush() throws {
+        let events = Self.world + #"{"id":"e12","type":"heart","at":"2026-11-20T10:05:00Z","actor":"maya","step":"s1"}"# + "\n"
+        _ = try Stepo.run(["ingest", "--db", db, try write("e.ndjson", Data(events.utf8))])
+        let explain = try Stepo.run(["explain", "--db", db, "e12"])
+        #expect(explain.stdout.contains("chaucao  steppedWithHeart  row 1  push sent"))
+        let apns = try Stepo.run(["push", "--db", db, "1", "--platform", "apns"])
+        #expect(try JSON.parse(apns.stdout)["payload"]?["aps"]?["badge"] == 1)
+        let fcm = try Stepo.run(["push", "--db", db, "1", "--platform", "fcm"])
+        #expect(try JSON.parse(fcm.stdout)["message"]?["data"]?["threadId"] == "step:s1")
+        #expect(try Stepo.run(["explain", "--db", db, "nope"]).status == 1)
+        #expect(try Stepo.run(["push", "--db", db, "1"]).status == 2)
+        #expect(try Stepo.run(["push", "--db", db, "99", "--platform", "fcm"]).stderr.contains("no notification row 99"))
+        #expect(try Stepo.run(["activity", "--db", db, "--user", "ghost\u{1B}[2J"]).stderr.contains("unknown user ghost␛[2J"))
+        #expect(try Stepo.run(["frobnicate"]).status == 2)
+        #expect(try Stepo.run(["activity", "--bogus"]).status == 2)
+    }
+
+    @Test("every subcommand answers --help with its usage", arguments: ["demo", "ingest", "explain", "push", "activity", "seen", "read", "bench"])
+    func help(command: String) throws {
+        let result = try Stepo.run([command, "--help"])
+        #expect(result.status == 0)
+        #expect(result.stdout.hasPrefix("usage: stepo \(command)"))
+    }
+
+    @Test("with no arguments, stepo seeds the default store from the sample data and shows chaucao's activity")
+    func demo() throws {
+        let result = try Stepo.run([], environment: ["XDG_DATA_HOME": folder + "/xdg"])
+        #expect(result.status == 0)
+        #expect(result.stdout.hasPrefix("Activity · Chau Cao (@chaucao) · 104 unseen"))
+        #expect(result.stdout.contains("Lena Ortiz — Started a journey: Bake sourdough from scratch — day one is on air"))
+        #expect(FileManager.default.fileExists(atPath: folder + "/xdg/stepo/stepo.db"))
+        let again = try Stepo.run([], environment: ["XDG_DATA_HOME": folder + "/xdg"])
+        #expect(again.stdout == result.stdout)
+        #expect(!again.stderr.contains("seeded"))
+    }
+}
