@@ -11,7 +11,8 @@ public struct ActivityRow: Sendable {
     public var title: String
     public var body: String
     public var media: Media
-    public var tap: Tap
+    /// The tap destination as stored: contract JSON text.
+    public var tapJSON: String
     public var thread: String
     public var push: PushStatus
     public var createdAt: Int64
@@ -35,7 +36,7 @@ public struct ActivityRow: Sendable {
         title = row.string(5)
         body = row.string(6)
         media = Media(face: row.optionalString(7), image: row.optionalString(8))
-        tap = (try? JSON.parse(row.string(9))).flatMap(Tap.init(json:)) ?? .link(Tap.feedLink)
+        tapJSON = row.string(9)
         thread = row.string(10)
         push = PushStatus(row.string(11)) ?? .sent
         createdAt = row.int64(12)
@@ -45,13 +46,18 @@ public struct ActivityRow: Sendable {
         deleted = row.bool(16)
     }
 
+    /// Where a tap lands (the stored JSON, decoded).
+    public var tap: Tap {
+        (try? JSON.parse(tapJSON)).flatMap(Tap.init(json:)) ?? .link(Tap.feedLink)
+    }
+
     /// The `stepo ingest` line: exactly the contract's keys, in its order.
     public var contractJSON: JSON {
         .members([
             ("event", .string(event)), ("id", .int(id)), ("recipient", .string(recipient)),
             ("kind", .string(kind.rawValue)), ("category", .string(kind.category.rawValue)),
             ("priority", .string(kind.priority.rawValue)), ("actor", actor.map(JSON.string)),
-            ("title", .string(title)), ("body", .string(body)), ("media", media.json), ("tap", tap.json),
+            ("title", .string(title)), ("body", .string(body)), ("media", media.json), ("tap", .fragment(tapJSON)),
             ("thread", .string(thread)), ("push", .string(push.description)),
         ])
     }

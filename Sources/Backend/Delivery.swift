@@ -54,13 +54,14 @@ final class Delivery {
                  duplicate: Bool = false, visible: Bool = true) throws {
         var candidate = Candidate()
         candidate.isSelf = actor?.key == recipient.key
-        if let actor, !candidate.isSelf { candidate.blocked = try store.blocked(actor.key, recipient.key) }
+        let facts = try store.recipientFacts(recipient.key, actor: actor?.key, at: event.at)
+        candidate.blocked = !candidate.isSelf && facts.blocked
         candidate.actorActive = actor?.isActive ?? true
         candidate.recipientActive = recipient.isActive
         candidate.visible = visible
         candidate.duplicate = duplicate
         candidate.preferences = recipient.preferences
-        candidate.pushesInLastDay = try store.pushesInLastDay(to: recipient.key, at: event.at)
+        candidate.pushesInLastDay = facts.pushesInLastDay
         switch QuietRules.decide(notification.kind, for: candidate) {
         case .noRow(let reason):
             try suppress(recipient: recipient.key, kind: notification.kind, reason: reason)
@@ -75,13 +76,15 @@ final class Delivery {
                          event.id, recipient, kind.rawValue, reason.rawValue)
     }
 
+    private static let insertSQL = """
+        INSERT INTO notifications(event, recipient, kind, actor, title, body, push_body, push_image, face, image,
+                                  step, comment, journey, tap, thread, push, created_at, version)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+
     private func insertRow(_ n: Notification, recipient: Int, actor: Int?, refs: RowRefs, push: PushStatus) throws -> Int {
         let version = try changeVersion()
-        try store.db.run("""
-            INSERT INTO notifications(event, recipient, kind, actor, title, body, push_body, push_image, face, image,
-                                      step, comment, journey, tap, thread, push, created_at, version)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, event.id, recipient, n.kind.rawValue, actor, n.title, n.body, n.pushBody, n.pushImage,
+        try store.db.run(Delivery.insertSQL, event.id, recipient, n.kind.rawValue, actor, n.title, n.body, n.pushBody, n.pushImage,
             n.media.face, n.media.image, refs.step, refs.comment, refs.journey, n.tap.json.serialized, n.thread,
             push.description, event.at, version)
         return Int(store.db.lastInsertRowID)

@@ -41,13 +41,14 @@ struct Fanout {
         """
     }
 
-    /// The push status of a kept row: preferences, then the rolling daily ceiling.
+    /// The push status of a kept row: preferences, then the rolling daily ceiling (does a
+    /// 100th push exist in the last 24 hours? — never counting further than that).
     private var pushExpression: String {
         """
         CASE WHEN u.pref_all = 0 OR \(Fanout.preferenceColumn(for: notification.kind)) = 0 THEN 'suppressed:preferences'
-             WHEN (SELECT count(*) FROM notifications n
-                   WHERE n.recipient = u.id AND n.created_at > :since AND n.created_at <= :at AND n.push = 'sent')
-                  >= \(QuietRules.dailyCeiling) THEN 'suppressed:dailyCeiling'
+             WHEN EXISTS (SELECT 1 FROM notifications n
+                          WHERE n.recipient = u.id AND n.created_at > :since AND n.created_at <= :at AND n.push = 'sent'
+                          LIMIT 1 OFFSET \(QuietRules.dailyCeiling - 1)) THEN 'suppressed:dailyCeiling'
              ELSE 'sent'
         END
         """

@@ -16,7 +16,7 @@ public struct Ingestor {
     }
 
     public let store: Store
-    public var batchSize = 512
+    public var batchSize = 4096
 
     public init(store: Store) { self.store = store }
 

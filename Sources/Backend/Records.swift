@@ -24,17 +24,20 @@ public struct UserRecord: Sendable {
         pref_all, pref_stepWith, pref_social, pref_engagement, pref_journeys
         """
 
-    init(_ row: Row) {
-        key = row.int(0)
-        id = row.string(1)
-        username = row.string(2)
-        name = row.string(3)
-        avatarUrl = row.optionalString(4)
-        isPrivate = row.bool(5)
-        signedIn = row.bool(6)
-        state = Event.AccountState(rawValue: row.string(7)) ?? .active
-        preferences = Preferences(all: row.bool(8), stepWith: row.bool(9), social: row.bool(10),
-                                  engagement: row.bool(11), journeys: row.bool(12))
+    init(_ row: Row) { self.init(row, at: 0) }
+
+    /// Reads the record from the row's columns starting at `o`.
+    init(_ row: Row, at o: Int) {
+        key = row.int(o + 0)
+        id = row.string(o + 1)
+        username = row.string(o + 2)
+        name = row.string(o + 3)
+        avatarUrl = row.optionalString(o + 4)
+        isPrivate = row.bool(o + 5)
+        signedIn = row.bool(o + 6)
+        state = Event.AccountState(rawValue: row.string(o + 7)) ?? .active
+        preferences = Preferences(all: row.bool(o + 8), stepWith: row.bool(o + 9), social: row.bool(o + 10),
+                                  engagement: row.bool(o + 11), journeys: row.bool(o + 12))
     }
 }
 
@@ -46,11 +49,14 @@ public struct JourneyRecord: Sendable {
 
     static let columns = "id, ext, owner, title"
 
-    init(_ row: Row) {
-        key = row.int(0)
-        id = row.string(1)
-        ownerKey = row.int(2)
-        title = row.string(3)
+    init(_ row: Row) { self.init(row, at: 0) }
+
+    /// Reads the record from the row's columns starting at `o`.
+    init(_ row: Row, at o: Int) {
+        key = row.int(o + 0)
+        id = row.string(o + 1)
+        ownerKey = row.int(o + 2)
+        title = row.string(o + 3)
     }
 }
 
@@ -67,16 +73,19 @@ public struct StepRecord: Sendable {
 
     static let columns = "id, ext, journey, owner, caption, photo_url, final, published_at, deleted_at"
 
-    init(_ row: Row) {
-        key = row.int(0)
-        id = row.string(1)
-        journeyKey = row.int(2)
-        ownerKey = row.int(3)
-        caption = row.string(4)
-        photoUrl = row.optionalString(5)
-        isFinal = row.bool(6)
-        publishedAt = row.optionalInt64(7)
-        deletedAt = row.optionalInt64(8)
+    init(_ row: Row) { self.init(row, at: 0) }
+
+    /// Reads the record from the row's columns starting at `o`.
+    init(_ row: Row, at o: Int) {
+        key = row.int(o + 0)
+        id = row.string(o + 1)
+        journeyKey = row.int(o + 2)
+        ownerKey = row.int(o + 3)
+        caption = row.string(o + 4)
+        photoUrl = row.optionalString(o + 5)
+        isFinal = row.bool(o + 6)
+        publishedAt = row.optionalInt64(o + 7)
+        deletedAt = row.optionalInt64(o + 8)
     }
 }
 
@@ -91,13 +100,38 @@ public struct CommentRecord: Sendable {
 
     static let columns = "id, ext, step, author, text, parent, deleted_at"
 
+    init(_ row: Row) { self.init(row, at: 0) }
+
+    /// Reads the record from the row's columns starting at `o`.
+    init(_ row: Row, at o: Int) {
+        key = row.int(o + 0)
+        id = row.string(o + 1)
+        stepKey = row.int(o + 2)
+        authorKey = row.int(o + 3)
+        text = row.string(o + 4)
+        parentKey = row.optionalInt(o + 5)
+        deletedAt = row.optionalInt64(o + 6)
+    }
+}
+
+/// A step with its owner and journey, read in one query: what every interaction needs.
+public struct StepContext: Sendable {
+    public var step: StepRecord
+    public var owner: UserRecord
+    public var journey: JourneyRecord
+
+    static let select = """
+        SELECT s.id, s.ext, s.journey, s.owner, s.caption, s.photo_url, s.final, s.published_at, s.deleted_at,
+               u.id, u.ext, u.username, u.name, u.avatar_url, u.private, u.signed_in, u.state,
+               u.pref_all, u.pref_stepWith, u.pref_social, u.pref_engagement, u.pref_journeys,
+               j.id, j.ext, j.owner, j.title
+        FROM steps AS s JOIN users AS u ON u.id = s.owner JOIN journeys AS j ON j.id = s.journey
+        WHERE s.ext = ?
+        """
+
     init(_ row: Row) {
-        key = row.int(0)
-        id = row.string(1)
-        stepKey = row.int(2)
-        authorKey = row.int(3)
-        text = row.string(4)
-        parentKey = row.optionalInt(5)
-        deletedAt = row.optionalInt64(6)
+        step = StepRecord(row, at: 0)
+        owner = UserRecord(row, at: 9)
+        journey = JourneyRecord(row, at: 22)
     }
 }

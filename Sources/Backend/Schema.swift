@@ -151,14 +151,13 @@ enum Schema {
         );
         -- Listing newest first, and the rolling push ceiling (covering: push is in the key).
         CREATE INDEX notifications_by_recipient ON notifications(recipient, created_at, push);
-        -- Counts stay cheap: only unseen / unread rows are in these.
-        CREATE INDEX notifications_unseen ON notifications(recipient) WHERE seen_at IS NULL;
-        CREATE INDEX notifications_unread ON notifications(recipient) WHERE read_at IS NULL;
+        -- Counts stay cheap: only unread rows are here, and since read implies seen, the unseen
+        -- rows are the ones among them with no seen_at (a range at the front of each recipient).
+        CREATE INDEX notifications_unread ON notifications(recipient, seen_at) WHERE read_at IS NULL;
         -- Sync pulls a recipient's changes after a version.
         CREATE INDEX notifications_by_version ON notifications(recipient, version);
-        -- Deleting content marks its rows.
-        CREATE INDEX notifications_by_step ON notifications(step) WHERE step IS NOT NULL;
-        CREATE INDEX notifications_by_comment ON notifications(comment) WHERE comment IS NOT NULL;
+        -- Deleting content marks its rows: a step's rows, or one comment's (on its step).
+        CREATE INDEX notifications_by_content ON notifications(step, comment) WHERE step IS NOT NULL;
         """)
         return m
     }

@@ -36,7 +36,8 @@ extension Store {
 
     /// Unseen and unread, counted fresh from the rows (partial indexes keep this cheap).
     public func counts(for userKey: Int) throws -> Counts {
-        let unseen = try db.scalar("SELECT count(*) FROM notifications WHERE recipient = ? AND seen_at IS NULL", userKey) ?? 0
+        // Read implies seen, so every unseen row is unread too: both counts read the one partial index.
+        let unseen = try db.scalar("SELECT count(*) FROM notifications WHERE recipient = ? AND read_at IS NULL AND seen_at IS NULL", userKey) ?? 0
         let unread = try db.scalar("SELECT count(*) FROM notifications WHERE recipient = ? AND read_at IS NULL", userKey) ?? 0
         return Counts(unseen: unseen, unread: unread)
     }

@@ -59,12 +59,12 @@ extension Store {
             let s = try requireStep(id)
             guard s.deletedAt == nil else { d.outcome.note = "step \(id) was already deleted"; return }
             try db.run("UPDATE steps SET deleted_at = ? WHERE id = ?", event.at, s.key)
-            try markRowsDeleted(column: "step", key: s.key, d)
+            try markRowsDeleted(step: s.key, comment: nil, d)
         case .deleteComment(let id):
             guard let c = try comment(id) else { throw EventError("unknown comment \(id)") }
             guard c.deletedAt == nil else { d.outcome.note = "comment \(id) was already deleted"; return }
             try db.run("UPDATE comments SET deleted_at = ? WHERE id = ?", event.at, c.key)
-            try markRowsDeleted(column: "comment", key: c.key, d)
+            try markRowsDeleted(step: c.stepKey, comment: c.key, d)
         case let .tierCrossed(actor, journey, tier):
             try applyTier(supporter: try requireUser(actor), journey: try requireJourney(journey), tier: tier, d)
         case let .announcement(text, audience, link):
@@ -95,11 +95,12 @@ extension Store {
         return step
     }
 
-    func requirePublishedStep(_ id: String) throws -> StepRecord {
-        let step = try requireStep(id)
-        guard step.deletedAt == nil else { throw EventError("step \(id) was deleted") }
-        guard step.publishedAt != nil else { throw EventError("step \(id) is not published yet (its media is still processing)") }
-        return step
+    /// A step that may be interacted with (published, not deleted), with its owner and journey.
+    func requirePublishedStep(_ id: String) throws -> StepContext {
+        guard let context = try stepContext(id) else { throw EventError("unknown step \(id)") }
+        guard context.step.deletedAt == nil else { throw EventError("step \(id) was deleted") }
+        guard context.step.publishedAt != nil else { throw EventError("step \(id) is not published yet (its media is still processing)") }
+        return context
     }
 
     // MARK: World
@@ -119,10 +120,15 @@ extension Store {
         }
     }
 
-    private func markRowsDeleted(column: String, key: Int, _ d: Delivery) throws {
-        let marked = try db.cached("UPDATE notifications SET deleted = 1, version = :version WHERE \(column) = :key AND deleted = 0")
-        guard try db.scalar("SELECT EXISTS (SELECT 1 FROM notifications WHERE \(column) = ? AND deleted = 0)", key) == 1 else { return }
-        try marked.bind(named: [":version": try d.changeVersion(), ":key": key]).run()
+    /// Strikes through the rows about a deleted step (every row on it) or comment (its rows only).
+    private func markRowsDeleted(step: Int, comment: Int?, _ d: Delivery) throws {
+        let match = "step = :step AND (:comment IS NULL OR comment = :comment) AND deleted = 0"
+        let values: [String: SQLBindable] = [":step": step, ":comment": comment]
+        guard try db.cached("SELECT EXISTS (SELECT 1 FROM notifications WHERE \(match))").bind(named: values)
+            .first({ $0.bool(0) }) == true else { return }
+        var update = values
+        update[":version"] = try d.changeVersion()
+        try db.cached("UPDATE notifications SET deleted = 1, version = :version WHERE \(match)").bind(named: update).run()
         d.outcome.note = "\(db.changes) rows marked deleted"
     }
 }

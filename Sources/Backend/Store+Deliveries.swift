@@ -97,17 +97,18 @@ extension Store {
         }
     }
 
-    func applyInteraction(_ type: String, actor: UserRecord, step: StepRecord, _ d: Delivery) throws {
+    func applyInteraction(_ type: String, actor: UserRecord, step context: StepContext, _ d: Delivery) throws {
+        let (step, owner, journey) = (context.step, context.owner, context.journey)
         try db.run("INSERT OR IGNORE INTO interactions(step, type, actor, at) VALUES (?, ?, ?, ?)", step.key, type, actor.key, d.event.at)
         let repeated = db.changes == 0
         let inside = StepWindow.contains(d.event.at, publishedAt: step.publishedAt ?? d.event.at)
         let kind: Kind = type == "heart" ? (inside ? .steppedWithHeart : .heart) : (inside ? .steppedWithShare : .share)
-        let (owner, journey) = try ownerAndJourney(of: step)
         let n = Notification(kind: kind, actor: actor.person, subject: subject(of: step, journey))
         try d.deliver(n, to: owner, actor: actor, refs: RowRefs(step: step.key, journey: journey.key), duplicate: repeated)
     }
 
-    func applyComment(actor: UserRecord, step: StepRecord, id: String, text: String, parent: String?, _ d: Delivery) throws {
+    func applyComment(actor: UserRecord, step context: StepContext, id: String, text: String, parent: String?, _ d: Delivery) throws {
+        let (step, owner, journey) = (context.step, context.owner, context.journey)
         guard try comment(id) == nil else { throw EventError("comment \(id) already exists") }
         var parentRecord: CommentRecord?
         if let parent {
@@ -118,7 +119,6 @@ extension Store {
         try db.run("INSERT INTO comments(ext, step, author, text, parent, created_at) VALUES (?, ?, ?, ?, ?, ?)",
                    id, step.key, actor.key, text, parentRecord?.key, d.event.at)
         let commentKey = Int(db.lastInsertRowID)
-        let (owner, journey) = try ownerAndJourney(of: step)
         var people: [String: UserRecord] = [owner.id: owner]
         var parentAuthor: String?
         if let parentRecord, let author = try user(key: parentRecord.authorKey) {
@@ -171,13 +171,6 @@ extension Store {
         let n = Notification(kind: .announcement, actor: nil, subject: Subject(text: text, link: link))
         let candidates = audience == .everyone ? "SELECT id AS u FROM users" : "SELECT id AS u FROM users WHERE signed_in = 1"
         try Fanout(candidates: candidates, arguments: [:], notification: n, actor: nil, refs: RowRefs()).run(in: d)
-    }
-
-    private func ownerAndJourney(of step: StepRecord) throws -> (UserRecord, JourneyRecord) {
-        guard let owner = try user(key: step.ownerKey), let journey = try journey(key: step.journeyKey) else {
-            throw EventError("step \(step.id) lost its journey or owner")
-        }
-        return (owner, journey)
     }
 
     private func subject(of step: StepRecord, _ journey: JourneyRecord) -> Subject {

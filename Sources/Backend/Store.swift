@@ -56,6 +56,10 @@ public final class Store {
         try db.first("SELECT \(StepRecord.columns) FROM steps WHERE ext = ?", [id], StepRecord.init)
     }
 
+    public func stepContext(_ id: String) throws -> StepContext? {
+        try db.first(StepContext.select, [id], StepContext.init)
+    }
+
     public func comment(_ id: String) throws -> CommentRecord? {
         try db.first("SELECT \(CommentRecord.columns) FROM comments WHERE ext = ?", [id], CommentRecord.init)
     }
@@ -78,13 +82,25 @@ public final class Store {
         try db.scalar("SELECT EXISTS (SELECT 1 FROM follow_requests WHERE target = ? AND requester = ?)", target, requester) == 1
     }
 
-    /// Pushes sent to `recipient` in the 24 hours up to `at` (the rolling ceiling's count).
+    /// Pushes sent to `recipient` in the 24 hours up to `at` (the rolling ceiling's count),
+    /// counted no further than the ceiling: past it, the exact number does not matter.
     public func pushesInLastDay(to recipient: Int, at: Int64) throws -> Int {
-        try db.scalar("""
-            SELECT count(*) FROM notifications
-            WHERE recipient = ? AND created_at > ? AND created_at <= ? AND push = 'sent'
-            """, recipient, at - QuietRules.ceilingWindow, at) ?? 0
+        try recipientFacts(recipient, actor: nil, at: at).pushesInLastDay
     }
+
+    /// What the quiet rules need to know about a recipient beyond their record, in one query:
+    /// whether a block stands between them and the actor, and their pushes in the last day.
+    func recipientFacts(_ recipient: Int, actor: Int?, at: Int64) throws -> (blocked: Bool, pushesInLastDay: Int) {
+        let values: [String: SQLBindable] = [":r": recipient, ":a": actor, ":since": at - QuietRules.ceilingWindow, ":at": at]
+        return try db.cached(Store.recipientFactsSQL).bind(named: values).first { ($0.bool(0), $0.int(1)) } ?? (false, 0)
+    }
+
+    private static let recipientFactsSQL = """
+        SELECT EXISTS (SELECT 1 FROM blocks WHERE (blocker = :a AND blocked = :r) OR (blocker = :r AND blocked = :a)),
+               (SELECT count(*) FROM (SELECT 1 FROM notifications
+                                      WHERE recipient = :r AND created_at > :since AND created_at <= :at AND push = 'sent'
+                                      LIMIT \(QuietRules.dailyCeiling)))
+        """
 
     // MARK: Locations
 

@@ -12,6 +12,8 @@ public indirect enum JSON: Equatable, Sendable {
     case string(String)
     case array([JSON])
     case object([(String, JSON)])
+    /// JSON text already written (by this writer), emitted verbatim: for values stored as JSON.
+    case fragment(String)
 
     public static func == (lhs: JSON, rhs: JSON) -> Bool {
         switch (lhs, rhs) {
@@ -22,6 +24,9 @@ public indirect enum JSON: Equatable, Sendable {
         case let (.int(a), .double(b)), let (.double(b), .int(a)): return Double(a) == b
         case let (.string(a), .string(b)): return a == b
         case let (.array(a), .array(b)): return a == b
+        case let (.fragment(a), .fragment(b)): return a == b
+        case let (.fragment(text), other), let (other, .fragment(text)):
+            return (try? JSON.parse(text)) == other
         case let (.object(a), .object(b)):
             guard a.count == b.count else { return false }
             let right = Dictionary(b, uniquingKeysWith: { first, _ in first })
@@ -32,6 +37,7 @@ public indirect enum JSON: Equatable, Sendable {
 
     /// The member `key` of an object, or nil.
     public subscript(key: String) -> JSON? {
+        if case .fragment(let text) = self { return (try? JSON.parse(text))?[key] }
         guard case .object(let members) = self else { return nil }
         return members.first { $0.0 == key }?.1
     }
@@ -73,8 +79,14 @@ public indirect enum JSON: Equatable, Sendable {
     public static func parse(_ text: String) throws -> JSON { try parse(Data(text.utf8)) }
 
     init(foundation value: Any) {
+        // Containers first: casting a Swift dictionary to NSNumber would bridge it to an
+        // NSDictionary just to fail, which costs more than the parse.
         switch value {
+        case let dictionary as [String: Any]:
+            self = .object(dictionary.keys.sorted().map { ($0, JSON(foundation: dictionary[$0]!)) })
+        case let array as [Any]: self = .array(array.map(JSON.init(foundation:)))
         case let string as String: self = .string(string)
+        case is NSNull: self = .null
         case let number as NSNumber:
             let type = String(cString: number.objCType)
             if type == "c" { self = .bool(number.boolValue) }
@@ -82,9 +94,6 @@ public indirect enum JSON: Equatable, Sendable {
                 let d = number.doubleValue
                 self = (d.rounded() == d && abs(d) < 9e15) ? .int(Int(d)) : .double(d)
             } else { self = .int(number.intValue) }
-        case let array as [Any]: self = .array(array.map(JSON.init(foundation:)))
-        case let dictionary as [String: Any]:
-            self = .object(dictionary.keys.sorted().map { ($0, JSON(foundation: dictionary[$0]!)) })
         default: self = .null
         }
     }
@@ -112,6 +121,7 @@ public indirect enum JSON: Equatable, Sendable {
         case .int(let i): out += String(i)
         case .double(let d): out += d.isFinite ? String(d) : "null"
         case .string(let s): JSON.writeString(s, to: &out)
+        case .fragment(let text): out += text
         case .array(let items):
             out += "["
             for (i, item) in items.enumerated() {
@@ -159,6 +169,12 @@ public indirect enum JSON: Equatable, Sendable {
 
     static func writeString(_ s: String, to out: inout String) {
         out += "\""
+        // Most text needs no escaping: copy it whole.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2 }) {
+            out += s
+            out += "\""
+            return
+        }
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""

@@ -104,10 +104,11 @@ public struct Notification: Equatable, Sendable {
 /// The board's voice: verbatim copy for every kind.
 public enum Copy {
     public static func body(_ kind: Kind, _ s: Subject) -> String {
-        let caption = Preview.of(s.caption ?? "")
-        let comment = Preview.of(s.commentText ?? "")
-        let journey = Preview.of(s.journeyTitle ?? "")
-        let tier = Preview.of(s.tier ?? "")
+        // Only the previews a kind shows are computed: cleaning text is the costly part of ingest.
+        var caption: String { Preview.of(s.caption ?? "") }
+        var comment: String { Preview.of(s.commentText ?? "") }
+        var journey: String { Preview.of(s.journeyTitle ?? "") }
+        var tier: String { Preview.of(s.tier ?? "") }
         switch kind {
         case .steppedWithHeart: return "Stepped with you by heart: \(caption)"
         case .steppedWithComment: return "Stepped with you: \(comment)"

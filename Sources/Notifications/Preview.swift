@@ -11,6 +11,7 @@ public enum Preview {
 
     /// Removes emoji and control characters, turns every whitespace run into one space, trims.
     public static func clean(_ text: String) -> String {
+        if isPlainASCII(text) { return text }
         var out = ""
         out.reserveCapacity(text.utf8.count)
         var pendingSpace = false
@@ -26,6 +27,22 @@ public enum Preview {
             out.unicodeScalars.append(contentsOf: kept)
         }
         return out
+    }
+
+    /// Printable ASCII with single inner spaces: already clean, and by far the common case.
+    static func isPlainASCII(_ text: String) -> Bool {
+        var previousSpace = true  // a leading space is not clean
+        for byte in text.utf8 {
+            if byte == 0x20 {
+                if previousSpace { return false }
+                previousSpace = true
+            } else if byte > 0x20 && byte < 0x7F {
+                previousSpace = false
+            } else {
+                return false
+            }
+        }
+        return !previousSpace || text.isEmpty
     }
 
     /// Cuts `text` to at most `limit` characters, including the ellipsis, at the last word

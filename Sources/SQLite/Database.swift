@@ -100,15 +100,15 @@ public final class Database {
         let depth = transactionDepth
         let name = "stepo_sp\(depth)"
         if depth == 0 {
-            try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
+            try cached(immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED").run()
         } else {
-            try execute("SAVEPOINT \(name)")
+            try cached("SAVEPOINT \(name)").run()
         }
         transactionDepth += 1
         do {
             let result = try body()
             transactionDepth -= 1
-            try execute(depth == 0 ? "COMMIT" : "RELEASE \(name)")
+            try cached(depth == 0 ? "COMMIT" : "RELEASE \(name)").run()
             return result
         } catch {
             transactionDepth -= 1

@@ -1,1 +1,245 @@
-struct EngineBench { init(arguments: Arguments) throws {}; func run() throws -> Int32 { 0 } }
+import Backend
+import Foundation
+import Notifications
+import SQLite
+
+/// `stepo bench engine`: fan-out, counts and ingest against the issue's targets.
+struct EngineBench {
+    let followers: Int
+    let storeRows: Int
+    let events: Int
+    let folder: String
+    /// `fanout` or `ingest` to run one part only.
+    let only: String?
+
+    init(arguments: Arguments) throws {
+        followers = try arguments.integer("followers") ?? 100_000
+        storeRows = try arguments.integer("store-rows") ?? 1_000_000
+        events = try arguments.integer("events") ?? 100_000
+        only = arguments["only"]
+        folder = arguments["dir"] ?? NSTemporaryDirectory() + "stepo-bench-\(ProcessInfo.processInfo.processIdentifier)"
+    }
+
+    func run() throws -> Int32 {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        print("stepo bench engine · \(ProcessInfo.processInfo.activeProcessorCount) cores · SQLite \(Database.libraryVersion)")
+        #if DEBUG
+        print("warning: a debug build; run `swift run -c release stepo bench engine` for real figures")
+        #endif
+        var failures = 0
+        let only = only
+        if only == nil || only == "fanout" { failures += try fanoutAndCounts() }
+        if only == nil || only == "ingest" { failures += try ingest() }
+        print(failures == 0 ? "all targets met" : "\(failures) target(s) missed")
+        return failures == 0 ? 0 : 1
+    }
+
+    // MARK: Fan-out and counts
+
+    private func fanoutAndCounts() throws -> Int {
+        let store = try Store(path: folder + "/fanout.db")
+        let db = store.db
+        let setupStart = Date()
+        let heavy = followers + 100_001
+        let users = heavy
+        try db.transaction {
+            try db.run("""
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+                INSERT INTO users(id, ext, username, name, avatar_url, created_at)
+                SELECT i, 'u' || i, 'u' || i, 'User ' || i, 'https://cdn.stepo.app/avatars/u' || i || '.jpg', 0 FROM n
+                """, users)
+            // u1 owns the journey; u2 … u(followers+1) follow u1.
+            try db.run("""
+                WITH RECURSIVE n(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+                INSERT INTO follows(followee, follower, created_at) SELECT 1, i, 0 FROM n
+                """, followers + 1)
+            // 1% blocked either way, 10% with journeys off, 1% inactive, 5,000 journey followers among them.
+            try db.run("INSERT INTO blocks(blocker, blocked) SELECT 1, follower FROM follows WHERE followee = 1 AND follower % 200 = 0")
+            try db.run("INSERT INTO blocks(blocker, blocked) SELECT follower, 1 FROM follows WHERE followee = 1 AND follower % 200 = 100")
+            try db.run("UPDATE users SET pref_journeys = 0 WHERE id % 10 = 3 AND id BETWEEN 2 AND ?", followers + 1)
+            try db.run("UPDATE users SET state = 'deactivated' WHERE id % 100 = 7 AND id BETWEEN 2 AND ?", followers + 1)
+            try db.run("INSERT INTO journeys(id, ext, owner, title, created_at) VALUES (1, 'j1', 1, 'Learn to play guitar', 0)")
+            try db.run("""
+                INSERT INTO journey_follows(journey, follower, created_at)
+                SELECT 1, follower, 0 FROM follows WHERE followee = 1 AND follower % (? / 5000) = 1 LIMIT 5000
+                """, followers)
+            // The store already holds storeRows rows over the past two weeks, 10,000 of them one user's.
+            let now = Timestamp.parse("2026-11-29T12:00:00Z")!
+            try db.run("""
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+                INSERT INTO notifications(event, recipient, kind, actor, title, body, push_body, face, tap, thread, push,
+                                          created_at, version, seen_at)
+                SELECT 'seed', CASE WHEN i <= 10000 THEN ? ELSE 2 + (i * 7919) % (? - 2) END, 'heart', 1, 'User 1',
+                       'Hearted your step: a caption', 'Hearted your step: a caption', NULL,
+                       '{"screen":"step","step":"s0","comments":"closed"}', 'step:s0', 'sent',
+                       ? - (i * 1209) % 1209600000, 1, CASE WHEN i % 3 = 0 THEN 1 END
+                FROM n
+                """, storeRows, heavy, users, now)
+        }
+        print(String(format: "setup: %d users, %d followers, %d rows in %.1f s", users, followers, storeRows,
+                     Date().timeIntervalSince(setupStart)))
+
+        // Warm the page cache as a running server would be.
+        _ = try db.scalar("SELECT count(*) FROM notifications INDEXED BY notifications_by_recipient WHERE recipient > 0")
+        _ = try db.scalar("SELECT count(*) FROM users")
+
+        var fanoutTimes: [Double] = []
+        var rawTimes: [Double] = []
+        var rowsPerFanout = 0
+        let base = Timestamp.parse("2026-11-29T12:00:00Z")!
+        let owner = try store.user("u1")!
+        for run in 0..<4 {
+            let step = "s\(run)"
+            let at = base + Int64(run) * 60_000
+            let payload = "{}"
+            try store.apply(try Event(json: try JSON.parse("""
+                {"id":"create-\(step)","type":"step","at":"\(Timestamp.format(at))","step":{"id":"\(step)","journey":"j1",
+                 "caption":"barre chords finally ring clean","photoUrl":"https://cdn.stepo.app/steps/\(step).jpg"}}
+                """)), payload: payload)
+            let publish = try Event(json: try JSON.parse(#"{"id":"publish-\#(step)","type":"mediaReady","at":"\#(Timestamp.format(at + 1000))","step":"\#(step)"}"#))
+            let start = DispatchTime.now()
+            let outcome = try store.apply(publish, payload: payload)
+            let elapsed = seconds(since: start)
+            guard run > 0 else { continue }  // the first publish is the journey's first step; time the new steps
+            fanoutTimes.append(elapsed)
+            rowsPerFanout = outcome.rowCount
+
+            // The same rows, inserted by one raw INSERT … SELECT into the same schema.
+            try db.execute("DROP TABLE IF EXISTS temp.same_rows; CREATE TEMP TABLE same_rows AS SELECT recipient FROM notifications WHERE event = 'publish-\(step)'")
+            let rawStart = DispatchTime.now()
+            try db.transaction {
+                try db.run("""
+                    INSERT INTO notifications(event, recipient, kind, actor, title, body, push_body, push_image, face, image,
+                                              step, comment, journey, tap, thread, push, created_at, version)
+                    SELECT 'raw-\(step)', recipient, 'newStep', ?, 'User 1', 'New step in Learn to play guitar: barre chords finally ring clean',
+                           'New step in Learn to play guitar: barre chords finally ring clean', 'https://cdn.stepo.app/steps/x.jpg',
+                           'https://cdn.stepo.app/avatars/u1.jpg', 'https://cdn.stepo.app/steps/x.jpg', 1, NULL, 1,
+                           '{"screen":"step","step":"x","comments":"closed"}', 'step:x', 'sent', ?, 1
+                    FROM same_rows
+                    """, owner.key, at)
+            }
+            rawTimes.append(seconds(since: rawStart))
+        }
+        let fanout = median(fanoutTimes)
+        let raw = median(rawTimes)
+        var failures = 0
+        failures += report("fan-out of one step publish to \(followers) followers (\(rowsPerFanout) rows, store of \(storeRows)+)",
+                           String(format: "%.3f s (median of %d)", fanout, fanoutTimes.count), meets: fanout <= 1.0, target: "≤ 1.0 s")
+        failures += report("  raw INSERT … SELECT of the same rows", String(format: "%.3f s; ratio %.2f×", raw, fanout / raw),
+                           meets: fanout / raw <= 2.0, target: "≤ 2×")
+
+        // Counts for the user with 10,000 rows.
+        let heavyKey = heavy
+        var countTimes: [Double] = []
+        var counts = Counts(unseen: 0, unread: 0)
+        for _ in 0..<2000 {
+            let start = DispatchTime.now()
+            counts = try store.counts(for: heavyKey)
+            countTimes.append(seconds(since: start))
+        }
+        let countMedian = median(countTimes) * 1000
+        failures += report("unseen/unread counts, user with 10,000 rows (\(counts.unseen) unseen, \(counts.unread) unread)",
+                           String(format: "%.3f ms median, %.3f ms p99", countMedian, percentile(countTimes, 0.99) * 1000),
+                           meets: countMedian <= 1.0, target: "≤ 1 ms")
+        return failures
+    }
+
+    // MARK: Ingest
+
+    private func ingest() throws -> Int {
+        let store = try Store(path: folder + "/ingest.db")
+        let db = store.db
+        let people = 20_000
+        let steps = 2_000
+        try db.transaction {
+            try db.run("""
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+                INSERT INTO users(id, ext, username, name, avatar_url, created_at)
+                SELECT i, 'u' || i, 'u' || i, 'User ' || i, 'https://cdn.stepo.app/avatars/u' || i || '.jpg', 0 FROM n
+                """, people)
+            try db.run("""
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200)
+                INSERT INTO journeys(id, ext, owner, title, created_at) SELECT i, 'j' || i, i, 'Journey ' || i, 0 FROM n
+                """)
+            try db.run("""
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+                INSERT INTO steps(id, ext, journey, owner, caption, photo_url, created_at, published_at)
+                SELECT i, 's' || i, 1 + i % 200, 1 + i % 200, 'Step ' || i || ': a morning run up the ridge and back',
+                       'https://cdn.stepo.app/steps/s' || i || '.jpg', 0, ?
+                FROM n
+                """, steps, Timestamp.parse("2026-11-28T00:00:00Z")!)
+        }
+        // 100,000 interactions: hearts, shares and comments (some replies and mentions), half inside the window.
+        var text = ""
+        text.reserveCapacity(events * 180)
+        var rng = SystemRandomNumberGenerator()
+        let start = Timestamp.parse("2026-11-28T01:00:00Z")!
+        for i in 0..<events {
+            let at = Timestamp.format(start + Int64(i) * 1_500)
+            let actor = Int.random(in: 201...people, using: &rng)
+            let step = Int.random(in: 1...steps, using: &rng)
+            switch i % 10 {
+            case 0...4:
+                text += #"{"id":"b\#(i)","type":"heart","at":"\#(at)","actor":"u\#(actor)","step":"s\#(step)"}"# + "\n"
+            case 5, 6:
+                text += #"{"id":"b\#(i)","type":"share","at":"\#(at)","actor":"u\#(actor)","step":"s\#(step)"}"# + "\n"
+            default:
+                let mention = i % 30 == 7 ? "@u\(Int.random(in: 1...people, using: &rng)) " : ""
+                text += #"{"id":"b\#(i)","type":"comment","at":"\#(at)","actor":"u\#(actor)","step":"s\#(step)","comment":{"id":"c\#(i)","text":"\#(mention)so proud of this one, keep going"}}"# + "\n"
+            }
+        }
+        let path = folder + "/events.ndjson"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        text = ""
+
+        if ProcessInfo.processInfo.environment["STEPO_PHASES"] != nil {
+            let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map { Data($0.utf8) }
+            var t = DispatchTime.now()
+            var parsed: [Event] = []
+            for line in lines { parsed.append(try Event(json: try JSON.parse(line))) }
+            print("parse: \(seconds(since: t) / Double(lines.count) * 1e6) µs/event")
+            t = DispatchTime.now()
+            var outcomes: [EventOutcome] = []
+            try store.db.transaction { for e in parsed { outcomes.append(try store.apply(e, payload: "{}")) } }
+            print("apply: \(seconds(since: t) / Double(lines.count) * 1e6) µs/event")
+            t = DispatchTime.now()
+            var n = 0
+            for o in outcomes { try store.forEachRow(ofEvent: o) { n += $0.contractJSON.serialized.utf8.count } }
+            print("output: \(seconds(since: t) / Double(lines.count) * 1e6) µs/event")
+            return 0
+        }
+        let descriptor = open(path, O_RDONLY)
+        defer { close(descriptor) }
+        var reader = LineReader(fileDescriptor: descriptor)
+        var bytes = 0
+        let begin = DispatchTime.now()
+        let result = try Ingestor(store: store).ingest(&reader, onRow: { row in
+            bytes += row.contractJSON.serialized.utf8.count  // the work `stepo ingest` does per row, minus the write
+        }, onReject: { _, _ in })
+        let elapsed = seconds(since: begin)
+        let rate = Double(result.applied) / elapsed
+        return report("ingest of \(events) interaction events from NDJSON (\(result.rows) rows, \(result.rejected) rejected)",
+                      String(format: "%.0f events/s (%.2f s)", rate, elapsed), meets: rate >= 20_000 && result.rejected == 0,
+                      target: "≥ 20,000 events/s")
+    }
+
+    // MARK: Figures
+
+    private func report(_ what: String, _ figure: String, meets: Bool, target: String) -> Int {
+        print("\(what): \(figure) — target \(target): \(meets ? "met" : "MISSED")")
+        return meets ? 0 : 1
+    }
+
+    private func seconds(since start: DispatchTime) -> Double {
+        Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+    }
+
+    private func median(_ values: [Double]) -> Double { percentile(values, 0.5) }
+
+    private func percentile(_ values: [Double], _ p: Double) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        return sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * p + 0.5))]
+    }
+}
