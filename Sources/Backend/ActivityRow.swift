@@ -27,6 +27,27 @@ public struct ActivityRow: Sendable {
         FROM notifications AS n JOIN users AS r ON r.id = n.recipient LEFT JOIN users AS a ON a.id = n.actor
         """
 
+    init(id: Int, event: String, recipient: String, kind: Kind, actor: String?, title: String, body: String,
+         media: Media, tapJSON: String, thread: String, push: PushStatus, createdAt: Int64, version: Int,
+         seenAt: Int64?, readAt: Int64?, deleted: Bool) {
+        self.id = id
+        self.event = event
+        self.recipient = recipient
+        self.kind = kind
+        self.actor = actor
+        self.title = title
+        self.body = body
+        self.media = media
+        self.tapJSON = tapJSON
+        self.thread = thread
+        self.push = push
+        self.createdAt = createdAt
+        self.version = version
+        self.seenAt = seenAt
+        self.readAt = readAt
+        self.deleted = deleted
+    }
+
     init(_ row: Row) {
         id = row.int(0)
         event = row.string(1)

@@ -9,6 +9,9 @@ public struct EventOutcome: Sendable {
     public var note: String?
     /// True when the event id had been applied before: nothing was done.
     public var repeated = false
+    /// The rows created one by one, kept as written so they need not be read back.
+    /// A fan-out's rows are not here: read them by the id range.
+    public var writtenRows: [ActivityRow] = []
 
     public var rowCount: Int {
         guard let firstRow, let lastRow else { return 0 }
@@ -39,7 +42,7 @@ final class Delivery {
 
     func changeVersion() throws -> Int {
         if let version { return version }
-        let next = try store.nextVersion()
+        let next = try store.nextVersion(at: event.at)
         version = next
         return next
     }
@@ -61,13 +64,21 @@ final class Delivery {
         candidate.visible = visible
         candidate.duplicate = duplicate
         candidate.preferences = recipient.preferences
-        candidate.pushesInLastDay = facts.pushesInLastDay
+        candidate.ceilingReached = facts.ceilingReached
         switch QuietRules.decide(notification.kind, for: candidate) {
         case .noRow(let reason):
             try suppress(recipient: recipient.key, kind: notification.kind, reason: reason)
         case .row(let push):
-            let id = try insertRow(notification, recipient: recipient.key, actor: actor?.key, refs: refs, push: push)
+            let version = try changeVersion()
+            let tap = notification.tap.json.serialized
+            let id = try insertRow(notification, tap: tap, recipient: recipient.key, actor: actor?.key, refs: refs,
+                                   push: push, version: version)
             noteRows(id...id)
+            outcome.writtenRows.append(ActivityRow(id: id, event: event.id, recipient: recipient.id, kind: notification.kind,
+                                                   actor: actor?.id, title: notification.title, body: notification.body,
+                                                   media: notification.media, tapJSON: tap,
+                                                   thread: notification.thread, push: push, createdAt: event.at,
+                                                   version: version, seenAt: nil, readAt: nil, deleted: false))
         }
     }
 
@@ -82,10 +93,10 @@ final class Delivery {
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
 
-    private func insertRow(_ n: Notification, recipient: Int, actor: Int?, refs: RowRefs, push: PushStatus) throws -> Int {
-        let version = try changeVersion()
+    private func insertRow(_ n: Notification, tap: String, recipient: Int, actor: Int?, refs: RowRefs, push: PushStatus,
+                           version: Int) throws -> Int {
         try store.db.run(Delivery.insertSQL, event.id, recipient, n.kind.rawValue, actor, n.title, n.body, n.pushBody, n.pushImage,
-            n.media.face, n.media.image, refs.step, refs.comment, refs.journey, n.tap.json.serialized, n.thread,
+            n.media.face, n.media.image, refs.step, refs.comment, refs.journey, tap, n.thread,
             push.description, event.at, version)
         return Int(store.db.lastInsertRowID)
     }

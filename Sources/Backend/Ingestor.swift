@@ -16,7 +16,7 @@ public struct Ingestor {
     }
 
     public let store: Store
-    public var batchSize = 4096
+    public var batchSize = 65536
 
     public init(store: Store) { self.store = store }
 
@@ -82,7 +82,7 @@ public struct Ingestor {
 
 extension String {
     /// The string for `data` when it is valid UTF-8 holding no NUL byte, else nil.
-    init?(validatingUTF8 data: Data) {
+    public init?(validatingUTF8 data: Data) {
         guard !data.contains(0), let text = String(validating: data, as: UTF8.self) else { return nil }
         self = text
     }

@@ -8,8 +8,10 @@ enum Schema {
     static var migrator: Migrator {
         var m = Migrator()
         m.register("0001-world-and-notifications", """
-        CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) WITHOUT ROWID;
-        INSERT INTO meta(key, value) VALUES ('version', 0);
+        -- One row per change to notification rows (an event's rows, a seen or read stamp, a
+        -- deletion): its id is the version every row it touched carries. Never deleted, so the
+        -- next id is always above every version handed out.
+        CREATE TABLE change_sets (version INTEGER PRIMARY KEY, at INTEGER NOT NULL);
 
         CREATE TABLE users (
             id INTEGER PRIMARY KEY,
@@ -107,15 +109,17 @@ enum Schema {
         ) WITHOUT ROWID;
 
         -- Every applied event once; the rows it created are the id range [first_row, last_row].
+        -- A rowid table: the payload (the event's line) is large for a WITHOUT ROWID b-tree.
         CREATE TABLE events (
-            ext TEXT PRIMARY KEY NOT NULL,
+            id INTEGER PRIMARY KEY,
+            ext TEXT NOT NULL UNIQUE,
             type TEXT NOT NULL,
             at INTEGER NOT NULL,
             payload TEXT NOT NULL,
             first_row INTEGER,
             last_row INTEGER,
             note TEXT
-        ) WITHOUT ROWID;
+        );
         -- Candidates of an event that got no row, and why: what `stepo explain` reads.
         CREATE TABLE suppressions (
             event TEXT NOT NULL,

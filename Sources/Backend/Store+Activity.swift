@@ -10,9 +10,14 @@ extension Store {
                             [first, last, outcome.eventId], ActivityRow.init)
     }
 
-    /// Calls `body` with each row of one applied event without holding them all in memory.
+    /// Calls `body` with each row of one applied event, in id order, without holding a
+    /// fan-out's rows in memory.
     public func forEachRow(ofEvent outcome: EventOutcome, _ body: (ActivityRow) throws -> Void) throws {
         guard let first = outcome.firstRow, let last = outcome.lastRow else { return }
+        if outcome.writtenRows.count == outcome.rowCount {
+            for row in outcome.writtenRows { try body(row) }
+            return
+        }
         try db.cached("\(ActivityRow.select) WHERE n.id BETWEEN ? AND ? AND n.event = ? ORDER BY n.id")
             .bind([first, last, outcome.eventId]).forEach { try body(ActivityRow($0)) }
     }
@@ -54,7 +59,7 @@ extension Store {
                 try db.run("""
                     UPDATE notifications SET seen_at = ?, version = ?
                     WHERE recipient = ? AND seen_at IS NULL AND version <= ?
-                    """, at, try nextVersion(), user.key, upTo ?? Int.max)
+                    """, at, try nextVersion(at: at), user.key, upTo ?? Int.max)
             }
             return try counts(for: user.key)
         }
@@ -66,7 +71,7 @@ extension Store {
             guard let row = try row(id, of: user) else { return nil }
             if row.readAt == nil {
                 try db.run("UPDATE notifications SET read_at = ?, seen_at = coalesce(seen_at, ?), version = ? WHERE id = ?",
-                           at, at, try nextVersion(), id)
+                           at, at, try nextVersion(at: at), id)
             }
             return try counts(for: user.key)
         }

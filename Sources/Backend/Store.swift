@@ -19,15 +19,13 @@ public final class Store {
 
     /// The next change version. Every row an event or a mutation touches gets the same new
     /// version, so each recipient's versions strictly increase from one change to the next.
-    func nextVersion() throws -> Int {
-        guard let version = try db.first("UPDATE meta SET value = value + 1 WHERE key = 'version' RETURNING value", [], { $0.int(0) }) else {
-            throw SQLiteError(code: 1, message: "the meta table lost its version counter")
-        }
-        return version
+    func nextVersion(at: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) throws -> Int {
+        try db.run("INSERT INTO change_sets(at) VALUES (?)", at)
+        return Int(db.lastInsertRowID)
     }
 
     public func currentVersion() throws -> Int {
-        try db.scalar("SELECT value FROM meta WHERE key = 'version'") ?? 0
+        try db.scalar("SELECT max(version) FROM change_sets") ?? 0
     }
 
     // MARK: Lookups by producer id
@@ -82,24 +80,28 @@ public final class Store {
         try db.scalar("SELECT EXISTS (SELECT 1 FROM follow_requests WHERE target = ? AND requester = ?)", target, requester) == 1
     }
 
-    /// Pushes sent to `recipient` in the 24 hours up to `at` (the rolling ceiling's count),
-    /// counted no further than the ceiling: past it, the exact number does not matter.
+    /// Pushes sent to `recipient` in the 24 hours up to `at`: the rolling ceiling's count.
     public func pushesInLastDay(to recipient: Int, at: Int64) throws -> Int {
-        try recipientFacts(recipient, actor: nil, at: at).pushesInLastDay
+        try db.scalar("""
+            SELECT count(*) FROM notifications
+            WHERE recipient = ? AND created_at > ? AND created_at <= ? AND push = 'sent'
+            """, recipient, at - QuietRules.ceilingWindow, at) ?? 0
     }
 
     /// What the quiet rules need to know about a recipient beyond their record, in one query:
-    /// whether a block stands between them and the actor, and their pushes in the last day.
-    func recipientFacts(_ recipient: Int, actor: Int?, at: Int64) throws -> (blocked: Bool, pushesInLastDay: Int) {
-        let values: [String: SQLBindable] = [":r": recipient, ":a": actor, ":since": at - QuietRules.ceilingWindow, ":at": at]
-        return try db.cached(Store.recipientFactsSQL).bind(named: values).first { ($0.bool(0), $0.int(1)) } ?? (false, 0)
+    /// whether a block stands between them and the actor, and whether they have had the
+    /// ceiling's worth of pushes in the 24 hours up to `at` (found without counting further).
+    func recipientFacts(_ recipient: Int, actor: Int?, at: Int64) throws -> (blocked: Bool, ceilingReached: Bool) {
+        try db.cached(Store.recipientFactsSQL).bind([actor, recipient, recipient, actor, recipient, at - QuietRules.ceilingWindow, at])
+            .first { ($0.bool(0), $0.bool(1)) } ?? (false, false)
     }
 
     private static let recipientFactsSQL = """
-        SELECT EXISTS (SELECT 1 FROM blocks WHERE (blocker = :a AND blocked = :r) OR (blocker = :r AND blocked = :a)),
-               (SELECT count(*) FROM (SELECT 1 FROM notifications
-                                      WHERE recipient = :r AND created_at > :since AND created_at <= :at AND push = 'sent'
-                                      LIMIT \(QuietRules.dailyCeiling)))
+        SELECT EXISTS (SELECT 1 FROM blocks WHERE blocker = ? AND blocked = ?)
+               OR EXISTS (SELECT 1 FROM blocks WHERE blocker = ? AND blocked = ?),
+               EXISTS (SELECT 1 FROM notifications
+                       WHERE recipient = ? AND created_at > ? AND created_at <= ? AND push = 'sent'
+                       LIMIT 1 OFFSET \(QuietRules.dailyCeiling - 1))
         """
 
     // MARK: Locations

@@ -79,8 +79,9 @@ public struct Candidate: Sendable {
     public var coveredByHigherRung = false
     public var contentDeleted = false
     public var preferences = Preferences()
-    /// Pushes already sent to the recipient in the 24 hours before the event.
-    public var pushesInLastDay = 0
+    /// Whether the recipient has already had `QuietRules.dailyCeiling` pushes in the 24
+    /// hours up to the event (see `QuietRules.reachesCeiling`).
+    public var ceilingReached = false
 
     public init() {}
 }
@@ -97,6 +98,10 @@ public enum QuietRules {
     public static let dailyCeiling = 100
     public static let ceilingWindow = Timestamp.day
 
+    /// Whether `pushes` sent in the last 24 hours leave no room for another: the 100th push
+    /// goes out, the 101st does not.
+    public static func reachesCeiling(_ pushes: Int) -> Bool { pushes >= dailyCeiling }
+
     public static func decide(_ kind: Kind, for candidate: Candidate) -> Decision {
         if candidate.isSelf { return .noRow(.self) }
         if candidate.blocked { return .noRow(.blocked) }
@@ -107,7 +112,7 @@ public enum QuietRules {
         if candidate.coveredByHigherRung { return .noRow(.ladder) }
         if candidate.contentDeleted { return .row(.suppressed(.deleted)) }
         if !candidate.preferences.allows(kind) { return .row(.suppressed(.preferences)) }
-        if candidate.pushesInLastDay >= dailyCeiling { return .row(.suppressed(.dailyCeiling)) }
+        if candidate.ceilingReached { return .row(.suppressed(.dailyCeiling)) }
         return .row(.sent)
     }
 }

@@ -7,11 +7,17 @@ import CSQLite
 public final class Database {
     let handle: OpaquePointer
     public let path: String
-    private var cache: [String: Statement] = [:]
+    private var cache: [CacheKey: Statement] = [:]
     private var transactionDepth = 0
+
+    /// Process-wide SQLite settings, applied once before the first connection.
+    private static let configured: Void = {
+        _ = stepo_sqlite_disable_memstatus()
+    }()
 
     /// Opens (creating when asked) the database at `path`, in WAL mode with foreign keys on.
     public init(path: String, readOnly: Bool = false, create: Bool = true) throws {
+        _ = Database.configured
         var raw: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         flags |= readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0))
@@ -56,9 +62,10 @@ public final class Database {
 
     /// A prepared statement for `sql`, reused across calls (prepared once, persistent).
     public func cached(_ sql: String) throws -> Statement {
-        if let statement = cache[sql] { return statement }
+        let key = CacheKey(sql: sql)
+        if let statement = cache[key] { return statement }
         let statement = try Statement(database: self, sql: sql, persistent: true)
-        cache[sql] = statement
+        cache[key] = statement
         return statement
     }
 
@@ -120,4 +127,26 @@ public final class Database {
             throw error
         }
     }
+}
+
+/// A statement-cache key that hashes an SQL text by its length and a few sampled bytes.
+///
+/// Hashing a whole SQL text on every lookup showed up in ingest profiles; equality stays exact
+/// (and is nearly free for the literals the code passes, which share their storage).
+private struct CacheKey: Hashable {
+    let sql: String
+
+    func hash(into hasher: inout Hasher) {
+        let bytes = sql.utf8
+        hasher.combine(bytes.count)
+        guard !bytes.isEmpty else { return }
+        var index = bytes.startIndex
+        let stride = max(1, bytes.count / 16)
+        while index < bytes.endIndex {
+            hasher.combine(bytes[index])
+            index = bytes.index(index, offsetBy: stride, limitedBy: bytes.endIndex) ?? bytes.endIndex
+        }
+    }
+
+    static func == (a: CacheKey, b: CacheKey) -> Bool { a.sql == b.sql }
 }

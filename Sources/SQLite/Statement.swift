@@ -23,11 +23,11 @@ public final class Statement {
 
     deinit { sqlite3_finalize(handle) }
 
-    /// Resets the statement and binds `values` to its parameters in order.
+    /// Resets the statement and binds `values` to its parameters in order. Every parameter is
+    /// bound on every run, so old bindings never need clearing.
     @discardableResult
     public func bind(_ values: [SQLBindable]) throws -> Statement {
         sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
         let expected = Int(sqlite3_bind_parameter_count(handle))
         guard expected == values.count else {
             throw SQLiteError(code: SQLITE_RANGE,
@@ -45,7 +45,6 @@ public final class Statement {
     @discardableResult
     public func bind(named values: [String: SQLBindable]) throws -> Statement {
         sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
         let count = sqlite3_bind_parameter_count(handle)
         guard count > 0 else { return self }
         for index in 1...count {
@@ -67,7 +66,17 @@ public final class Statement {
         case .null: code = sqlite3_bind_null(handle, index)
         case .integer(let int): code = sqlite3_bind_int64(handle, index, int)
         case .real(let double): code = sqlite3_bind_double(handle, index, double)
-        case .text(let text): code = sqlite3_bind_text(handle, index, text, -1, stepo_sqlite_transient())
+        case .text(var text):
+            // With its byte count SQLite need not scan for the terminator; an empty string keeps
+            // a non-null pointer, or SQLite would bind NULL.
+            code = text.withUTF8 { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { chars in
+                    guard let base = chars.baseAddress, !chars.isEmpty else {
+                        return sqlite3_bind_text(handle, index, "", 0, stepo_sqlite_transient())
+                    }
+                    return sqlite3_bind_text(handle, index, base, Int32(chars.count), stepo_sqlite_transient())
+                }
+            }
         case .blob(let bytes):
             code = bytes.withUnsafeBytes {
                 sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), stepo_sqlite_transient())

@@ -54,7 +54,7 @@ struct FanoutParityTests {
                 candidate.recipientActive = user.isActive
                 candidate.coveredByHigherRung = !Ladder.audience(of: rung).journeyFollowers && !followers.contains(id)
                 candidate.preferences = user.preferences
-                candidate.pushesInLastDay = try w.store.pushesInLastDay(to: user.key, at: at)
+                candidate.ceilingReached = QuietRules.reachesCeiling(try w.store.pushesInLastDay(to: user.key, at: at))
                 switch QuietRules.decide(rung, for: candidate) {
                 case .noRow(let reason): expected[id] = "no row: \(reason.rawValue)"
                 case .row(let push): expected[id] = "\(rung.rawValue) \(push.description)"
