@@ -22,9 +22,10 @@ public struct ActivityRow: Sendable {
     public var deleted: Bool
 
     static let select = """
-        SELECT n.id, n.event, r.ext, n.kind, a.ext, n.title, n.body, n.face, n.image, n.tap, n.thread, n.push,
+        SELECT n.id, e.ext, r.ext, n.kind, a.ext, n.title, n.body, n.face, n.image, n.tap, n.thread, n.push,
                n.created_at, n.version, n.seen_at, n.read_at, n.deleted
-        FROM notifications AS n JOIN users AS r ON r.id = n.recipient LEFT JOIN users AS a ON a.id = n.actor
+        FROM notifications AS n JOIN events AS e ON e.id = n.event JOIN users AS r ON r.id = n.recipient
+             LEFT JOIN users AS a ON a.id = n.actor
         """
 
     init(id: Int, event: String, recipient: String, kind: Kind, actor: String?, title: String, body: String,

@@ -4,6 +4,8 @@ import SQLite
 /// What applying one event produced: the rows it created (an id range) and a note for `explain`.
 public struct EventOutcome: Sendable {
     public var eventId: String
+    /// The event's integer key in the store (0 for a repeat, which was not applied again).
+    public var eventKey = 0
     public var firstRow: Int?
     public var lastRow: Int?
     public var note: String?
@@ -31,13 +33,16 @@ struct RowRefs {
 final class Delivery {
     let store: Store
     let event: Event
+    /// The event's row in `events` (its integer key).
+    let key: Int
     var outcome: EventOutcome
     private var version: Int?
 
-    init(store: Store, event: Event) {
+    init(store: Store, event: Event, key: Int) {
         self.store = store
         self.event = event
-        self.outcome = EventOutcome(eventId: event.id)
+        self.key = key
+        self.outcome = EventOutcome(eventId: event.id, eventKey: key)
     }
 
     func changeVersion() throws -> Int {
@@ -70,7 +75,7 @@ final class Delivery {
             try suppress(recipient: recipient.key, kind: notification.kind, reason: reason)
         case .row(let push):
             let version = try changeVersion()
-            let tap = notification.tap.json.serialized
+            let tap = notification.tap.jsonText
             let id = try insertRow(notification, tap: tap, recipient: recipient.key, actor: actor?.key, refs: refs,
                                    push: push, version: version)
             noteRows(id...id)
@@ -84,7 +89,7 @@ final class Delivery {
 
     func suppress(recipient: Int, kind: Kind, reason: Reason) throws {
         try store.db.run("INSERT INTO suppressions(event, recipient, kind, reason) VALUES (?, ?, ?, ?)",
-                         event.id, recipient, kind.rawValue, reason.rawValue)
+                         key, recipient, kind.rawValue, reason.rawValue)
     }
 
     private static let insertSQL = """
@@ -95,7 +100,8 @@ final class Delivery {
 
     private func insertRow(_ n: Notification, tap: String, recipient: Int, actor: Int?, refs: RowRefs, push: PushStatus,
                            version: Int) throws -> Int {
-        try store.db.run(Delivery.insertSQL, event.id, recipient, n.kind.rawValue, actor, n.title, n.body, n.pushBody, n.pushImage,
+        try store.db.run(Delivery.insertSQL, key, recipient, n.kind.rawValue, actor, n.title, n.body,
+            n.pushBody == n.body ? nil : n.pushBody, n.pushImage,
             n.media.face, n.media.image, refs.step, refs.comment, refs.journey, tap, n.thread,
             push.description, event.at, version)
         return Int(store.db.lastInsertRowID)

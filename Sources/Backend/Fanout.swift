@@ -59,10 +59,10 @@ struct Fanout {
         let n = notification
         let at = delivery.event.at
         var values: [String: SQLBindable] = [
-            ":event": delivery.event.id, ":kind": n.kind.rawValue, ":actor": actor?.key, ":title": n.title,
-            ":body": n.body, ":pushBody": n.pushBody, ":pushImage": n.pushImage, ":face": n.media.face,
+            ":event": delivery.key, ":kind": n.kind.rawValue, ":actor": actor?.key, ":title": n.title,
+            ":body": n.body, ":pushBody": n.pushBody == n.body ? nil : n.pushBody, ":pushImage": n.pushImage, ":face": n.media.face,
             ":image": n.media.image, ":step": refs.step, ":comment": refs.comment, ":journey": refs.journey,
-            ":tap": n.tap.json.serialized, ":thread": n.thread, ":at": at,
+            ":tap": n.tap.jsonText, ":thread": n.thread, ":at": at,
             ":since": at - QuietRules.ceilingWindow, ":actorActive": actor?.isActive ?? true,
         ]
         values.merge(arguments) { _, argument in argument }

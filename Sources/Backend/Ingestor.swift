@@ -1,12 +1,15 @@
+import Dispatch
 import Foundation
 import Notifications
 import SQLite
 
 /// Applies an NDJSON event stream to the store, line by line.
 ///
-/// Each event is atomic (a savepoint); events are committed in batches for speed, and the
-/// rows of a batch are reported only after it commits. A bad line is reported with its line
-/// number and reason and skipped; the rest still apply.
+/// Three stages on the machine's cores: a reader thread splits, validates and parses lines;
+/// the calling thread applies the events (each atomic, in a savepoint) and commits them in
+/// batches; a serial output stage reports each batch's rows and rejected lines, in line
+/// order, once the batch has committed. A bad line is reported with its line number and
+/// reason and skipped; the rest still apply.
 public struct Ingestor {
     public struct Report: Sendable {
         public var applied = 0
@@ -16,58 +19,113 @@ public struct Ingestor {
     }
 
     public let store: Store
-    public var batchSize = 65536
+    /// Events per transaction at most; a batch also commits whenever the input runs dry, so
+    /// a live stream's rows appear promptly.
+    public var batchSize = 8192
 
     public init(store: Store) { self.store = store }
+
+    /// One line after parsing: an event to apply, or the reason it was rejected.
+    enum Parsed: Sendable {
+        case event(Event)
+        case rejected(String)
+    }
+
+    /// What the output stage reports, in line order.
+    enum Item {
+        case outcome(EventOutcome)
+        case rejected(line: Int, reason: String)
+    }
 
     /// - Parameters:
     ///   - onRow: called with every row created, in order, after its batch commits.
     ///   - onReject: called with the 1-based line number and the reason.
-    public func ingest(_ reader: inout LineReader, onRow: (ActivityRow) throws -> Void,
-                       onReject: (Int, String) -> Void) throws -> Report {
+    ///   Both are called on one serial output thread, never at the same time, and all calls
+    ///   have been made when `ingest` returns.
+    public func ingest(_ reader: LineReader, onRow: @escaping (ActivityRow) throws -> Void,
+                       onReject: @escaping (Int, String) -> Void) throws -> Report {
+        let parsed = BlockingQueue<[(Int, Parsed)]>(capacity: 64)
+        let parser = Thread { Ingestor.parse(reader, into: parsed) }
+        parser.stackSize = 1 << 20
+        parser.start()
+        defer { parsed.close() }  // on an error, stop the reader
+
+        let output = OutputStage(path: store.db.path, onRow: onRow, onReject: onReject)
         var report = Report()
-        var lineNumber = 0
-        var done = false
-        while !done {
-            var outcomes: [EventOutcome] = []
-            try store.db.transaction {
-                while outcomes.count < batchSize {
-                    guard let line = reader.next() else { done = true; return }
-                    lineNumber += 1
-                    switch line {
-                    case .overlong(let bytes):
-                        report.rejected += 1
-                        onReject(lineNumber, "line is \(bytes) bytes, over the \(LineReader.defaultLimit)-byte limit")
-                    case .text(let data):
-                        do {
-                            guard let outcome = try apply(data) else { continue }
-                            if outcome.repeated { report.repeated += 1 } else { report.applied += 1 }
-                            outcomes.append(outcome)
-                        } catch let error as EventError {
-                            report.rejected += 1
-                            onReject(lineNumber, error.description)
-                        } catch let error as SQLiteError where error.isConstraintViolation {
-                            report.rejected += 1
-                            onReject(lineNumber, "the store refused it: \(error.message)")
+        do {
+            while var chunk = parsed.take() {
+                var items: [Item] = []
+                var events = 0
+                try store.db.transaction {
+                    while true {
+                        for (line, entry) in chunk {
+                            switch entry {
+                            case .rejected(let reason):
+                                report.rejected += 1
+                                items.append(.rejected(line: line, reason: reason))
+                            case .event(let event):
+                                events += 1
+                                do {
+                                    let outcome = try store.apply(event)
+                                    if outcome.repeated { report.repeated += 1 } else { report.applied += 1 }
+                                    if outcome.rowCount > 0 { items.append(.outcome(outcome)) }
+                                } catch let error as EventError {
+                                    report.rejected += 1
+                                    items.append(.rejected(line: line, reason: error.description))
+                                } catch let error as SQLiteError where error.isConstraintViolation {
+                                    report.rejected += 1
+                                    items.append(.rejected(line: line, reason: "the store refused it: \(error.message)"))
+                                }
+                            }
                         }
+                        // Commit when the batch is full, or when nothing more is waiting.
+                        guard events < batchSize, let next = parsed.poll() else { return }
+                        chunk = next
                     }
                 }
+                if !items.isEmpty { output.report(items) }
             }
-            for outcome in outcomes where outcome.rowCount > 0 {
-                try store.forEachRow(ofEvent: outcome) { row in
-                    report.rows += 1
-                    try onRow(row)
-                }
-            }
+        } catch {
+            _ = try? output.finish()
+            throw error
         }
+        report.rows = try output.finish()
         return report
     }
 
-    /// Parses and applies one line; nil for a blank line.
-    public func apply(_ data: Data) throws -> EventOutcome? {
-        guard let text = String(validatingUTF8: data) ?? nil else {
-            throw EventError("line is not valid UTF-8")
+    /// The reader stage: lines to parsed events, in chunks, until the input ends or the
+    /// queue is closed.
+    static func parse(_ source: LineReader, into queue: BlockingQueue<[(Int, Parsed)]>) {
+        var reader = source
+        var number = 0
+        var chunk: [(Int, Parsed)] = []
+        chunk.reserveCapacity(256)
+        while let line = reader.next() {
+            number += 1
+            switch line {
+            case .overlong(let bytes):
+                chunk.append((number, .rejected("line is \(bytes) bytes, over the \(LineReader.defaultLimit)-byte limit")))
+            case .text(let data):
+                do {
+                    if let event = try parseLine(data) { chunk.append((number, .event(event))) }
+                } catch let error as EventError {
+                    chunk.append((number, .rejected(error.description)))
+                } catch {
+                    chunk.append((number, .rejected("\(error)")))
+                }
+            }
+            if chunk.count >= 256 {
+                guard queue.put(chunk) else { return }
+                chunk.removeAll(keepingCapacity: true)
+            }
         }
+        if !chunk.isEmpty { _ = queue.put(chunk) }
+        queue.close()
+    }
+
+    /// One line to its event; nil for a blank line.
+    public static func parseLine(_ data: Data) throws -> Event? {
+        guard let text = String(validatingUTF8: data) else { throw EventError("line is not valid UTF-8") }
         if text.allSatisfy(\.isWhitespace) { return nil }
         let json: JSON
         do {
@@ -75,8 +133,124 @@ public struct Ingestor {
         } catch {
             throw EventError("malformed JSON")
         }
-        let event = try Event(json: json)
-        return try store.apply(event, payload: text)
+        return try Event(json: json)
+    }
+
+    /// Parses and applies one line on the calling thread; nil for a blank line.
+    public func apply(_ data: Data) throws -> EventOutcome? {
+        guard let event = try Ingestor.parseLine(data) else { return nil }
+        return try store.apply(event)
+    }
+}
+
+/// The serial output stage. A fan-out's rows are read back through a read-only connection of
+/// its own (WAL lets it read what the writer committed while the writer goes on).
+final class OutputStage: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "stepo.ingest.output")
+    private let path: String
+    private let onRow: (ActivityRow) throws -> Void
+    private let onReject: (Int, String) -> Void
+    private var reader: Database?
+    private var rows = 0
+    private var failure: Error?
+
+    init(path: String, onRow: @escaping (ActivityRow) throws -> Void, onReject: @escaping (Int, String) -> Void) {
+        self.path = path
+        self.onRow = onRow
+        self.onReject = onReject
+    }
+
+    func report(_ items: [Ingestor.Item]) {
+        queue.async { [self] in
+            guard failure == nil else { return }
+            do {
+                for item in items {
+                    switch item {
+                    case .rejected(let line, let reason): onReject(line, reason)
+                    case .outcome(let outcome): try emit(outcome)
+                    }
+                }
+            } catch {
+                failure = error
+            }
+        }
+    }
+
+    private func emit(_ outcome: EventOutcome) throws {
+        if outcome.writtenRows.count == outcome.rowCount {
+            for row in outcome.writtenRows { rows += 1; try onRow(row) }
+            return
+        }
+        if reader == nil { reader = try Database(path: path, readOnly: true) }
+        try Store.forEachRow(ofEvent: outcome, in: reader!) { row in
+            rows += 1
+            try onRow(row)
+        }
+    }
+
+    /// Waits for everything reported to be written; returns the rows written.
+    func finish() throws -> Int {
+        try queue.sync {
+            reader = nil
+            if let failure { throw failure }
+            return rows
+        }
+    }
+}
+
+/// A bounded FIFO between two threads. `put` blocks while full; `take` blocks while empty and
+/// returns nil once the queue is closed and drained.
+final class BlockingQueue<Element>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var items: [Element] = []
+    private var head = 0
+    private var closed = false
+    private let capacity: Int
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    /// False when the queue was closed (the consumer gave up).
+    func put(_ item: Element) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while items.count - head >= capacity && !closed { condition.wait() }
+        guard !closed else { return false }
+        items.append(item)
+        condition.broadcast()
+        return true
+    }
+
+    func take() -> Element? {
+        condition.lock()
+        defer { condition.unlock() }
+        while head == items.count && !closed { condition.wait() }
+        return popLocked()
+    }
+
+    /// The next item if one is waiting now, without blocking.
+    func poll() -> Element? {
+        condition.lock()
+        defer { condition.unlock() }
+        return popLocked()
+    }
+
+    func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func popLocked() -> Element? {
+        guard head < items.count else { return nil }
+        let item = items[head]
+        head += 1
+        if head > 1024 && head * 2 > items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        condition.broadcast()
+        return item
     }
 }
 

@@ -78,6 +78,8 @@ enum Schema {
             final INTEGER NOT NULL DEFAULT 0,
             created_at INTEGER NOT NULL,
             published_at INTEGER,
+            -- The event that published the step: its rows are that event's row range.
+            publish_event INTEGER,
             deleted_at INTEGER
         );
         CREATE INDEX steps_by_journey ON steps(journey, published_at);
@@ -89,6 +91,8 @@ enum Schema {
             text TEXT NOT NULL,
             parent INTEGER REFERENCES comments(id),
             created_at INTEGER NOT NULL,
+            -- The event that posted the comment: its rows are that event's row range.
+            event INTEGER NOT NULL,
             deleted_at INTEGER
         );
         CREATE INDEX comments_by_step ON comments(step, created_at);
@@ -98,6 +102,7 @@ enum Schema {
             type TEXT NOT NULL CHECK (type IN ('heart', 'share')),
             actor INTEGER NOT NULL REFERENCES users(id),
             at INTEGER NOT NULL,
+            event INTEGER NOT NULL,
             PRIMARY KEY (step, type, actor)
         ) WITHOUT ROWID;
         CREATE TABLE tiers (
@@ -108,21 +113,21 @@ enum Schema {
             PRIMARY KEY (journey, supporter, tier)
         ) WITHOUT ROWID;
 
-        -- Every applied event once; the rows it created are the id range [first_row, last_row].
-        -- A rowid table: the payload (the event's line) is large for a WITHOUT ROWID b-tree.
+        -- Every applied event once. Its rows are the id range [first_row, last_row]: rows are
+        -- found through the events that made them (a deleted step's publish, interactions and
+        -- comments), so no per-row index is needed for that. Producer payloads are not kept.
         CREATE TABLE events (
             id INTEGER PRIMARY KEY,
             ext TEXT NOT NULL UNIQUE,
             type TEXT NOT NULL,
             at INTEGER NOT NULL,
-            payload TEXT NOT NULL,
             first_row INTEGER,
             last_row INTEGER,
             note TEXT
         );
         -- Candidates of an event that got no row, and why: what `stepo explain` reads.
         CREATE TABLE suppressions (
-            event TEXT NOT NULL,
+            event INTEGER NOT NULL REFERENCES events(id),
             recipient INTEGER NOT NULL,
             kind TEXT NOT NULL,
             reason TEXT NOT NULL
@@ -131,13 +136,14 @@ enum Schema {
 
         CREATE TABLE notifications (
             id INTEGER PRIMARY KEY,
-            event TEXT NOT NULL,
+            event INTEGER NOT NULL REFERENCES events(id),
             recipient INTEGER NOT NULL REFERENCES users(id),
             kind TEXT NOT NULL,
             actor INTEGER REFERENCES users(id),
             title TEXT NOT NULL,
             body TEXT NOT NULL,
-            push_body TEXT NOT NULL,
+            -- The push's body when it differs from the row's (a private actor's masked copy).
+            push_body TEXT,
             push_image TEXT,
             face TEXT,
             image TEXT,
@@ -160,8 +166,6 @@ enum Schema {
         CREATE INDEX notifications_unread ON notifications(recipient, seen_at) WHERE read_at IS NULL;
         -- Sync pulls a recipient's changes after a version.
         CREATE INDEX notifications_by_version ON notifications(recipient, version);
-        -- Deleting content marks its rows: a step's rows, or one comment's (on its step).
-        CREATE INDEX notifications_by_content ON notifications(step, comment) WHERE step IS NOT NULL;
         """)
         return m
     }

@@ -6,21 +6,26 @@ extension Store {
     /// The rows created by one applied event, in id order.
     public func rows(ofEvent outcome: EventOutcome) throws -> [ActivityRow] {
         guard let first = outcome.firstRow, let last = outcome.lastRow else { return [] }
-        return try db.query("\(ActivityRow.select) WHERE n.id BETWEEN ? AND ? AND n.event = ? ORDER BY n.id",
-                            [first, last, outcome.eventId], ActivityRow.init)
+        return try db.query(Store.rowsOfEventSQL, [first, last, outcome.eventKey], ActivityRow.init)
     }
 
     /// Calls `body` with each row of one applied event, in id order, without holding a
     /// fan-out's rows in memory.
     public func forEachRow(ofEvent outcome: EventOutcome, _ body: (ActivityRow) throws -> Void) throws {
-        guard let first = outcome.firstRow, let last = outcome.lastRow else { return }
         if outcome.writtenRows.count == outcome.rowCount {
             for row in outcome.writtenRows { try body(row) }
             return
         }
-        try db.cached("\(ActivityRow.select) WHERE n.id BETWEEN ? AND ? AND n.event = ? ORDER BY n.id")
-            .bind([first, last, outcome.eventId]).forEach { try body(ActivityRow($0)) }
+        try Store.forEachRow(ofEvent: outcome, in: db, body)
     }
+
+    /// Reads an event's rows through `db` (any connection to the store's file).
+    static func forEachRow(ofEvent outcome: EventOutcome, in db: Database, _ body: (ActivityRow) throws -> Void) throws {
+        guard let first = outcome.firstRow, let last = outcome.lastRow else { return }
+        try db.cached(rowsOfEventSQL).bind([first, last, outcome.eventKey]).forEach { try body(ActivityRow($0)) }
+    }
+
+    static let rowsOfEventSQL = "\(ActivityRow.select) WHERE n.id BETWEEN ? AND ? AND n.event = ? ORDER BY n.id"
 
     /// A user's rows, newest first.
     public func activity(of user: UserRecord, limit: Int = 500, before: Int64? = nil) throws -> [ActivityRow] {

@@ -6,18 +6,23 @@ extension Store {
     /// `events`. A repeated event id does nothing. An event that refers to something unknown
     /// (or acts on an unpublished or deleted step) throws `EventError` and changes nothing.
     @discardableResult
-    public func apply(_ event: Event, payload: String) throws -> EventOutcome {
+    public func apply(_ event: Event) throws -> EventOutcome {
         try db.transaction {
-            if try db.scalar("SELECT 1 FROM events WHERE ext = ?", event.id) != nil {
+            // Recording the event first both detects a repeat and gives the event its key.
+            try db.run("INSERT INTO events(ext, type, at) VALUES (?, ?, ?) ON CONFLICT (ext) DO NOTHING",
+                       event.id, event.type, event.at)
+            guard db.changes == 1 else {
                 var outcome = EventOutcome(eventId: event.id)
                 outcome.repeated = true
                 return outcome
             }
-            let delivery = Delivery(store: self, event: event)
+            let delivery = Delivery(store: self, event: event, key: Int(db.lastInsertRowID))
             try applyBody(event, delivery)
             let o = delivery.outcome
-            try db.run("INSERT INTO events(ext, type, at, payload, first_row, last_row, note) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       event.id, event.type, event.at, payload, o.firstRow, o.lastRow, o.note)
+            if o.firstRow != nil || o.note != nil {
+                try db.run("UPDATE events SET first_row = ?, last_row = ?, note = ? WHERE id = ?",
+                           o.firstRow, o.lastRow, o.note, delivery.key)
+            }
             return o
         }
     }
@@ -51,20 +56,25 @@ extension Store {
         case .mediaReady(let id):
             try publish(try requireStep(id), d)
         case let .interaction(type, actor, step):
-            try applyInteraction(type, actor: try requireUser(actor), step: try requirePublishedStep(step), d)
+            let context = try requirePublishedStep(step, actor: actor)
+            try applyInteraction(type, actor: context.actor!, step: context, d)
         case let .comment(actor, step, id, text, parent):
-            try applyComment(actor: try requireUser(actor), step: try requirePublishedStep(step), id: id, text: text,
-                             parent: parent, d)
+            let context = try requirePublishedStep(step, actor: actor)
+            try applyComment(actor: context.actor!, step: context, id: id, text: text, parent: parent, d)
         case .deleteStep(let id):
             let s = try requireStep(id)
             guard s.deletedAt == nil else { d.outcome.note = "step \(id) was already deleted"; return }
             try db.run("UPDATE steps SET deleted_at = ? WHERE id = ?", event.at, s.key)
-            try markRowsDeleted(step: s.key, comment: nil, d)
+            try markRowsDeleted(madeBy: """
+                SELECT publish_event FROM steps WHERE id = :key
+                UNION ALL SELECT event FROM interactions WHERE step = :key
+                UNION ALL SELECT event FROM comments WHERE step = :key
+                """, key: s.key, d)
         case .deleteComment(let id):
             guard let c = try comment(id) else { throw EventError("unknown comment \(id)") }
             guard c.deletedAt == nil else { d.outcome.note = "comment \(id) was already deleted"; return }
             try db.run("UPDATE comments SET deleted_at = ? WHERE id = ?", event.at, c.key)
-            try markRowsDeleted(step: c.stepKey, comment: c.key, d)
+            try markRowsDeleted(madeBy: "SELECT event FROM comments WHERE id = :key", key: c.key, d)
         case let .tierCrossed(actor, journey, tier):
             try applyTier(supporter: try requireUser(actor), journey: try requireJourney(journey), tier: tier, d)
         case let .announcement(text, audience, link):
@@ -96,8 +106,12 @@ extension Store {
     }
 
     /// A step that may be interacted with (published, not deleted), with its owner and journey.
-    func requirePublishedStep(_ id: String) throws -> StepContext {
-        guard let context = try stepContext(id) else { throw EventError("unknown step \(id)") }
+    func requirePublishedStep(_ id: String, actor: String) throws -> StepContext {
+        guard let context = try stepContext(id, actor: actor) else {
+            _ = try requireUser(actor)  // an unknown actor is named first, as it comes first in the event
+            throw EventError("unknown step \(id)")
+        }
+        guard context.actor != nil else { throw EventError("unknown user \(actor)") }
         guard context.step.deletedAt == nil else { throw EventError("step \(id) was deleted") }
         guard context.step.publishedAt != nil else { throw EventError("step \(id) is not published yet (its media is still processing)") }
         return context
@@ -120,15 +134,16 @@ extension Store {
         }
     }
 
-    /// Strikes through the rows about a deleted step (every row on it) or comment (its rows only).
-    private func markRowsDeleted(step: Int, comment: Int?, _ d: Delivery) throws {
-        let match = "step = :step AND (:comment IS NULL OR comment = :comment) AND deleted = 0"
-        let values: [String: SQLBindable] = [":step": step, ":comment": comment]
-        guard try db.cached("SELECT EXISTS (SELECT 1 FROM notifications WHERE \(match))").bind(named: values)
-            .first({ $0.bool(0) }) == true else { return }
-        var update = values
-        update[":version"] = try d.changeVersion()
-        try db.cached("UPDATE notifications SET deleted = 1, version = :version WHERE \(match)").bind(named: update).run()
+    /// Strikes through the rows made by the events `eventsSQL` selects (by `:key`): the rows
+    /// about a deleted step or comment.
+    private func markRowsDeleted(madeBy eventsSQL: String, key: Int, _ d: Delivery) throws {
+        let rows = """
+            SELECT n.id FROM events AS e JOIN notifications AS n ON n.id BETWEEN e.first_row AND e.last_row
+            WHERE e.id IN (\(eventsSQL)) AND n.deleted = 0
+            """
+        guard try db.cached("SELECT EXISTS (\(rows))").bind(named: [":key": key]).first({ $0.bool(0) }) == true else { return }
+        let values: [String: SQLBindable] = [":key": key, ":version": try d.changeVersion()]
+        try db.cached("UPDATE notifications SET deleted = 1, version = :version WHERE id IN (\(rows))").bind(named: values).run()
         d.outcome.note = "\(db.changes) rows marked deleted"
     }
 }

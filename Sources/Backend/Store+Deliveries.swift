@@ -70,7 +70,7 @@ extension Store {
             d.outcome.note = "step \(step.id) was already published: one step, one push"
             return
         }
-        try db.run("UPDATE steps SET published_at = ? WHERE id = ?", d.event.at, step.key)
+        try db.run("UPDATE steps SET published_at = ?, publish_event = ? WHERE id = ?", d.event.at, d.key, step.key)
         guard let journey = try journey(key: step.journeyKey), let owner = try user(key: step.ownerKey) else {
             throw EventError("step \(step.id) lost its journey or owner")
         }
@@ -99,7 +99,8 @@ extension Store {
 
     func applyInteraction(_ type: String, actor: UserRecord, step context: StepContext, _ d: Delivery) throws {
         let (step, owner, journey) = (context.step, context.owner, context.journey)
-        try db.run("INSERT OR IGNORE INTO interactions(step, type, actor, at) VALUES (?, ?, ?, ?)", step.key, type, actor.key, d.event.at)
+        try db.run("INSERT OR IGNORE INTO interactions(step, type, actor, at, event) VALUES (?, ?, ?, ?, ?)",
+                   step.key, type, actor.key, d.event.at, d.key)
         let repeated = db.changes == 0
         let inside = StepWindow.contains(d.event.at, publishedAt: step.publishedAt ?? d.event.at)
         let kind: Kind = type == "heart" ? (inside ? .steppedWithHeart : .heart) : (inside ? .steppedWithShare : .share)
@@ -116,8 +117,8 @@ extension Store {
             guard record.stepKey == step.key else { throw EventError("comment \(parent) is on another step") }
             parentRecord = record
         }
-        try db.run("INSERT INTO comments(ext, step, author, text, parent, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                   id, step.key, actor.key, text, parentRecord?.key, d.event.at)
+        try db.run("INSERT INTO comments(ext, step, author, text, parent, created_at, event) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   id, step.key, actor.key, text, parentRecord?.key, d.event.at, d.key)
         let commentKey = Int(db.lastInsertRowID)
         var people: [String: UserRecord] = [owner.id: owner]
         var parentAuthor: String?

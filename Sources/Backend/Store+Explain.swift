@@ -34,13 +34,14 @@ extension Store {
     /// Every candidate recipient of an applied event, with its row or its reason; nil when
     /// the event was never applied.
     public func explain(_ eventId: String) throws -> EventReport? {
-        guard let header = try db.first("SELECT type, at, note, first_row, last_row FROM events WHERE ext = ?", [eventId], {
-            (type: $0.string(0), at: $0.int64(1), note: $0.optionalString(2), first: $0.optionalInt(3), last: $0.optionalInt(4))
+        guard let header = try db.first("SELECT type, at, note, first_row, last_row, id FROM events WHERE ext = ?", [eventId], {
+            (type: $0.string(0), at: $0.int64(1), note: $0.optionalString(2), first: $0.optionalInt(3), last: $0.optionalInt(4),
+             key: $0.int(5))
         }) else { return nil }
         var candidates = try db.query("""
             SELECT u.ext, u.name, s.kind, s.reason FROM suppressions AS s JOIN users AS u ON u.id = s.recipient
             WHERE s.event = ? ORDER BY u.ext
-            """, [eventId]) { row in
+            """, [header.key]) { row in
             Explanation(recipient: row.string(0), name: row.string(1), kind: Kind(rawValue: row.string(2)) ?? .announcement,
                         rowId: nil, push: nil, reason: Reason(rawValue: row.string(3)), deletedSince: false)
         }
@@ -48,7 +49,7 @@ extension Store {
             candidates += try db.query("""
                 SELECT u.ext, u.name, n.kind, n.id, n.push, n.deleted FROM notifications AS n JOIN users AS u ON u.id = n.recipient
                 WHERE n.id BETWEEN ? AND ? AND n.event = ? ORDER BY u.ext
-                """, [first, last, eventId]) { row in
+                """, [first, last, header.key]) { row in
                 let push = PushStatus(row.string(4))
                 var reason: Reason?
                 if case .suppressed(let r)? = push { reason = r }

@@ -19,7 +19,7 @@ extension Store {
     /// recipient's fresh unseen count as the absolute badge.
     public func pushContent(row id: Int) throws -> PushContent {
         guard let stored = try db.first("""
-            SELECT n.kind, n.title, n.push_body, n.push_image, n.face, n.thread, n.tap, n.recipient, n.deleted
+            SELECT n.kind, n.title, coalesce(n.push_body, n.body), n.push_image, n.face, n.thread, n.tap, n.recipient, n.deleted
             FROM notifications AS n WHERE n.id = ?
             """, [id], { row in
                 (kind: Kind(rawValue: row.string(0)) ?? .announcement, title: row.string(1), body: row.string(2),

@@ -58,6 +58,11 @@ public final class Store {
         try db.first(StepContext.select, [id], StepContext.init)
     }
 
+    /// The step with its owner and journey, and the user `actor` (nil in the context when unknown).
+    func stepContext(_ id: String, actor: String) throws -> StepContext? {
+        try db.first(StepContext.selectWithActor, [id, actor], StepContext.init)
+    }
+
     public func comment(_ id: String) throws -> CommentRecord? {
         try db.first("SELECT \(CommentRecord.columns) FROM comments WHERE ext = ?", [id], CommentRecord.init)
     }

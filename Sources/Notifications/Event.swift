@@ -190,7 +190,7 @@ struct Fields {
 
     func id(_ key: String) throws -> String {
         let text = try string(key)
-        guard !text.isEmpty, text.count <= Event.Limits.idLength,
+        guard !text.isEmpty, text.utf8.count <= Event.Limits.idLength || text.count <= Event.Limits.idLength,
               !text.unicodeScalars.contains(where: { Preview.isControl($0) || $0.properties.isWhitespace }) else {
             throw EventError("field '\(name(key))' must be a non-empty id of at most \(Event.Limits.idLength) characters without spaces or controls")
         }
@@ -205,7 +205,9 @@ struct Fields {
     func text(_ key: String, limit: Int, allowEmpty: Bool = false) throws -> String {
         let text = try string(key)
         guard allowEmpty || !Preview.clean(text).isEmpty else { throw EventError("field '\(name(key))' is empty") }
-        guard text.count <= limit else { throw EventError("field '\(name(key))' is longer than \(limit) characters") }
+        guard text.utf8.count <= limit || text.count <= limit else {
+            throw EventError("field '\(name(key))' is longer than \(limit) characters")
+        }
         return text
     }
 

@@ -48,7 +48,8 @@ public enum Preview {
     /// Cuts `text` to at most `limit` characters, including the ellipsis, at the last word
     /// boundary that leaves room for it; a single overlong word is cut inside itself.
     public static func shorten(_ text: String, to limit: Int) -> String {
-        guard text.count > limit else { return text }
+        // No more bytes than the limit means no more characters: skip counting graphemes.
+        guard text.utf8.count > limit, text.count > limit else { return text }
         guard limit > 1 else { return limit == 1 ? String(ellipsis) : "" }
         let room = text.prefix(limit - 1)
         let cut: Substring

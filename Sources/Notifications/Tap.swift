@@ -40,6 +40,30 @@ public enum Tap: Equatable, Sendable {
         }
     }
 
+    /// The contract JSON as text, written directly (it is stored with every row).
+    public var jsonText: String {
+        var out = "{\"screen\":\"\(screen)\""
+        func add(_ key: String, _ value: String) {
+            out += ",\"\(key)\":"
+            JSON.writeString(value, to: &out)
+        }
+        switch self {
+        case let .step(id, comments, comment):
+            add("step", id)
+            add("comments", comments.rawValue)
+            if let comment { add("comment", comment) }
+        case let .profile(user, action):
+            add("user", user)
+            add("action", action.rawValue)
+        case let .journey(id, panel):
+            add("journey", id)
+            add("panel", panel.rawValue)
+        case let .link(url): add("url", url)
+        case let .interactions(step): add("step", step)
+        }
+        return out + "}"
+    }
+
     public init?(json: JSON) {
         switch json["screen"]?.string {
         case "step":

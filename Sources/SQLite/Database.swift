@@ -94,6 +94,17 @@ public final class Database {
         try cached(sql).bind(values).first { $0.optionalInt(0) } ?? nil
     }
 
+    private static let savepoints: [(begin: String, release: String, rollback: String)] = (0..<8).map(savepointText)
+
+    private static func savepointText(_ depth: Int) -> (begin: String, release: String, rollback: String) {
+        ("SAVEPOINT stepo_sp\(depth)", "RELEASE stepo_sp\(depth)", "ROLLBACK TO stepo_sp\(depth); RELEASE stepo_sp\(depth)")
+    }
+
+    /// The savepoint statements for a nesting depth, made once (this runs for every event).
+    private static func savepointSQL(_ depth: Int) -> (begin: String, release: String, rollback: String) {
+        depth < savepoints.count ? savepoints[depth] : savepointText(depth)
+    }
+
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes64(handle)) }
 
@@ -105,31 +116,23 @@ public final class Database {
     /// Any error thrown rolls back everything `body` did and is rethrown.
     public func transaction<T>(immediate: Bool = true, _ body: () throws -> T) throws -> T {
         let depth = transactionDepth
-        let name = "stepo_sp\(depth)"
-        if depth == 0 {
-            try cached(immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED").run()
-        } else {
-            try cached("SAVEPOINT \(name)").run()
-        }
+        let sql = Database.savepointSQL(depth)
+        try cached(depth == 0 ? (immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED") : sql.begin).run()
         transactionDepth += 1
         do {
             let result = try body()
             transactionDepth -= 1
-            try cached(depth == 0 ? "COMMIT" : "RELEASE \(name)").run()
+            try cached(depth == 0 ? "COMMIT" : sql.release).run()
             return result
         } catch {
             transactionDepth -= 1
-            if depth == 0 {
-                try? execute("ROLLBACK")
-            } else {
-                try? execute("ROLLBACK TO \(name); RELEASE \(name)")
-            }
+            try? execute(depth == 0 ? "ROLLBACK" : sql.rollback)
             throw error
         }
     }
 }
 
-/// A statement-cache key that hashes an SQL text by its length and a few sampled bytes.
+/// A statement-cache key that hashes an SQL text by its length and three 8-byte words.
 ///
 /// Hashing a whole SQL text on every lookup showed up in ingest profiles; equality stays exact
 /// (and is nearly free for the literals the code passes, which share their storage).
@@ -137,14 +140,14 @@ private struct CacheKey: Hashable {
     let sql: String
 
     func hash(into hasher: inout Hasher) {
-        let bytes = sql.utf8
-        hasher.combine(bytes.count)
-        guard !bytes.isEmpty else { return }
-        var index = bytes.startIndex
-        let stride = max(1, bytes.count / 16)
-        while index < bytes.endIndex {
-            hasher.combine(bytes[index])
-            index = bytes.index(index, offsetBy: stride, limitedBy: bytes.endIndex) ?? bytes.endIndex
+        var sql = sql
+        sql.withUTF8 { bytes in
+            hasher.combine(bytes.count)
+            guard bytes.count >= 8, let base = UnsafeRawPointer(bytes.baseAddress) else { return }
+            // The first, middle and last eight bytes tell statements apart well enough.
+            for offset in [0, (bytes.count - 8) / 2, bytes.count - 8] {
+                hasher.combine(base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            }
         }
     }
 

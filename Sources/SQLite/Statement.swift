@@ -34,7 +34,7 @@ public final class Statement {
                               message: "expected \(expected) parameters, got \(values.count)", sql: sql)
         }
         for (offset, value) in values.enumerated() {
-            try bind(value.sqlValue, at: Int32(offset + 1))
+            try value.bind(to: self, at: Int32(offset + 1))
         }
         return self
     }
@@ -55,33 +55,48 @@ public final class Statement {
             guard let value = values[name] else {
                 throw SQLiteError(code: SQLITE_RANGE, message: "no value for parameter \(name)", sql: sql)
             }
-            try bind(value.sqlValue, at: index)
+            try value.bind(to: self, at: index)
         }
         return self
     }
 
-    private func bind(_ value: SQLValue, at index: Int32) throws {
-        let code: Int32
-        switch value {
-        case .null: code = sqlite3_bind_null(handle, index)
-        case .integer(let int): code = sqlite3_bind_int64(handle, index, int)
-        case .real(let double): code = sqlite3_bind_double(handle, index, double)
-        case .text(var text):
-            // With its byte count SQLite need not scan for the terminator; an empty string keeps
-            // a non-null pointer, or SQLite would bind NULL.
-            code = text.withUTF8 { bytes in
-                bytes.withMemoryRebound(to: CChar.self) { chars in
-                    guard let base = chars.baseAddress, !chars.isEmpty else {
-                        return sqlite3_bind_text(handle, index, "", 0, stepo_sqlite_transient())
-                    }
-                    return sqlite3_bind_text(handle, index, base, Int32(chars.count), stepo_sqlite_transient())
+    // MARK: Binding one parameter (1-based), for SQLBindable's conformances
+
+    public func bindNull(at index: Int32) throws {
+        try check(sqlite3_bind_null(handle, index))
+    }
+
+    public func bind(_ value: Int64, at index: Int32) throws {
+        try check(sqlite3_bind_int64(handle, index, value))
+    }
+
+    public func bind(_ value: Double, at index: Int32) throws {
+        try check(sqlite3_bind_double(handle, index, value))
+    }
+
+    public func bind(_ value: String, at index: Int32) throws {
+        // With its byte count SQLite need not scan for the terminator; an empty string keeps
+        // a non-null pointer, or SQLite would bind NULL.
+        var text = value
+        let code = text.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { chars in
+                guard let base = chars.baseAddress, !chars.isEmpty else {
+                    return sqlite3_bind_text(handle, index, "", 0, stepo_sqlite_transient())
                 }
-            }
-        case .blob(let bytes):
-            code = bytes.withUnsafeBytes {
-                sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), stepo_sqlite_transient())
+                return sqlite3_bind_text(handle, index, base, Int32(chars.count), stepo_sqlite_transient())
             }
         }
+        try check(code)
+    }
+
+    public func bind(bytes: [UInt8], at index: Int32) throws {
+        let code = bytes.withUnsafeBytes {
+            sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), stepo_sqlite_transient())
+        }
+        try check(code)
+    }
+
+    private func check(_ code: Int32) throws {
         guard code == SQLITE_OK else { throw SQLiteError(code: code, connection: database.handle, sql: sql) }
     }
 

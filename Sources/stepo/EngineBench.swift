@@ -92,27 +92,30 @@ struct EngineBench {
         for run in 0..<4 {
             let step = "s\(run)"
             let at = base + Int64(run) * 60_000
-            let payload = "{}"
             try store.apply(try Event(json: try JSON.parse("""
                 {"id":"create-\(step)","type":"step","at":"\(Timestamp.format(at))","step":{"id":"\(step)","journey":"j1",
                  "caption":"barre chords finally ring clean","photoUrl":"https://cdn.stepo.app/steps/\(step).jpg"}}
-                """)), payload: payload)
+                """)))
             let publish = try Event(json: try JSON.parse(#"{"id":"publish-\#(step)","type":"mediaReady","at":"\#(Timestamp.format(at + 1000))","step":"\#(step)"}"#))
             let start = DispatchTime.now()
-            let outcome = try store.apply(publish, payload: payload)
+            let outcome = try store.apply(publish)
             let elapsed = seconds(since: start)
             guard run > 0 else { continue }  // the first publish is the journey's first step; time the new steps
             fanoutTimes.append(elapsed)
             rowsPerFanout = outcome.rowCount
 
             // The same rows, inserted by one raw INSERT … SELECT into the same schema.
-            try db.execute("DROP TABLE IF EXISTS temp.same_rows; CREATE TEMP TABLE same_rows AS SELECT recipient FROM notifications WHERE event = 'publish-\(step)'")
+            try db.execute("""
+                DROP TABLE IF EXISTS temp.same_rows;
+                CREATE TEMP TABLE same_rows AS SELECT recipient, event FROM notifications
+                WHERE id BETWEEN \(outcome.firstRow ?? 0) AND \(outcome.lastRow ?? -1)
+                """)
             let rawStart = DispatchTime.now()
             try db.transaction {
                 try db.run("""
                     INSERT INTO notifications(event, recipient, kind, actor, title, body, push_body, push_image, face, image,
                                               step, comment, journey, tap, thread, push, created_at, version)
-                    SELECT 'raw-\(step)', recipient, 'newStep', ?, 'User 1', 'New step in Learn to play guitar: barre chords finally ring clean',
+                    SELECT event, recipient, 'newStep', ?, 'User 1', 'New step in Learn to play guitar: barre chords finally ring clean',
                            'New step in Learn to play guitar: barre chords finally ring clean', 'https://cdn.stepo.app/steps/x.jpg',
                            'https://cdn.stepo.app/avatars/u1.jpg', 'https://cdn.stepo.app/steps/x.jpg', 1, NULL, 1,
                            '{"screen":"step","step":"x","comments":"closed"}', 'step:x', 'sent', ?, 1
@@ -213,7 +216,7 @@ struct EngineBench {
             print("parse: \(seconds(since: t) / Double(lines.count) * 1e6) µs/event")
             t = DispatchTime.now()
             var outcomes: [EventOutcome] = []
-            try store.db.transaction { for (e, line) in zip(parsed, lines) { outcomes.append(try store.apply(e, payload: String(decoding: line, as: UTF8.self))) } }
+            try store.db.transaction { for e in parsed { outcomes.append(try store.apply(e)) } }
             print("apply: \(seconds(since: t) / Double(lines.count) * 1e6) µs/event")
             t = DispatchTime.now()
             var n = 0
@@ -223,10 +226,10 @@ struct EngineBench {
         }
         let descriptor = open(path, O_RDONLY)
         defer { close(descriptor) }
-        var reader = LineReader(fileDescriptor: descriptor)
+        let reader = LineReader(fileDescriptor: descriptor)
         var bytes = 0
         let begin = DispatchTime.now()
-        let result = try Ingestor(store: store).ingest(&reader, onRow: { row in
+        let result = try Ingestor(store: store).ingest(reader, onRow: { row in
             bytes += row.contractJSON.serialized.utf8.count  // the work `stepo ingest` does per row, minus the write
         }, onReject: { _, _ in })
         let elapsed = seconds(since: begin)

@@ -30,9 +30,9 @@ let ingestCommand = Command(
     }
     defer { if descriptor != 0 { close(descriptor) } }
     let store = try openStore(arguments)
-    var reader = LineReader(fileDescriptor: descriptor)
+    let reader = LineReader(fileDescriptor: descriptor)
     let label = source == "-" ? "stdin" : Preview.visible(source)
-    let report = try Ingestor(store: store).ingest(&reader, onRow: { row in
+    let report = try Ingestor(store: store).ingest(reader, onRow: { row in
         Output.line(row.contractJSON.serialized)
     }, onReject: { line, reason in
         Output.error("stepo ingest: \(label):\(line): \(reason)")

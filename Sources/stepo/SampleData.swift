@@ -39,9 +39,9 @@ enum SampleData {
         let descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else { throw CommandError(description: "cannot read \(path)") }
         defer { close(descriptor) }
-        var reader = LineReader(fileDescriptor: descriptor)
+        let reader = LineReader(fileDescriptor: descriptor)
         var problems: [String] = []
-        let report = try Ingestor(store: store).ingest(&reader, onRow: { _ in }, onReject: { line, reason in
+        let report = try Ingestor(store: store).ingest(reader, onRow: { _ in }, onReject: { line, reason in
             problems.append("\(path):\(line): \(reason)")
         })
         if !problems.isEmpty {

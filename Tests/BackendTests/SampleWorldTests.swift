@@ -13,9 +13,9 @@ struct SampleWorldTests {
         let descriptor = open(samplePath, O_RDONLY)
         guard descriptor >= 0 else { throw EventError("cannot open \(samplePath)") }
         defer { close(descriptor) }
-        var reader = LineReader(fileDescriptor: descriptor)
+        let reader = LineReader(fileDescriptor: descriptor)
         var rejects: [String] = []
-        let report = try Ingestor(store: world.store).ingest(&reader, onRow: { _ in }, onReject: { rejects.append("\($0): \($1)") })
+        let report = try Ingestor(store: world.store).ingest(reader, onRow: { _ in }, onReject: { rejects.append("\($0): \($1)") })
         #expect(rejects.isEmpty)
         return report
     }
