@@ -21,8 +21,15 @@ public struct ActivityRow: Sendable {
     public var readAt: Int64?
     public var deleted: Bool
 
+    /// A content column: the row's own, or its fan-out event's when the row shares it.
+    static func content(_ column: String) -> String {
+        "CASE WHEN n.title IS NULL THEN e.\(column) ELSE n.\(column) END"
+    }
+
     static let select = """
-        SELECT n.id, e.ext, r.ext, n.kind, a.ext, n.title, n.body, n.face, n.image, n.tap, n.thread, n.push,
+        SELECT n.id, e.ext, r.ext, n.kind, a.ext,
+               \(ActivityRow.content("title")), \(ActivityRow.content("body")), \(ActivityRow.content("face")),
+               \(ActivityRow.content("image")), \(ActivityRow.content("tap")), \(ActivityRow.content("thread")), n.push,
                n.created_at, n.version, n.seen_at, n.read_at, n.deleted
         FROM notifications AS n JOIN events AS e ON e.id = n.event JOIN users AS r ON r.id = n.recipient
              LEFT JOIN users AS a ON a.id = n.actor

@@ -1,13 +1,15 @@
 import Notifications
 import SQLite
 
-/// Set-based fan-out: one notification to many recipients as two SQL statements, so a step
-/// published to 100,000 followers never makes 100,000 trips through Swift.
+/// Set-based fan-out: one notification to many recipients in a few SQL statements, so a step
+/// published to 100,000 followers never makes 100,000 trips through Swift. The content is
+/// stored once, on the event; each row holds only its recipient and state.
 ///
 /// The quiet rules here are the engine's (`QuietRules.decide`) written as SQL, in the same
 /// order; tests check that both paths agree.
 struct Fanout {
-    /// A SELECT whose column `u` lists the candidate recipients' keys, each once. It may use
+    /// A SELECT whose column `u` lists the candidate recipients' keys, each once, best in key
+    /// order (rows then go into the recipient indexes in order; follows and UNION give it). It may use
     /// the named parameters in `arguments`, and `:actor`.
     var candidates: String
     var arguments: [String: SQLBindable]
@@ -80,34 +82,37 @@ struct Fanout {
             return
         }
         let version = try delivery.changeVersion()
-        let rowsSQL = """
-            INSERT INTO notifications(event, recipient, kind, actor, title, body, push_body, push_image, face, image,
-                                      step, comment, journey, tap, thread, push, created_at, version)
-            SELECT :event, u.id, :kind, :actor, :title, :body, :pushBody, :pushImage, :face, :image,
-                   :step, :comment, :journey, :tap, :thread, \(pushExpression), :at, :version
-            FROM (\(candidates)) AS c JOIN users AS u ON u.id = c.u
-            WHERE (\(reasonExpression)) IS NULL
-            ORDER BY u.id
-            """
-        let before = db.lastInsertRowID
-        var named = baseValues(delivery)
-        named[":version"] = version
-        let rows = try db.cached(rowsSQL).bind(named: named)
-        try rows.run()
+        var values = baseValues(delivery)
+        values[":version"] = version
+        // Decide every candidate once, in memory; then write rows and suppressions from it.
+        try db.execute("CREATE TEMP TABLE IF NOT EXISTS fanout (u INTEGER PRIMARY KEY, reason TEXT, push TEXT); DELETE FROM temp.fanout")
+        try db.cached("""
+            INSERT INTO temp.fanout(u, reason, push)
+            SELECT u.id, reason, CASE WHEN reason IS NULL THEN \(pushExpression) END
+            FROM (SELECT u.id AS id, u.pref_all, u.pref_stepWith, u.pref_social, u.pref_engagement, u.pref_journeys,
+                         \(reasonExpression) AS reason
+                  FROM (\(candidates)) AS c JOIN users AS u ON u.id = c.u) AS u
+            """).bind(named: values).run()
+        // The content once, on the event; the rows point at it.
+        try db.cached("""
+            UPDATE events SET title = :title, body = :body, push_body = :pushBody, push_image = :pushImage,
+                              face = :face, image = :image, tap = :tap, thread = :thread
+            WHERE id = :event
+            """).bind(named: values).run()
+        try db.cached("""
+            INSERT INTO notifications(event, recipient, kind, actor, step, comment, journey, push, created_at, version)
+            SELECT :event, d.u, :kind, :actor, :step, :comment, :journey, d.push, :at, :version
+            FROM temp.fanout AS d WHERE d.reason IS NULL
+            """).bind(named: values).run()
         let inserted = db.changes
         if inserted > 0 {
             let last = Int(db.lastInsertRowID)
-            precondition(last > before, "fan-out rows must take fresh ids")
             delivery.noteRows((last - inserted + 1)...last)
         }
-
-        let suppressed = try db.cached("""
+        try db.cached("""
             INSERT INTO suppressions(event, recipient, kind, reason)
-            SELECT :event, u.id, :kind, \(reasonExpression)
-            FROM (\(candidates)) AS c JOIN users AS u ON u.id = c.u
-            WHERE (\(reasonExpression)) IS NOT NULL
-            """)
-        try suppressed.bind(named: named)
-        try suppressed.run()
+            SELECT :event, d.u, :kind, d.reason FROM temp.fanout AS d WHERE d.reason IS NOT NULL
+            """).bind(named: values).run()
+        try db.execute("DELETE FROM temp.fanout")
     }
 }

@@ -123,7 +123,16 @@ enum Schema {
             at INTEGER NOT NULL,
             first_row INTEGER,
             last_row INTEGER,
-            note TEXT
+            note TEXT,
+            -- A fan-out's content, shared by all its rows (whose own content columns are NULL).
+            title TEXT,
+            body TEXT,
+            push_body TEXT,
+            push_image TEXT,
+            face TEXT,
+            image TEXT,
+            tap TEXT,
+            thread TEXT
         );
         -- Candidates of an event that got no row, and why: what `stepo explain` reads.
         CREATE TABLE suppressions (
@@ -140,8 +149,10 @@ enum Schema {
             recipient INTEGER NOT NULL REFERENCES users(id),
             kind TEXT NOT NULL,
             actor INTEGER REFERENCES users(id),
-            title TEXT NOT NULL,
-            body TEXT NOT NULL,
+            -- The content: here for a row of its own, NULL (title first) for a fan-out's row,
+            -- whose content is stored once on its event.
+            title TEXT,
+            body TEXT,
             -- The push's body when it differs from the row's (a private actor's masked copy).
             push_body TEXT,
             push_image TEXT,
@@ -150,8 +161,8 @@ enum Schema {
             step INTEGER,
             comment INTEGER,
             journey INTEGER,
-            tap TEXT NOT NULL,
-            thread TEXT NOT NULL,
+            tap TEXT,
+            thread TEXT,
             push TEXT NOT NULL,
             created_at INTEGER NOT NULL,
             version INTEGER NOT NULL,

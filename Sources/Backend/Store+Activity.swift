@@ -44,9 +44,11 @@ extension Store {
         try db.first("\(ActivityRow.select) WHERE n.id = ? AND n.recipient = ?", [id, user.key], ActivityRow.init)
     }
 
-    /// Unseen and unread, counted fresh from the rows (partial indexes keep this cheap).
+    /// Unseen and unread, counted fresh from the rows. Both read one partial index, of unread
+    /// rows: read implies seen, so the unseen rows are the unread ones without a seen_at, a
+    /// range at the front of the recipient's entries. Two range counts beat one pass that
+    /// tests every entry.
     public func counts(for userKey: Int) throws -> Counts {
-        // Read implies seen, so every unseen row is unread too: both counts read the one partial index.
         let unseen = try db.scalar("SELECT count(*) FROM notifications WHERE recipient = ? AND read_at IS NULL AND seen_at IS NULL", userKey) ?? 0
         let unread = try db.scalar("SELECT count(*) FROM notifications WHERE recipient = ? AND read_at IS NULL", userKey) ?? 0
         return Counts(unseen: unseen, unread: unread)

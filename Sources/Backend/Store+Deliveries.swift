@@ -85,14 +85,18 @@ extension Store {
         let arguments: [String: SQLBindable] = [":owner": owner.key, ":journeyKey": journey.key]
         let audience = Ladder.audience(of: rung)
         let followers = "SELECT follower AS u FROM follows WHERE followee = :owner"
-        let journeyFollowers = "SELECT follower AS u FROM journey_follows WHERE journey = :journeyKey"
+        // Journey followers who do not also follow the owner (so the union needs no dedupe).
+        let onlyJourneyFollowers = """
+            SELECT follower AS u FROM journey_follows
+            WHERE journey = :journeyKey AND follower NOT IN (SELECT follower FROM follows WHERE followee = :owner)
+            """
         if audience.journeyFollowers {
-            try Fanout(candidates: "\(followers) UNION \(journeyFollowers)", arguments: arguments,
+            try Fanout(candidates: "\(followers) UNION ALL \(onlyJourneyFollowers)", arguments: arguments,
                        notification: n, actor: owner, refs: refs).run(in: d)
         } else {
             try Fanout(candidates: followers, arguments: arguments, notification: n, actor: owner, refs: refs).run(in: d)
             // Journey followers who do not follow the owner are outside this rung's audience.
-            try Fanout(candidates: "\(journeyFollowers) EXCEPT \(followers)", arguments: arguments,
+            try Fanout(candidates: onlyJourneyFollowers, arguments: arguments,
                        notification: n, actor: owner, refs: refs, onlySuppress: .ladder).run(in: d)
         }
     }

@@ -19,8 +19,11 @@ extension Store {
     /// recipient's fresh unseen count as the absolute badge.
     public func pushContent(row id: Int) throws -> PushContent {
         guard let stored = try db.first("""
-            SELECT n.kind, n.title, coalesce(n.push_body, n.body), n.push_image, n.face, n.thread, n.tap, n.recipient, n.deleted
-            FROM notifications AS n WHERE n.id = ?
+            SELECT n.kind, \(ActivityRow.content("title")),
+                   CASE WHEN n.title IS NULL THEN coalesce(e.push_body, e.body) ELSE coalesce(n.push_body, n.body) END,
+                   \(ActivityRow.content("push_image")), \(ActivityRow.content("face")), \(ActivityRow.content("thread")),
+                   \(ActivityRow.content("tap")), n.recipient, n.deleted
+            FROM notifications AS n JOIN events AS e ON e.id = n.event WHERE n.id = ?
             """, [id], { row in
                 (kind: Kind(rawValue: row.string(0)) ?? .announcement, title: row.string(1), body: row.string(2),
                  image: row.optionalString(3), face: row.optionalString(4), thread: row.string(5),

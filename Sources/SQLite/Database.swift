@@ -15,8 +15,12 @@ public final class Database {
         _ = stepo_sqlite_disable_memstatus()
     }()
 
-    /// Opens (creating when asked) the database at `path`, in WAL mode with foreign keys on.
-    public init(path: String, readOnly: Bool = false, create: Bool = true) throws {
+    /// Opens (creating when asked) the database at `path`, in WAL mode.
+    ///
+    /// - Parameter foreignKeys: whether SQLite enforces REFERENCES clauses on every write. On by
+    ///   default; a caller whose writes already check their references may turn it off, since
+    ///   each enforced reference costs a b-tree search per written row.
+    public init(path: String, readOnly: Bool = false, create: Bool = true, foreignKeys: Bool = true) throws {
         _ = Database.configured
         var raw: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
@@ -33,7 +37,7 @@ public final class Database {
         sqlite3_busy_timeout(raw, 5_000)
         do {
             if !readOnly && path != ":memory:" { try execute("PRAGMA journal_mode = WAL") }
-            try execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY")
+            try execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = \(foreignKeys ? "ON" : "OFF"); PRAGMA temp_store = MEMORY")
         } catch {
             cache.removeAll()
             sqlite3_close_v2(raw)

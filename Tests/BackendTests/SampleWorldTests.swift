@@ -49,6 +49,14 @@ struct SampleWorldTests {
         #expect(match.first?.deleted == false)
     }
 
+    @Test("the store keeps every reference whole: PRAGMA foreign_key_check finds nothing")
+    func referentialIntegrity() throws {
+        let world = try World()
+        _ = try Self.ingestSample(into: world)
+        let violations = try world.store.db.query("PRAGMA foreign_key_check") { "\($0.string(0)) row \($0.int(1)) → \($0.string(2))" }
+        #expect(violations.isEmpty, "\(violations.prefix(5))")
+    }
+
     @Test("replaying the whole sample stream is a no-op")
     func replay() throws {
         let world = try World()

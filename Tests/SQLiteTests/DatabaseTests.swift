@@ -12,6 +12,16 @@ struct DatabaseTests {
         return db
     }
 
+    @Test("foreign keys are enforced unless the caller opts out")
+    func foreignKeys() throws {
+        let db = try Database(path: path)
+        try db.execute("CREATE TABLE p (id INTEGER PRIMARY KEY); CREATE TABLE c (p INTEGER REFERENCES p(id))")
+        #expect(throws: SQLiteError.self) { try db.run("INSERT INTO c(p) VALUES (7)") }
+        let relaxed = try Database(path: path, foreignKeys: false)
+        try relaxed.run("INSERT INTO c(p) VALUES (7)")
+        #expect(try relaxed.query("PRAGMA foreign_key_check") { $0.string(0) } == ["c"])
+    }
+
     @Test("a file database runs in WAL mode")
     func wal() throws {
         let db = try open()
