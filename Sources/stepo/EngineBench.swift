@@ -11,12 +11,15 @@ struct EngineBench {
     let folder: String
     /// `fanout` or `ingest` to run one part only.
     let only: String?
+    /// Time ingest's stages (read, parse, apply, output) one at a time instead.
+    let phases: Bool
 
     init(arguments: Arguments) throws {
         followers = try arguments.integer("followers") ?? 100_000
         storeRows = try arguments.integer("store-rows") ?? 1_000_000
         events = try arguments.integer("events") ?? 100_000
         only = arguments["only"]
+        phases = arguments.has("phases")
         folder = arguments["dir"] ?? NSTemporaryDirectory() + "stepo-bench-\(ProcessInfo.processInfo.processIdentifier)"
     }
 
@@ -210,7 +213,8 @@ struct EngineBench {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         text = ""
 
-        if ProcessInfo.processInfo.environment["STEPO_PHASES"] != nil {
+        if phases {
+            // Diagnostics: each stage of ingest timed alone, on one thread.
             let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map { Data($0.utf8) }
             var t = DispatchTime.now()
             let fd = open(path, O_RDONLY)

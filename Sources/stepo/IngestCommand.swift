@@ -8,7 +8,7 @@ let ingestCommand = Command(
     usage: "stepo ingest [--db FILE] [FILE|-]",
     details: """
     Reads FILE, or standard input when FILE is - or absent. Each line is one event of the
-    contract in docs/events.md and is applied atomically. A bad line (malformed JSON, unknown
+    contract (docs/events.md) and is applied atomically. A bad line (malformed JSON, unknown
     type, missing field, unknown id, interaction on an unpublished or deleted step, invalid
     UTF-8, over 1 MiB) is reported on stderr with its line number and skipped; the rest apply.
     A repeated event id is a no-op.
