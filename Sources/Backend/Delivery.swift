@@ -36,7 +36,6 @@ final class Delivery {
     /// The event's row in `events` (its integer key).
     let key: Int
     var outcome: EventOutcome
-    private var version: Int?
 
     init(store: Store, event: Event, key: Int) {
         self.store = store
@@ -45,12 +44,8 @@ final class Delivery {
         self.outcome = EventOutcome(eventId: event.id, eventKey: key)
     }
 
-    func changeVersion() throws -> Int {
-        if let version { return version }
-        let next = try store.nextVersion(at: event.at)
-        version = next
-        return next
-    }
+    /// The version of every row this event writes or changes: the event's own id.
+    func changeVersion() -> Int { key }
 
     func noteRows(_ range: ClosedRange<Int>) {
         outcome.firstRow = min(outcome.firstRow ?? range.lowerBound, range.lowerBound)
@@ -74,7 +69,7 @@ final class Delivery {
         case .noRow(let reason):
             try suppress(recipient: recipient.key, kind: notification.kind, reason: reason)
         case .row(let push):
-            let version = try changeVersion()
+            let version = changeVersion()
             let tap = notification.tap.jsonText
             let id = try insertRow(notification, tap: tap, recipient: recipient.key, actor: actor?.key, refs: refs,
                                    push: push, version: version)

@@ -81,7 +81,7 @@ struct Fanout {
                 """).bind(named: baseValues(delivery)).run()
             return
         }
-        let version = try delivery.changeVersion()
+        let version = delivery.changeVersion()
         var values = baseValues(delivery)
         values[":version"] = version
         // Decide every candidate once, in memory; then write rows and suppressions from it.

@@ -58,24 +58,15 @@ public struct Ingestor {
                 var events = 0
                 try store.db.transaction {
                     while true {
-                        for (line, entry) in chunk {
-                            switch entry {
-                            case .rejected(let reason):
-                                report.rejected += 1
-                                items.append(.rejected(line: line, reason: reason))
-                            case .event(let event):
+                        for (line, result) in try applyChunk(chunk) {
+                            switch result {
+                            case .success(let outcome):
                                 events += 1
-                                do {
-                                    let outcome = try store.apply(event)
-                                    if outcome.repeated { report.repeated += 1 } else { report.applied += 1 }
-                                    if outcome.rowCount > 0 { items.append(.outcome(outcome)) }
-                                } catch let error as EventError {
-                                    report.rejected += 1
-                                    items.append(.rejected(line: line, reason: error.description))
-                                } catch let error as SQLiteError where error.isConstraintViolation {
-                                    report.rejected += 1
-                                    items.append(.rejected(line: line, reason: "the store refused it: \(error.message)"))
-                                }
+                                if outcome.repeated { report.repeated += 1 } else { report.applied += 1 }
+                                if outcome.rowCount > 0 { items.append(.outcome(outcome)) }
+                            case .failure(let refusal):
+                                report.rejected += 1
+                                items.append(.rejected(line: line, reason: refusal.reason))
                             }
                         }
                         // Commit when the batch is full, or when nothing more is waiting.
@@ -91,6 +82,51 @@ public struct Ingestor {
         }
         report.rows = try output.finish()
         return report
+    }
+
+    /// Why a line was refused.
+    struct Refusal: Error {
+        let reason: String
+    }
+
+    /// Applies a chunk of parsed lines under one savepoint. If any event is refused, the chunk
+    /// is rolled back and applied again one event at a time, each under its own savepoint, so
+    /// a bad line costs only itself. Errors other than refusals abort the ingest.
+    func applyChunk(_ chunk: [(Int, Parsed)]) throws -> [(Int, Result<EventOutcome, Refusal>)] {
+        do {
+            return try store.db.transaction {
+                try chunk.map { line, entry in
+                    switch entry {
+                    case .rejected(let reason): return (line, .failure(Refusal(reason: reason)))
+                    case .event(let event): return (line, .success(try store.apply(event, atomically: false)))
+                    }
+                }
+            }
+        } catch where Ingestor.refusal(error) != nil {
+            // Some event was refused: the whole chunk rolled back. Apply it again, one by one.
+        }
+        return try chunk.map { line, entry in
+            switch entry {
+            case .rejected(let reason): return (line, .failure(Refusal(reason: reason)))
+            case .event(let event):
+                do {
+                    return (line, .success(try store.apply(event)))
+                } catch {
+                    guard let refusal = Ingestor.refusal(error) else { throw error }
+                    return (line, .failure(refusal))
+                }
+            }
+        }
+    }
+
+    /// The refusal an error stands for — bad input, or a constraint the store upholds — or nil
+    /// for a failure of the store itself (which stops the ingest).
+    static func refusal(_ error: Error) -> Refusal? {
+        if let error = error as? EventError { return Refusal(reason: error.description) }
+        if let error = error as? SQLiteError, error.isConstraintViolation {
+            return Refusal(reason: "the store refused it: \(error.message)")
+        }
+        return nil
     }
 
     /// The reader stage: lines to parsed events, in chunks, until the input ends or the

@@ -114,12 +114,13 @@ public struct CommentRecord: Sendable {
     }
 }
 
-/// A step with its owner and journey (and, for an interaction, its actor), read in one
-/// query: what every interaction needs.
+/// A step with its owner and journey — or, for an interaction, its owner and the acting
+/// user — read in one query: what every interaction needs.
 public struct StepContext: Sendable {
     public var step: StepRecord
     public var owner: UserRecord
-    public var journey: JourneyRecord
+    /// The step's journey (not read for an interaction, which needs only its key).
+    public var journey: JourneyRecord?
     /// The interacting user, when asked for and known.
     public var actor: UserRecord?
 
@@ -132,23 +133,24 @@ public struct StepContext: Sendable {
         WHERE s.ext = ?
         """
 
-    /// The same columns, then the actor's, for the step `?1` and the actor `?2`.
+    /// The step and owner columns, then the actor's, for the step `?1` and the actor `?2`.
     static let selectWithActor = """
         SELECT s.id, s.ext, s.journey, s.owner, s.caption, s.photo_url, s.final, s.published_at, s.deleted_at,
                u.id, u.ext, u.username, u.name, u.avatar_url, u.private, u.signed_in, u.state,
                u.pref_all, u.pref_stepWith, u.pref_social, u.pref_engagement, u.pref_journeys,
-               j.id, j.ext, j.owner, j.title,
                a.id, a.ext, a.username, a.name, a.avatar_url, a.private, a.signed_in, a.state,
                a.pref_all, a.pref_stepWith, a.pref_social, a.pref_engagement, a.pref_journeys
-        FROM steps AS s JOIN users AS u ON u.id = s.owner JOIN journeys AS j ON j.id = s.journey
-             LEFT JOIN users AS a ON a.ext = ?2
+        FROM steps AS s JOIN users AS u ON u.id = s.owner LEFT JOIN users AS a ON a.ext = ?2
         WHERE s.ext = ?1
         """
 
     init(_ row: Row) {
         step = StepRecord(row, at: 0)
         owner = UserRecord(row, at: 9)
-        journey = JourneyRecord(row, at: 22)
-        actor = row.columnCount > 26 && !row.isNull(26) ? UserRecord(row, at: 26) : nil
+        if row.columnCount == 26 {
+            journey = JourneyRecord(row, at: 22)
+        } else {
+            actor = row.isNull(22) ? nil : UserRecord(row, at: 22)
+        }
     }
 }

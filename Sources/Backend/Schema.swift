@@ -8,10 +8,6 @@ enum Schema {
     static var migrator: Migrator {
         var m = Migrator()
         m.register("0001-world-and-notifications", """
-        -- One row per change to notification rows (an event's rows, a seen or read stamp, a
-        -- deletion): its id is the version every row it touched carries. Never deleted, so the
-        -- next id is always above every version handed out.
-        CREATE TABLE change_sets (version INTEGER PRIMARY KEY, at INTEGER NOT NULL);
 
         CREATE TABLE users (
             id INTEGER PRIMARY KEY,
@@ -113,12 +109,15 @@ enum Schema {
             PRIMARY KEY (journey, supporter, tier)
         ) WITHOUT ROWID;
 
-        -- Every applied event once. Its rows are the id range [first_row, last_row]: rows are
-        -- found through the events that made them (a deleted step's publish, interactions and
-        -- comments), so no per-row index is needed for that. Producer payloads are not kept.
+        -- Every change applied to the store, once: each producer event (with its id, `ext`)
+        -- and each seen or read stamp (no `ext`). The id is the version of every row the change
+        -- touched; ids only grow (rows here are never deleted), so a recipient's versions do too.
+        -- An event's rows are the id range [first_row, last_row]: rows are found through the
+        -- events that made them (a deleted step's publish, interactions, comments), so no
+        -- per-row index is needed for that. Producer payloads are not kept.
         CREATE TABLE events (
             id INTEGER PRIMARY KEY,
-            ext TEXT NOT NULL UNIQUE,
+            ext TEXT UNIQUE,
             type TEXT NOT NULL,
             at INTEGER NOT NULL,
             first_row INTEGER,

@@ -66,7 +66,7 @@ extension Store {
                 try db.run("""
                     UPDATE notifications SET seen_at = ?, version = ?
                     WHERE recipient = ? AND seen_at IS NULL AND version <= ?
-                    """, at, try nextVersion(at: at), user.key, upTo ?? Int.max)
+                    """, at, try stampVersion("seen", at: at), user.key, upTo ?? Int.max)
             }
             return try counts(for: user.key)
         }
@@ -78,7 +78,7 @@ extension Store {
             guard let row = try row(id, of: user) else { return nil }
             if row.readAt == nil {
                 try db.run("UPDATE notifications SET read_at = ?, seen_at = coalesce(seen_at, ?), version = ? WHERE id = ?",
-                           at, at, try nextVersion(at: at), id)
+                           at, at, try stampVersion("read", at: at), id)
             }
             return try counts(for: user.key)
         }

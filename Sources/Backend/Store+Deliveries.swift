@@ -102,27 +102,30 @@ extension Store {
     }
 
     func applyInteraction(_ type: String, actor: UserRecord, step context: StepContext, _ d: Delivery) throws {
-        let (step, owner, journey) = (context.step, context.owner, context.journey)
+        let (step, owner) = (context.step, context.owner)
         try db.run("INSERT OR IGNORE INTO interactions(step, type, actor, at, event) VALUES (?, ?, ?, ?, ?)",
                    step.key, type, actor.key, d.event.at, d.key)
         let repeated = db.changes == 0
         let inside = StepWindow.contains(d.event.at, publishedAt: step.publishedAt ?? d.event.at)
         let kind: Kind = type == "heart" ? (inside ? .steppedWithHeart : .heart) : (inside ? .steppedWithShare : .share)
-        let n = Notification(kind: kind, actor: actor.person, subject: subject(of: step, journey))
-        try d.deliver(n, to: owner, actor: actor, refs: RowRefs(step: step.key, journey: journey.key), duplicate: repeated)
+        let n = Notification(kind: kind, actor: actor.person, subject: subject(of: step))
+        try d.deliver(n, to: owner, actor: actor, refs: RowRefs(step: step.key, journey: step.journeyKey), duplicate: repeated)
     }
 
     func applyComment(actor: UserRecord, step context: StepContext, id: String, text: String, parent: String?, _ d: Delivery) throws {
-        let (step, owner, journey) = (context.step, context.owner, context.journey)
-        guard try comment(id) == nil else { throw EventError("comment \(id) already exists") }
+        let (step, owner) = (context.step, context.owner)
         var parentRecord: CommentRecord?
         if let parent {
             guard let record = try comment(parent) else { throw EventError("unknown comment \(parent)") }
             guard record.stepKey == step.key else { throw EventError("comment \(parent) is on another step") }
             parentRecord = record
         }
-        try db.run("INSERT INTO comments(ext, step, author, text, parent, created_at, event) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                   id, step.key, actor.key, text, parentRecord?.key, d.event.at, d.key)
+        // The unique id tells a reused comment id, without a lookup first.
+        try db.run("""
+            INSERT INTO comments(ext, step, author, text, parent, created_at, event) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (ext) DO NOTHING
+            """, id, step.key, actor.key, text, parentRecord?.key, d.event.at, d.key)
+        guard db.changes == 1 else { throw EventError("comment \(id) already exists") }
         let commentKey = Int(db.lastInsertRowID)
         var people: [String: UserRecord] = [owner.id: owner]
         var parentAuthor: String?
@@ -138,10 +141,10 @@ extension Store {
             }
         }
         let inside = StepWindow.contains(d.event.at, publishedAt: step.publishedAt ?? d.event.at)
-        var subject = subject(of: step, journey)
+        var subject = subject(of: step)
         subject.commentId = id
         subject.commentText = text
-        let refs = RowRefs(step: step.key, comment: commentKey, journey: journey.key)
+        let refs = RowRefs(step: step.key, comment: commentKey, journey: step.journeyKey)
         for (recipientId, kind) in CommentRecipients.resolve(owner: owner.id, parentAuthor: parentAuthor,
                                                              mentioned: mentioned, insideWindow: inside) {
             guard let recipient = people[recipientId] else { continue }
@@ -178,7 +181,8 @@ extension Store {
         try Fanout(candidates: candidates, arguments: [:], notification: n, actor: nil, refs: RowRefs()).run(in: d)
     }
 
-    private func subject(of step: StepRecord, _ journey: JourneyRecord) -> Subject {
-        Subject(stepId: step.id, caption: step.caption, photoUrl: step.photoUrl, journeyId: journey.id, journeyTitle: journey.title)
+    /// What an interaction's copy needs of its step (the journey is not part of it).
+    private func subject(of step: StepRecord) -> Subject {
+        Subject(stepId: step.id, caption: step.caption, photoUrl: step.photoUrl)
     }
 }

@@ -21,15 +21,17 @@ public final class Store {
 
     // MARK: Versions
 
-    /// The next change version. Every row an event or a mutation touches gets the same new
-    /// version, so each recipient's versions strictly increase from one change to the next.
-    func nextVersion(at: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) throws -> Int {
-        try db.run("INSERT INTO change_sets(at) VALUES (?)", at)
+    /// Records a stamp (`seen`, `read`) as a change and returns its version. An event's rows
+    /// take the event's own id instead. Every row a change touches carries that version, so
+    /// each recipient's versions strictly increase from one change to the next.
+    func stampVersion(_ type: String, at: Int64) throws -> Int {
+        try db.run("INSERT INTO events(type, at) VALUES (?, ?)", type, at)
         return Int(db.lastInsertRowID)
     }
 
+    /// The newest version handed out.
     public func currentVersion() throws -> Int {
-        try db.scalar("SELECT max(version) FROM change_sets") ?? 0
+        try db.scalar("SELECT max(id) FROM events") ?? 0
     }
 
     // MARK: Lookups by producer id
