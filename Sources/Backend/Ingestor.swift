@@ -40,17 +40,19 @@ public struct Ingestor {
     /// - Parameters:
     ///   - onRow: called with every row created, in order, after its batch commits.
     ///   - onReject: called with the 1-based line number and the reason.
-    ///   Both are called on one serial output thread, never at the same time, and all calls
-    ///   have been made when `ingest` returns.
+    ///   - onBatch: called after each committed batch has been reported (to flush output).
+    ///   All three are called on one serial output thread, never at the same time, and all
+    ///   calls have been made when `ingest` returns.
     public func ingest(_ reader: LineReader, onRow: @escaping (ActivityRow) throws -> Void,
-                       onReject: @escaping (Int, String) -> Void) throws -> Report {
+                       onReject: @escaping (Int, String) -> Void,
+                       onBatch: @escaping () -> Void = {}) throws -> Report {
         let parsed = BlockingQueue<[(Int, Parsed)]>(capacity: 64)
         let parser = Thread { Ingestor.parse(reader, into: parsed) }
         parser.stackSize = 1 << 20
         parser.start()
         defer { parsed.close() }  // on an error, stop the reader
 
-        let output = OutputStage(path: store.db.path, onRow: onRow, onReject: onReject)
+        let output = OutputStage(path: store.db.path, onRow: onRow, onReject: onReject, onBatch: onBatch)
         var report = Report()
         do {
             while var chunk = parsed.take() {
@@ -150,7 +152,9 @@ public struct Ingestor {
                     chunk.append((number, .rejected("\(error)")))
                 }
             }
-            if chunk.count >= 256 {
+            // Hand over a full chunk, or whatever we have before waiting on the input: a live
+            // stream's lines must not sit here until more arrive.
+            if chunk.count >= 256 || (!chunk.isEmpty && !reader.hasBufferedLine) {
                 guard queue.put(chunk) else { return }
                 chunk.removeAll(keepingCapacity: true)
             }
@@ -186,14 +190,17 @@ final class OutputStage: @unchecked Sendable {
     private let path: String
     private let onRow: (ActivityRow) throws -> Void
     private let onReject: (Int, String) -> Void
+    private let onBatch: () -> Void
     private var reader: Database?
     private var rows = 0
     private var failure: Error?
 
-    init(path: String, onRow: @escaping (ActivityRow) throws -> Void, onReject: @escaping (Int, String) -> Void) {
+    init(path: String, onRow: @escaping (ActivityRow) throws -> Void, onReject: @escaping (Int, String) -> Void,
+         onBatch: @escaping () -> Void) {
         self.path = path
         self.onRow = onRow
         self.onReject = onReject
+        self.onBatch = onBatch
     }
 
     func report(_ items: [Ingestor.Item]) {
@@ -206,6 +213,7 @@ final class OutputStage: @unchecked Sendable {
                     case .outcome(let outcome): try emit(outcome)
                     }
                 }
+                onBatch()
             } catch {
                 failure = error
             }

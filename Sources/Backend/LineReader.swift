@@ -43,6 +43,11 @@ public struct LineReader {
         }
     }
 
+    /// Whether a whole line is already buffered, so `next()` will not wait on the input.
+    public var hasBufferedLine: Bool {
+        buffer[start...].contains(0x0A) || (finished && buffer.count > start)
+    }
+
     /// The next line without its terminator (`\n` or `\r\n`), or nil at the end.
     public mutating func next() -> Line? {
         while true {

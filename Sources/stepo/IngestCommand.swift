@@ -36,7 +36,7 @@ let ingestCommand = Command(
         Output.line(row.contractJSON.serialized)
     }, onReject: { line, reason in
         Output.error("stepo ingest: \(label):\(line): \(reason)")
-    })
+    }, onBatch: Output.flush)
     Output.flush()
     if !arguments.has("quiet") {
         Output.error("stepo ingest: \(report.applied) events applied, \(report.repeated) repeated, "

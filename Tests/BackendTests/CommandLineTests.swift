@@ -142,6 +142,51 @@ struct CommandLineTests {
         #expect(again.stderr.contains("0 events applied, 6 repeated"))
     }
 
+    @Test("a live stream on standard input sees its rows while the input is still open, fan-outs included")
+    func liveStream() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Stepo.binary)
+        process.arguments = ["ingest", "--db", db, "-"]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let follower = #"{"id":"f1","type":"follow","at":"2026-11-20T09:30:00Z","actor":"maya","target":"chaucao"}"#
+        let publish = #"{"id":"s2","type":"step","at":"2026-11-21T09:00:00Z","step":{"id":"s2","journey":"j1","caption":"Day two"}}"#
+            + "\n" + #"{"id":"m2","type":"mediaReady","at":"2026-11-21T09:05:00Z","step":"s2"}"#
+        let lines = Self.world.split(separator: "\n").prefix(3).joined(separator: "\n") + "\n" + follower + "\n"
+            + Self.world.split(separator: "\n").suffix(2).joined(separator: "\n") + "\n" + publish + "\n"
+        input.fileHandleForWriting.write(Data(lines.utf8))
+        // Collect the output on another thread; wait here, with a deadline, until the fan-out's
+        // row has arrived while the input is still open.
+        let collected = DataBox()
+        let lock = NSLock()
+        DispatchQueue.global().async {
+            while true {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { return }
+                lock.lock(); collected.data.append(chunk); lock.unlock()
+            }
+        }
+        var received = ""
+        let deadline = Date().addingTimeInterval(20)
+        while !received.contains("\"event\":\"m2\"") && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+            lock.lock(); received = String(decoding: collected.data, as: UTF8.self); lock.unlock()
+        }
+        #expect(process.isRunning, "stepo should still be waiting for more input")
+        let rows = received.split(separator: "\n").compactMap { try? JSON.parse(String($0)) }
+        #expect(rows.map { $0["kind"]?.string ?? "" } == ["newFollower", "firstStep", "newStep"])
+        #expect(rows.last?["recipient"] == "maya")
+        try input.fileHandleForWriting.close()
+        let exitDeadline = Date().addingTimeInterval(20)
+        while process.isRunning && Date() < exitDeadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(!process.isRunning)
+        if !process.isRunning { #expect(process.terminationStatus == 0) }
+    }
+
     @Test("activity, seen and read print the counts; another user's row is refused")
     func stamps() throws {
         let events = Self.world + #"{"id":"e12","type":"heart","at":"2026-11-20T10:05:00Z","actor":"maya","step":"s1"}"# + "\n"
