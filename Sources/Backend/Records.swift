@@ -114,27 +114,16 @@ public struct CommentRecord: Sendable {
     }
 }
 
-/// A step with its owner and journey — or, for an interaction, its owner and the acting
-/// user — read in one query: what every interaction needs.
+/// A step with its owner and the acting user, read in one query: what every interaction
+/// needs (its journey only by key, which the step holds).
 public struct StepContext: Sendable {
     public var step: StepRecord
     public var owner: UserRecord
-    /// The step's journey (not read for an interaction, which needs only its key).
-    public var journey: JourneyRecord?
-    /// The interacting user, when asked for and known.
+    /// The interacting user, or nil when the id is unknown.
     public var actor: UserRecord?
 
+    /// The step `?1`, its owner, and the actor `?2`.
     static let select = """
-        SELECT s.id, s.ext, s.journey, s.owner, s.caption, s.photo_url, s.final, s.published_at, s.deleted_at,
-               u.id, u.ext, u.username, u.name, u.avatar_url, u.private, u.signed_in, u.state,
-               u.pref_all, u.pref_stepWith, u.pref_social, u.pref_engagement, u.pref_journeys,
-               j.id, j.ext, j.owner, j.title
-        FROM steps AS s JOIN users AS u ON u.id = s.owner JOIN journeys AS j ON j.id = s.journey
-        WHERE s.ext = ?
-        """
-
-    /// The step and owner columns, then the actor's, for the step `?1` and the actor `?2`.
-    static let selectWithActor = """
         SELECT s.id, s.ext, s.journey, s.owner, s.caption, s.photo_url, s.final, s.published_at, s.deleted_at,
                u.id, u.ext, u.username, u.name, u.avatar_url, u.private, u.signed_in, u.state,
                u.pref_all, u.pref_stepWith, u.pref_social, u.pref_engagement, u.pref_journeys,
@@ -147,10 +136,6 @@ public struct StepContext: Sendable {
     init(_ row: Row) {
         step = StepRecord(row, at: 0)
         owner = UserRecord(row, at: 9)
-        if row.columnCount == 26 {
-            journey = JourneyRecord(row, at: 22)
-        } else {
-            actor = row.isNull(22) ? nil : UserRecord(row, at: 22)
-        }
+        actor = row.isNull(22) ? nil : UserRecord(row, at: 22)
     }
 }

@@ -60,13 +60,9 @@ public final class Store {
         try db.first("SELECT \(StepRecord.columns) FROM steps WHERE ext = ?", [id], StepRecord.init)
     }
 
-    public func stepContext(_ id: String) throws -> StepContext? {
-        try db.first(StepContext.select, [id], StepContext.init)
-    }
-
-    /// The step with its owner and journey, and the user `actor` (nil in the context when unknown).
+    /// The step with its owner, and the user `actor` (nil in the context when unknown).
     func stepContext(_ id: String, actor: String) throws -> StepContext? {
-        try db.first(StepContext.selectWithActor, [id, actor], StepContext.init)
+        try db.first(StepContext.select, [id, actor], StepContext.init)
     }
 
     public func comment(_ id: String) throws -> CommentRecord? {

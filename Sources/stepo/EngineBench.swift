@@ -47,11 +47,7 @@ struct EngineBench {
         let heavy = followers + 100_001
         let users = heavy
         try db.transaction {
-            try db.run("""
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-                INSERT INTO users(id, ext, username, name, avatar_url, created_at)
-                SELECT i, 'u' || i, 'u' || i, 'User ' || i, 'https://cdn.stepo.app/avatars/u' || i || '.jpg', 0 FROM n
-                """, users)
+            try createUsers(count: users, in: db)
             // u1 owns the journey; u2 … u(followers+1) follow u1.
             try db.run("""
                 WITH RECURSIVE n(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
@@ -169,11 +165,7 @@ struct EngineBench {
         let owners = 5_000
         let steps = 20_000
         try db.transaction {
-            try db.run("""
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-                INSERT INTO users(id, ext, username, name, avatar_url, created_at)
-                SELECT i, 'u' || i, 'u' || i, 'User ' || i, 'https://cdn.stepo.app/avatars/u' || i || '.jpg', 0 FROM n
-                """, people)
+            try createUsers(count: people, in: db)
             try db.run("""
                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
                 INSERT INTO journeys(id, ext, owner, title, created_at) SELECT i, 'j' || i, i, 'Journey ' || i, 0 FROM n
@@ -250,6 +242,15 @@ struct EngineBench {
         return report("ingest of \(events) interaction events from NDJSON (\(result.rows) rows, \(result.rejected) rejected)",
                       String(format: "%.0f events/s (%.2f s)", rate, elapsed), meets: rate >= 20_000 && result.rejected == 0,
                       target: "≥ 20,000 events/s")
+    }
+
+    /// Users u1 … u`count`, with integer keys 1 … `count`, in one statement.
+    private func createUsers(count: Int, in db: Database) throws {
+        try db.run("""
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+            INSERT INTO users(id, ext, username, name, avatar_url, created_at)
+            SELECT i, 'u' || i, 'u' || i, 'User ' || i, 'https://cdn.stepo.app/avatars/u' || i || '.jpg', 0 FROM n
+            """, count)
     }
 
     // MARK: Figures
