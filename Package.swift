@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Arrows point down only: C libraries → SQLite → Notifications (engine) → Backend → stepo.
+// Arrows point down only: C libraries → SQLite → Notifications (engine) → Backend → API → stepo.
 let package = Package(
     name: "stepo",
     products: [
@@ -14,14 +14,18 @@ let package = Package(
                        providers: [.apt(["libncursesw5-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd",
                        providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", pkgConfig: "libcrypto",
+                       providers: [.apt(["libssl-dev"])]),
         .target(name: "SQLite", dependencies: ["CSQLite"]),
         .target(name: "Notifications"),
-        .target(name: "Backend", dependencies: ["SQLite", "Notifications"]),
+        .target(name: "Backend", dependencies: ["SQLite", "Notifications", "CCrypto"]),
+        .target(name: "API", dependencies: ["Backend", "Notifications", "SQLite"]),
         .executableTarget(name: "stepo",
-                          dependencies: ["Backend", "Notifications", "SQLite", "CNcursesw", "CMicroHTTPD"]),
+                          dependencies: ["API", "Backend", "Notifications", "SQLite", "CNcursesw", "CMicroHTTPD"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "NotificationsTests", dependencies: ["Notifications"]),
         .testTarget(name: "BackendTests", dependencies: ["Backend", "Notifications", "SQLite", "stepo"]),
+        .testTarget(name: "APITests", dependencies: ["API", "Backend", "Notifications", "SQLite", "stepo"]),
     ],
     swiftLanguageModes: [.v5]
 )

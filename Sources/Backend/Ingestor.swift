@@ -16,6 +16,8 @@ public struct Ingestor {
         public var repeated = 0
         public var rejected = 0
         public var rows = 0
+
+        public init() {}
     }
 
     public let store: Store

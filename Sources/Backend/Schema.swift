@@ -177,6 +177,22 @@ enum Schema {
         -- Sync pulls a recipient's changes after a version.
         CREATE INDEX notifications_by_version ON notifications(recipient, version);
         """)
+        m.register("0002-tokens-and-client-mutations", """
+        -- Bearer tokens: only a SHA-256 of each is kept. An admin token may post events.
+        CREATE TABLE tokens (
+            hash BLOB PRIMARY KEY NOT NULL,
+            user INTEGER REFERENCES users(id),
+            admin INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        -- The last mutation applied per (client, user): each is applied at most once.
+        CREATE TABLE client_mutations (
+            client TEXT NOT NULL,
+            user INTEGER NOT NULL REFERENCES users(id),
+            last_seq INTEGER NOT NULL,
+            PRIMARY KEY (client, user)
+        ) WITHOUT ROWID;
+        """)
         return m
     }
 }

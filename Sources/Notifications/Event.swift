@@ -6,6 +6,13 @@ public struct Event: Sendable {
 
     public var type: String { body.type }
 
+    /// An event made in code (a client's mutation turned into the world's language).
+    public init(id: String, at: Int64, body: Body) {
+        self.id = id
+        self.at = at
+        self.body = body
+    }
+
     public enum AccountState: String, Sendable { case active, banned, deactivated }
     public enum Audience: String, Sendable { case everyone, signedIn }
 

@@ -1,0 +1,69 @@
+import Foundation
+import Notifications
+
+/// An HTTP request as the router sees it: the same value from libmicrohttpd or in-process.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    public var path: String
+    public var query: [String: String]
+    public var headers: [String: String]
+    public var body: Data
+
+    /// `headers` keys are lower-cased here, as HTTP header names are case-insensitive.
+    public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: Data = Data()) {
+        self.method = method.uppercased()
+        self.path = path
+        self.query = query
+        self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { _, last in last })
+        self.body = body
+    }
+
+    /// The bearer token of the `Authorization` header, if any.
+    public var bearerToken: String? {
+        guard let value = headers["authorization"], value.lowercased().hasPrefix("bearer ") else { return nil }
+        let token = value.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
+    }
+}
+
+/// A response: a status and a JSON body.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var body: Data
+    public var contentType = "application/json"
+
+    public init(status: Int, json: JSON) {
+        self.status = status
+        self.body = Data(json.serialized.utf8)
+    }
+
+    public static func ok(_ json: JSON) -> HTTPResponse { HTTPResponse(status: 200, json: json) }
+}
+
+/// An API failure: a status, a machine code and a message, answered as
+/// `{"error": {"code": …, "message": …}}`. Bad input never becomes a 500.
+public struct APIError: Error, Sendable {
+    public var status: Int
+    public var code: String
+    public var message: String
+
+    public init(_ status: Int, _ code: String, _ message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    public static func malformed(_ message: String) -> APIError { APIError(400, "malformed", message) }
+    public static let unauthorized = APIError(401, "unauthorized", "a valid bearer token is required")
+    public static let forbidden = APIError(403, "forbidden", "this token may not do that")
+    public static func notFound(_ what: String = "no such resource") -> APIError { APIError(404, "notFound", what) }
+    public static func methodNotAllowed(_ allowed: [String]) -> APIError {
+        APIError(405, "methodNotAllowed", "use \(allowed.joined(separator: " or "))")
+    }
+    public static let tooLarge = APIError(413, "tooLarge", "the request body is over 1 MiB")
+    public static func invalid(_ message: String) -> APIError { APIError(422, "invalid", message) }
+
+    public var response: HTTPResponse {
+        HTTPResponse(status: status, json: .object([("error", .object([("code", .string(code)), ("message", .string(message))]))]))
+    }
+}

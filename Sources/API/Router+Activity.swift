@@ -1,0 +1,95 @@
+import Backend
+import Foundation
+import Notifications
+
+extension Router {
+    /// `GET /v1/activity?after=V&limit=N`: the rows changed after V, the counts, the next V.
+    func activity(_ request: HTTPRequest) throws -> HTTPResponse {
+        let user = try user(request)
+        let after = try integer(request, "after", default: 0, range: 0...Int.max)
+        let limit = try integer(request, "limit", default: 500, range: 1...1000)
+        let page = try store.changes(for: user, after: after, limit: limit)
+        return .ok(.object([
+            ("rows", .array(page.rows.map(\.json))),
+            ("counts", try store.counts(for: user.key).json),
+            ("next", .int(page.next)),
+        ]))
+    }
+
+    /// `POST /v1/mutations`: a client's numbered mutations, each applied at most once.
+    func mutations(_ request: HTTPRequest) throws -> HTTPResponse {
+        let user = try user(request)
+        let body = try jsonBody(request)
+        guard let client = body["client"]?.string, Router.isValidClient(client) else {
+            throw APIError.invalid("client must be 1–64 letters, digits, '-' or '_'")
+        }
+        guard let list = body["mutations"]?.array else { throw APIError.invalid("mutations must be an array") }
+        let mutations = try list.map(Router.mutation)
+        let result = try store.apply(mutations, client: client, for: user, at: now())
+        return .ok(.object([("applied", .int(result.applied)), ("counts", result.counts.json)]))
+    }
+
+    static func isValidClient(_ client: String) -> Bool {
+        !client.isEmpty && client.count <= 64
+            && client.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_") }
+    }
+
+    static func mutation(_ json: JSON) throws -> Mutation {
+        guard let seq = json["seq"]?.int, seq > 0 else { throw APIError.invalid("each mutation needs a positive seq") }
+        func field<T>(_ name: String, _ read: (JSON) -> T?) throws -> T {
+            guard let value = json[name].flatMap(read) else { throw APIError.invalid("mutation \(seq) needs \(name)") }
+            return value
+        }
+        switch json["type"]?.string {
+        case "seen": return Mutation(seq: seq, action: .seen(upTo: try field("upTo", \.int)))
+        case "read": return Mutation(seq: seq, action: .read(row: try field("id", \.int)))
+        case "followBack": return Mutation(seq: seq, action: .followBack(user: try field("user", \.string)))
+        case "acceptRequest": return Mutation(seq: seq, action: .acceptRequest(user: try field("user", \.string)))
+        case "declineRequest": return Mutation(seq: seq, action: .declineRequest(user: try field("user", \.string)))
+        case "preferences":
+            var changes: [(Category?, Bool)] = []
+            for key in ["all", "stepWith", "social", "engagement", "journeys"] {
+                guard let value = json[key] else { continue }
+                guard let flag = value.bool else { throw APIError.invalid("mutation \(seq): \(key) must be true or false") }
+                changes.append((Category(rawValue: key), flag))
+            }
+            guard !changes.isEmpty else { throw APIError.invalid("mutation \(seq) changes no preference") }
+            return Mutation(seq: seq, action: .preferences(changes))
+        case let other:
+            throw APIError.invalid("mutation \(seq) has unknown type \(other.map { "\"\(Preview.visible($0))\"" } ?? "(none)")")
+        }
+    }
+}
+
+extension Router {
+    /// `POST /v1/events` (admin): the NDJSON event contract; answers the report and the rows.
+    func events(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let token = request.bearerToken, let holder = try store.holder(ofToken: token) else { throw APIError.unauthorized }
+        guard holder.isAdmin else { throw APIError.forbidden }
+        var rows: [JSON] = []
+        var rejects: [JSON] = []
+        var report = Ingestor.Report()
+        var reader = LineReader(data: request.body)
+        var line = 0
+        let ingestor = Ingestor(store: store)
+        while let next = reader.next() {
+            line += 1
+            do {
+                switch next {
+                case .overlong(let bytes): throw EventError("line is \(bytes) bytes, over the limit")
+                case .text(let data):
+                    guard let outcome = try ingestor.apply(data) else { continue }
+                    if outcome.repeated { report.repeated += 1 } else { report.applied += 1 }
+                    try store.forEachRow(ofEvent: outcome) { rows.append($0.contractJSON) }
+                }
+            } catch let error as EventError {
+                report.rejected += 1
+                rejects.append(.object([("line", .int(line)), ("reason", .string(error.description))]))
+            }
+        }
+        return HTTPResponse(status: report.rejected > 0 && report.applied == 0 && report.repeated == 0 ? 422 : 200, json: .object([
+            ("applied", .int(report.applied)), ("repeated", .int(report.repeated)),
+            ("rejected", .array(rejects)), ("rows", .array(rows)),
+        ]))
+    }
+}

@@ -1,0 +1,76 @@
+import Backend
+import Foundation
+import Notifications
+import SQLite
+
+/// The API as a function from request to response. The HTTP server and the in-process
+/// transport call the same router; it owns one store connection, so use one per thread.
+public final class Router {
+    public let store: Store
+    /// The wall clock, for the stamps clients make (events carry their own time).
+    var now: () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    public static let maximumBody = 1 << 20
+
+    public init(store: Store) { self.store = store }
+
+    public func respond(to request: HTTPRequest) -> HTTPResponse {
+        do {
+            guard request.body.count <= Router.maximumBody else { throw APIError.tooLarge }
+            return try route(request)
+        } catch let error as APIError {
+            return error.response
+        } catch let error as MutationError {
+            if case .noSuchRow = error { return APIError.notFound(error.description).response }
+            return APIError.invalid(error.description).response
+        } catch {
+            return APIError(500, "internal", "the store failed: \(error)").response
+        }
+    }
+
+    private func route(_ request: HTTPRequest) throws -> HTTPResponse {
+        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        guard parts.first == "v1" else { throw APIError.notFound() }
+        let rest = Array(parts.dropFirst())
+        func only(_ methods: String..., then body: () throws -> HTTPResponse) throws -> HTTPResponse {
+            guard methods.contains(request.method) else { throw APIError.methodNotAllowed(methods) }
+            return try body()
+        }
+        switch rest {
+        case ["health"]:
+            return try only("GET") { .ok(.object([("ok", true), ("version", .int(try store.currentVersion()))])) }
+        case ["counts"]:
+            return try only("GET") { .ok(try store.counts(for: try user(request).key).json) }
+        case ["activity"]:
+            return try only("GET") { try activity(request) }
+        case ["mutations"]:
+            return try only("POST") { try mutations(request) }
+        case ["events"]:
+            return try only("POST") { try events(request) }
+        default:
+            throw APIError.notFound()
+        }
+    }
+
+    /// The user the bearer token speaks for.
+    func user(_ request: HTTPRequest) throws -> UserRecord {
+        guard let token = request.bearerToken, let holder = try store.holder(ofToken: token) else { throw APIError.unauthorized }
+        guard let user = holder.user else { throw APIError.forbidden }
+        return user
+    }
+
+    func jsonBody(_ request: HTTPRequest) throws -> JSON {
+        guard let json = try? JSON.parse(request.body), case .object = json else {
+            throw APIError.malformed("the body must be a JSON object")
+        }
+        return json
+    }
+
+    func integer(_ request: HTTPRequest, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
+        guard let text = request.query[name] else { return value }
+        guard let number = Int(text), range.contains(number) else {
+            throw APIError.invalid("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
+    }
+}

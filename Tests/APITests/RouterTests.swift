@@ -1,0 +1,134 @@
+import Foundation
+import Notifications
+import SQLite
+import Testing
+@testable import API
+@testable import Backend
+
+/// The router, called in-process (as the in-process transport will), on a real store file.
+@Suite("The API router")
+struct RouterTests {
+    let folder = NSTemporaryDirectory() + "stepo-api-" + UUID().uuidString
+    let store: Store
+    let router: Router
+    var tokens: [String: String] = [:]
+    let admin: String
+
+    init() throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        store = try Store(path: folder + "/api.db")
+        router = Router(store: store)
+        let lines = """
+        {"id":"u1","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"chaucao","username":"chaucao","name":"Chau Cao"}}
+        {"id":"u2","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"maya","username":"maya","name":"Maya Okonkwo"}}
+        {"id":"u3","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"an","username":"an.nguyen","name":"An Nguyễn"}}
+        {"id":"p1","type":"privacy","at":"2026-11-20T08:01:00Z","user":"chaucao","private":true}
+        {"id":"j1","type":"journey","at":"2026-11-20T08:02:00Z","journey":{"id":"j1","owner":"chaucao","title":"Run the ridge"}}
+        {"id":"s1","type":"step","at":"2026-11-20T09:00:00Z","step":{"id":"s1","journey":"j1","caption":"Trail run"}}
+        {"id":"m1","type":"mediaReady","at":"2026-11-20T10:00:00Z","step":"s1"}
+        {"id":"h1","type":"heart","at":"2026-11-20T10:05:00Z","actor":"maya","step":"s1"}
+        {"id":"h2","type":"share","at":"2026-11-20T10:06:00Z","actor":"maya","step":"s1"}
+        {"id":"r1","type":"follow","at":"2026-11-20T10:07:00Z","actor":"an","target":"chaucao"}
+        """
+        for line in lines.split(separator: "\n") { _ = try Ingestor(store: store).apply(Data(line.utf8)) }
+        for id in ["chaucao", "maya"] {
+            tokens[id] = try store.createToken(for: try store.user(id), admin: false, at: 0)
+        }
+        admin = try store.createToken(for: nil, admin: true, at: 0)
+    }
+
+    func call(_ method: String, _ path: String, as user: String? = nil, token: String? = nil,
+              query: [String: String] = [:], body: String = "") -> (Int, JSON) {
+        var headers: [String: String] = [:]
+        if let bearer = token ?? user.flatMap({ tokens[$0] }) { headers["Authorization"] = "Bearer \(bearer)" }
+        let response = router.respond(to: HTTPRequest(method: method, path: path, query: query, headers: headers, body: Data(body.utf8)))
+        return (response.status, (try? JSON.parse(response.body)) ?? .null)
+    }
+
+    func freshCounts(_ user: String) throws -> JSON {
+        let key = try #require(try store.user(user)).key
+        let unseen = try store.db.scalar("SELECT count(*) FROM notifications WHERE recipient = ? AND seen_at IS NULL", key) ?? -1
+        let unread = try store.db.scalar("SELECT count(*) FROM notifications WHERE recipient = ? AND read_at IS NULL", key) ?? -1
+        return .object([("unseen", .int(unseen)), ("unread", .int(unread))])
+    }
+
+    @Test("no token, a bad token, or a user token posting events is refused")
+    func auth() {
+        #expect(call("GET", "/v1/counts").0 == 401)
+        #expect(call("GET", "/v1/counts", token: "stp_nope").0 == 401)
+        #expect(call("POST", "/v1/events", as: "maya", body: "{}").0 == 403)
+        #expect(call("GET", "/v1/health").0 == 200)
+    }
+
+    @Test("activity pages the user's rows by version, with counts and the next version")
+    func activity() throws {
+        let (status, json) = call("GET", "/v1/activity", as: "chaucao", query: ["after": "0", "limit": "2"])
+        #expect(status == 200)
+        let rows = try #require(json["rows"]?.array)
+        #expect(rows.map { $0["kind"]?.string } == ["steppedWithHeart", "steppedWithShare"])
+        #expect(json["counts"] == .object([("unseen", 3), ("unread", 3)]))
+        let next = try #require(json["next"]?.int)
+        let (_, rest) = call("GET", "/v1/activity", as: "chaucao", query: ["after": String(next)])
+        #expect(rest["rows"]?.array?.map { $0["kind"]?.string } == ["followRequest"])
+        #expect(call("GET", "/v1/activity", as: "chaucao", query: ["limit": "0"]).0 == 422)
+    }
+
+    @Test("a mutation batch answers counts equal to a fresh COUNT, and a replayed seq is a no-op")
+    func mutations() throws {
+        let rows = try #require(call("GET", "/v1/activity", as: "chaucao").1["rows"]?.array)
+        let first = try #require(rows.first?["id"]?.int)
+        let body = #"{"client":"c-1","mutations":[{"seq":1,"type":"read","id":\#(first)},{"seq":2,"type":"seen","upTo":999999}]}"#
+        let (status, json) = call("POST", "/v1/mutations", as: "chaucao", body: body)
+        #expect(status == 200)
+        #expect(json["applied"] == 2)
+        #expect(json["counts"] == (try freshCounts("chaucao")))
+        #expect(json["counts"] == .object([("unseen", 0), ("unread", 2)]))
+        let version = try store.currentVersion()
+        let again = call("POST", "/v1/mutations", as: "chaucao", body: body)
+        #expect(again.1["applied"] == 2)
+        #expect(try store.currentVersion() == version)
+    }
+
+    @Test("accepting a request from the inbox follows through and notifies the requester")
+    func acceptRequest() throws {
+        let body = #"{"client":"c-1","mutations":[{"seq":1,"type":"acceptRequest","user":"an"}]}"#
+        #expect(call("POST", "/v1/mutations", as: "chaucao", body: body).0 == 200)
+        let an = try #require(try store.user("an"))
+        #expect(try store.follows(an.key, try #require(try store.user("chaucao")).key))
+        #expect(try store.activity(of: an).map(\.kind) == [.followRequestAccepted])
+        let twice = #"{"client":"c-2","mutations":[{"seq":1,"type":"acceptRequest","user":"an"}]}"#
+        #expect(call("POST", "/v1/mutations", as: "chaucao", body: twice).0 == 422)
+    }
+
+    @Test("another user's row answers 404, exactly as an unknown id, and nothing is stamped")
+    func otherUsersRow() throws {
+        let row = try #require(call("GET", "/v1/activity", as: "chaucao").1["rows"]?.array?.first?["id"]?.int)
+        let foreign = call("POST", "/v1/mutations", as: "maya", body: #"{"client":"m","mutations":[{"seq":1,"type":"read","id":\#(row)}]}"#)
+        let unknown = call("POST", "/v1/mutations", as: "maya", body: #"{"client":"m","mutations":[{"seq":1,"type":"read","id":999999}]}"#)
+        #expect(foreign.0 == 404 && unknown.0 == 404)
+        #expect(foreign.1["error"]?["code"] == unknown.1["error"]?["code"])
+        #expect(try store.row(row)?.readAt == nil)
+    }
+
+    @Test("malformed, invalid, oversized and wrong-method requests get their 4xx")
+    func badRequests() {
+        #expect(call("POST", "/v1/mutations", as: "chaucao", body: "{not json").0 == 400)
+        #expect(call("POST", "/v1/mutations", as: "chaucao", body: #"{"client":"bad client","mutations":[]}"#).0 == 422)
+        #expect(call("POST", "/v1/mutations", as: "chaucao", body: #"{"client":"c","mutations":[{"seq":1,"type":"dance"}]}"#).0 == 422)
+        #expect(call("DELETE", "/v1/counts", as: "chaucao").0 == 405)
+        #expect(call("GET", "/v1/nowhere", as: "chaucao").0 == 404)
+        #expect(call("POST", "/v1/mutations", as: "chaucao", body: String(repeating: " ", count: (1 << 20) + 1)).0 == 413)
+        let (status, json) = call("GET", "/v1/counts", as: "chaucao")
+        #expect(status == 200 && json["unseen"] != nil)
+    }
+
+    @Test("an admin token posts events in the NDJSON contract")
+    func postEvents() throws {
+        let body = #"{"id":"h9","type":"heart","at":"2026-11-20T11:00:00Z","actor":"an","step":"s1"}"# + "\n{oops\n"
+        let (status, json) = call("POST", "/v1/events", token: admin, body: body)
+        #expect(status == 200)
+        #expect(json["applied"] == 1)
+        #expect(json["rows"]?.array?.first?["kind"] == "steppedWithHeart")
+        #expect(json["rejected"]?.array?.first?["line"] == 2)
+    }
+}
