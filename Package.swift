@@ -20,12 +20,14 @@ let package = Package(
         .target(name: "Notifications"),
         .target(name: "Backend", dependencies: ["SQLite", "Notifications", "CCrypto"]),
         .target(name: "API", dependencies: ["Backend", "Notifications", "SQLite"]),
+        .target(name: "Server", dependencies: ["API", "Backend", "CMicroHTTPD"]),
         .executableTarget(name: "stepo",
-                          dependencies: ["API", "Backend", "Notifications", "SQLite", "CNcursesw", "CMicroHTTPD"]),
+                          dependencies: ["Server", "API", "Backend", "Notifications", "SQLite", "CNcursesw", "CMicroHTTPD"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "NotificationsTests", dependencies: ["Notifications"]),
         .testTarget(name: "BackendTests", dependencies: ["Backend", "Notifications", "SQLite", "stepo"]),
         .testTarget(name: "APITests", dependencies: ["API", "Backend", "Notifications", "SQLite", "stepo"]),
+        .testTarget(name: "ServerTests", dependencies: ["Server", "API", "Backend", "Notifications"]),
     ],
     swiftLanguageModes: [.v5]
 )

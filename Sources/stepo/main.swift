@@ -5,7 +5,8 @@ import Foundation
 import SQLite
 
 let commands: [Command] = [
-    demoCommand, ingestCommand, explainCommand, pushCommand, activityCommand, seenCommand, readCommand, benchCommand,
+    demoCommand, ingestCommand, explainCommand, pushCommand, activityCommand, seenCommand, readCommand,
+    serveCommand, tokenCommand, benchCommand,
 ]
 
 func versionText() -> String {

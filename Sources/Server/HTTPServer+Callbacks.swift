@@ -1,0 +1,34 @@
+import CMicroHTTPD
+import Foundation
+
+// libmicrohttpd's C callbacks, as free functions outside main.swift (which would make them
+// main-actor isolated, and libmicrohttpd calls them from its own threads).
+
+/// Every call for a request: its headers, then its body in pieces, then the end.
+func stepoAccessHandler(_ context: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ url: UnsafePointer<CChar>?,
+                        _ method: UnsafePointer<CChar>?, _ version: UnsafePointer<CChar>?, _ upload: UnsafePointer<CChar>?,
+                        _ uploadSize: UnsafeMutablePointer<Int>?,
+                        _ state: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> MHD_Result {
+    guard let context, let connection, let url, let method, let uploadSize, let state else { return .NO }
+    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+    return server.handle(connection, url: String(cString: url), method: String(cString: method), upload: upload,
+                         uploadSize: uploadSize, state: state)
+}
+
+/// A request is over (answered, or the connection closed): free its state, log it.
+func stepoRequestCompleted(_ context: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+                           _ state: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+                           _ reason: MHD_RequestTerminationCode) {
+    guard let context, let state else { return }
+    Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().completed(state.pointee)
+    state.pointee = nil
+}
+
+/// Collects a request's headers or query arguments into a ValuesBox.
+func stepoCollectValue(_ context: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?,
+                       _ value: UnsafePointer<CChar>?) -> MHD_Result {
+    guard let context, let key else { return .YES }
+    let box = Unmanaged<ValuesBox>.fromOpaque(context).takeUnretainedValue()
+    box.values[String(cString: key)] = value.map { String(cString: $0) } ?? ""
+    return .YES
+}

@@ -1,0 +1,157 @@
+import API
+import Backend
+import CMicroHTTPD
+import Dispatch
+import Foundation
+
+/// The API over HTTP/1.1 with GNU libmicrohttpd: a thread pool, keep-alive, a 1 MiB body
+/// limit, one log line per request. Each worker borrows a router (a store connection) from a
+/// small pool, so requests run in parallel over WAL.
+public final class HTTPServer: @unchecked Sendable {
+    private var daemon: OpaquePointer?
+    private let routers: RouterPool
+    private let log: (@Sendable (String) -> Void)?
+    /// The port the server listens on (the one the system chose, when asked for 0).
+    public private(set) var port: UInt16 = 0
+
+    /// Starts serving the store at `databasePath` on `address:port` (port 0: any free port).
+    public init(databasePath: String, address: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 4,
+                log: (@Sendable (String) -> Void)? = nil) throws {
+        routers = RouterPool(databasePath: databasePath)
+        self.log = log
+        _ = try routers.borrow(then: { _ in })  // open (and migrate) the store before listening
+        var socketAddress = sockaddr_in()
+        socketAddress.sin_family = sa_family_t(AF_INET)
+        socketAddress.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, address, &socketAddress.sin_addr) == 1 else {
+            throw ServerError("cannot listen on \(address): give an IPv4 address such as 127.0.0.1")
+        }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let completed = unsafeBitCast(stepoRequestCompleted as MHD_RequestCompletedCallback, to: UnsafeRawPointer.self)
+        let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ERROR_LOG.rawValue
+        daemon = withUnsafePointer(to: &socketAddress) { addressPointer -> OpaquePointer? in
+            let sockaddrPointer = UnsafeRawPointer(addressPointer)
+            let options: [CVarArg] = [
+                MHD_OPTION.THREAD_POOL_SIZE.rawValue, UInt32(threads),
+                MHD_OPTION.SOCK_ADDR.rawValue, OpaquePointer(sockaddrPointer),
+                MHD_OPTION.NOTIFY_COMPLETED.rawValue, OpaquePointer(completed), OpaquePointer(context),
+                MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(60),
+                MHD_OPTION.END.rawValue,
+            ]
+            return withVaList(options) { arguments in
+                MHD_start_daemon_va(UInt32(flags), port, nil, nil, stepoAccessHandler, context, arguments)
+            }
+        }
+        guard let daemon else {
+            throw ServerError("cannot listen on \(address):\(port) (is the port taken?)")
+        }
+        self.port = stepo_mhd_bound_port(daemon)
+    }
+
+    deinit { stop() }
+
+    /// Stops listening and waits for requests in flight to finish.
+    public func stop() {
+        if let daemon { MHD_stop_daemon(daemon) }
+        daemon = nil
+    }
+
+    // MARK: Called from the C callbacks (HTTPServer+Callbacks.swift)
+
+    func handle(_ connection: OpaquePointer, url: String, method: String, upload: UnsafePointer<CChar>?,
+                uploadSize: UnsafeMutablePointer<Int>, state slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> MHD_Result {
+        guard let raw = slot.pointee else {
+            // The first call for a request: headers only. Keep state for its body.
+            slot.pointee = Unmanaged.passRetained(RequestState(method: method, path: url)).toOpaque()
+            return .YES
+        }
+        let state = Unmanaged<RequestState>.fromOpaque(raw).takeUnretainedValue()
+        if uploadSize.pointee > 0 {
+            if let upload, state.body.count + uploadSize.pointee <= Router.maximumBody {
+                state.body.append(UnsafeRawPointer(upload).assumingMemoryBound(to: UInt8.self), count: uploadSize.pointee)
+            } else {
+                state.tooLarge = true  // keep draining, answer 413 at the end
+            }
+            uploadSize.pointee = 0
+            return .YES
+        }
+        let response: HTTPResponse
+        if state.tooLarge {
+            response = APIError.tooLarge.response
+        } else {
+            let request = HTTPRequest(method: method, path: url, query: values(connection, .GET_ARGUMENT_KIND),
+                                      headers: values(connection, .HEADER_KIND), body: state.body)
+            response = (try? routers.borrow { $0.respond(to: request) })
+                ?? APIError(503, "unavailable", "the store cannot be opened").response
+        }
+        state.status = response.status
+        return response.body.withUnsafeBytes { bytes -> MHD_Result in
+            guard let reply = MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
+                                                              MHD_ResponseMemoryMode.RESPMEM_MUST_COPY) else { return .NO }
+            defer { MHD_destroy_response(reply) }
+            MHD_add_response_header(reply, "Content-Type", response.contentType)
+            return MHD_queue_response(connection, UInt32(response.status), reply)
+        }
+    }
+
+    func completed(_ raw: UnsafeMutableRawPointer?) {
+        guard let raw else { return }
+        let state = Unmanaged<RequestState>.fromOpaque(raw).takeRetainedValue()
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - state.started) / 1e6
+        log?(String(format: "%@ %@ %d %.1fms", state.method, state.path, state.status, elapsed))
+    }
+
+    private func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [String: String] {
+        let box = ValuesBox()
+        let context = Unmanaged.passUnretained(box).toOpaque()
+        _ = MHD_get_connection_values(connection, kind, stepoCollectValue, context)
+        return box.values
+    }
+}
+
+/// A start or configuration failure, in words.
+public struct ServerError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// One request in flight: its body so far and what to log.
+final class RequestState {
+    let method: String
+    let path: String
+    let started = DispatchTime.now().uptimeNanoseconds
+    var body = Data()
+    var tooLarge = false
+    var status = 0
+
+    init(method: String, path: String) {
+        self.method = method
+        self.path = path
+    }
+}
+
+final class ValuesBox {
+    var values: [String: String] = [:]
+}
+
+/// Routers (each with its own store connection) lent to request threads one at a time.
+final class RouterPool: @unchecked Sendable {
+    private let databasePath: String
+    private let lock = NSLock()
+    private var idle: [Router] = []
+
+    init(databasePath: String) { self.databasePath = databasePath }
+
+    func borrow<T>(then body: (Router) throws -> T) throws -> T {
+        lock.lock()
+        let existing = idle.popLast()
+        lock.unlock()
+        let router = try existing ?? Router(store: Store(path: databasePath))
+        defer {
+            lock.lock()
+            idle.append(router)
+            lock.unlock()
+        }
+        return try body(router)
+    }
+}
