@@ -8,6 +8,9 @@ public struct HTTPRequest: Sendable {
     public var query: [String: String]
     public var headers: [String: String]
     public var body: Data
+    /// When a long-poll started for this request: asked again after a wait, it keeps its
+    /// original deadline.
+    public var deadline: Date?
 
     /// `headers` keys are lower-cased here, as HTTP header names are case-insensitive.
     public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: Data = Data()) {
@@ -31,6 +34,9 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var body: Data
     public var contentType = "application/json"
+    /// Set when the answer is "nothing yet": the caller waits (without holding a thread, over
+    /// HTTP) for a change or the deadline, then asks again.
+    public var longPoll: LongPoll?
 
     public init(status: Int, json: JSON) {
         self.status = status

@@ -3,12 +3,23 @@ import Foundation
 import Notifications
 
 extension Router {
-    /// `GET /v1/activity?after=V&limit=N`: the rows changed after V, the counts, the next V.
+    /// `GET /v1/activity?after=V&limit=N&wait=S`: the rows changed after V, the counts, the
+    /// next V. With `wait`, an empty page is not answered until something changes or S
+    /// seconds pass (the caller holds the request and asks again: see `HTTPResponse.longPoll`).
     func activity(_ request: HTTPRequest) throws -> HTTPResponse {
         let user = try user(request)
         let after = try integer(request, "after", default: 0, range: 0...Int.max)
         let limit = try integer(request, "limit", default: 500, range: 1...1000)
+        let wait = try integer(request, "wait", default: 0, range: 0...60)
         let page = try store.changes(for: user, after: after, limit: limit)
+        if page.rows.isEmpty, wait > 0 {
+            let deadline = request.deadline ?? Date().addingTimeInterval(TimeInterval(wait))
+            if deadline > Date() {
+                var response = HTTPResponse.ok(.null)
+                response.longPoll = LongPoll(userKey: user.key, after: after, deadline: deadline)
+                return response
+            }
+        }
         return .ok(.object([
             ("rows", .array(page.rows.map(\.json))),
             ("counts", try store.counts(for: user.key).json),
@@ -26,6 +37,7 @@ extension Router {
         guard let list = body["mutations"]?.array else { throw APIError.invalid("mutations must be an array") }
         let mutations = try list.map(Router.mutation)
         let result = try store.apply(mutations, client: client, for: user, at: now())
+        ChangeSignal.shared.signal()
         return .ok(.object([("applied", .int(result.applied)), ("counts", result.counts.json)]))
     }
 
@@ -87,6 +99,7 @@ extension Router {
                 rejects.append(.object([("line", .int(line)), ("reason", .string(error.description))]))
             }
         }
+        if report.applied > 0 { ChangeSignal.shared.signal() }
         return HTTPResponse(status: report.rejected > 0 && report.applied == 0 && report.repeated == 0 ? 422 : 200, json: .object([
             ("applied", .int(report.applied)), ("repeated", .int(report.repeated)),
             ("rejected", .array(rejects)), ("rows", .array(rows)),

@@ -14,6 +14,28 @@ public final class Router {
 
     public init(store: Store) { self.store = store }
 
+    /// Whether `poll`'s user has a change after its version now.
+    public func hasChanges(_ poll: LongPoll) -> Bool {
+        (try? store.db.scalar("SELECT EXISTS (SELECT 1 FROM notifications WHERE recipient = ? AND version > ?)",
+                              poll.userKey, poll.after)) == 1
+    }
+
+    /// Answers `request`, waiting in this thread when it is a long-poll with nothing yet: for
+    /// callers in-process, which have no connection to suspend.
+    public func respondWaiting(to request: HTTPRequest) -> HTTPResponse {
+        var request = request
+        while true {
+            let seen = ChangeSignal.shared.current
+            let response = respond(to: request)
+            guard let poll = response.longPoll else { return response }
+            request.deadline = poll.deadline
+            if hasChanges(poll) { continue }
+            // Writes from other processes do not signal: look again at least every 100 ms.
+            ChangeSignal.shared.wait(after: seen, until: min(poll.deadline, Date().addingTimeInterval(0.1)))
+            if Date() >= poll.deadline { request.deadline = Date.distantPast }
+        }
+    }
+
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         do {
             guard request.body.count <= Router.maximumBody else { throw APIError.tooLarge }

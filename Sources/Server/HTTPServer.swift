@@ -10,6 +10,8 @@ import Foundation
 public final class HTTPServer: @unchecked Sendable {
     private var daemon: OpaquePointer?
     private let routers: RouterPool
+    private let waiters = Waiters()
+    private var waker: Thread?
     private let log: (@Sendable (String) -> Void)?
     /// The port the server listens on (the one the system chose, when asked for 0).
     public private(set) var port: UInt16 = 0
@@ -29,6 +31,7 @@ public final class HTTPServer: @unchecked Sendable {
         let context = Unmanaged.passUnretained(self).toOpaque()
         let completed = unsafeBitCast(stepoRequestCompleted as MHD_RequestCompletedCallback, to: UnsafeRawPointer.self)
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ERROR_LOG.rawValue
+            | MHD_ALLOW_SUSPEND_RESUME.rawValue
         daemon = withUnsafePointer(to: &socketAddress) { addressPointer -> OpaquePointer? in
             let sockaddrPointer = UnsafeRawPointer(addressPointer)
             let options: [CVarArg] = [
@@ -46,14 +49,36 @@ public final class HTTPServer: @unchecked Sendable {
             throw ServerError("cannot listen on \(address):\(port) (is the port taken?)")
         }
         self.port = stepo_mhd_bound_port(daemon)
+        let waker = Thread { [waiters, routers] in HTTPServer.wake(waiters, routers) }
+        waker.start()
+        self.waker = waker
     }
 
     deinit { stop() }
 
-    /// Stops listening and waits for requests in flight to finish.
+    /// Stops listening and waits for requests in flight to finish; long-polls are answered.
     public func stop() {
-        if let daemon { MHD_stop_daemon(daemon) }
-        daemon = nil
+        guard let daemon else { return }
+        waiters.close()
+        // Suspended connections must be resumed before the daemon stops; they answer at once.
+        for connection in waiters.takeAll() { MHD_resume_connection(connection) }
+        MHD_stop_daemon(daemon)
+        self.daemon = nil
+    }
+
+    /// The waker: resumes each suspended long-poll when its user's rows change (signalled by
+    /// writes through the router, or found by looking every 50 ms) or its deadline passes.
+    private static func wake(_ waiters: Waiters, _ routers: RouterPool) {
+        var seen = ChangeSignal.shared.current
+        while !waiters.isClosed {
+            seen = ChangeSignal.shared.wait(after: seen, until: Date().addingTimeInterval(0.05))
+            let now = Date()
+            let ready = waiters.take { poll in
+                now >= poll.deadline || ((try? routers.borrow { $0.hasChanges(poll) }) ?? true)
+            }
+            for connection in ready { MHD_resume_connection(connection) }
+        }
+        for connection in waiters.takeAll() { MHD_resume_connection(connection) }
     }
 
     // MARK: Called from the C callbacks (HTTPServer+Callbacks.swift)
@@ -79,10 +104,19 @@ public final class HTTPServer: @unchecked Sendable {
         if state.tooLarge {
             response = APIError.tooLarge.response
         } else {
-            let request = HTTPRequest(method: method, path: url, query: values(connection, .GET_ARGUMENT_KIND),
+            var request = HTTPRequest(method: method, path: url, query: values(connection, .GET_ARGUMENT_KIND),
                                       headers: values(connection, .HEADER_KIND), body: state.body)
+            // Resumed after a wait: the first deadline holds (or has passed, when closing).
+            request.deadline = waiters.isClosed ? Date.distantPast : state.deadline
             response = (try? routers.borrow { $0.respond(to: request) })
                 ?? APIError(503, "unavailable", "the store cannot be opened").response
+            if let poll = response.longPoll {
+                // Nothing yet: park the connection without holding this thread.
+                state.deadline = poll.deadline
+                waiters.add(connection, poll)
+                MHD_suspend_connection(connection)
+                return .YES
+            }
         }
         state.status = response.status
         return response.body.withUnsafeBytes { bytes -> MHD_Result in
@@ -123,10 +157,58 @@ final class RequestState {
     var body = Data()
     var tooLarge = false
     var status = 0
+    var deadline: Date?
 
     init(method: String, path: String) {
         self.method = method
         self.path = path
+    }
+}
+
+/// Suspended long-polls, waiting for the waker.
+final class Waiters: @unchecked Sendable {
+    private let lock = NSLock()
+    private var parked: [(connection: OpaquePointer, poll: LongPoll)] = []
+    private var closed = false
+
+    var isClosed: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return closed
+    }
+
+    func add(_ connection: OpaquePointer, _ poll: LongPoll) {
+        lock.lock()
+        parked.append((connection, poll))
+        lock.unlock()
+    }
+
+    /// Removes and returns the connections whose poll is ready.
+    func take(where ready: (LongPoll) -> Bool) -> [OpaquePointer] {
+        lock.lock()
+        let current = parked
+        lock.unlock()
+        let chosen = Set(current.filter { ready($0.poll) }.map { UnsafeRawPointer($0.connection) })
+        guard !chosen.isEmpty else { return [] }
+        lock.lock()
+        defer { lock.unlock() }
+        let taken = parked.filter { chosen.contains(UnsafeRawPointer($0.connection)) }.map(\.connection)
+        parked.removeAll { chosen.contains(UnsafeRawPointer($0.connection)) }
+        return taken
+    }
+
+    func takeAll() -> [OpaquePointer] {
+        lock.lock()
+        defer { lock.unlock() }
+        let all = parked.map(\.connection)
+        parked.removeAll()
+        return all
+    }
+
+    func close() {
+        lock.lock()
+        closed = true
+        lock.unlock()
     }
 }
 

@@ -13,6 +13,7 @@ struct HTTPServerTests {
     let folder = NSTemporaryDirectory() + "stepo-http-" + UUID().uuidString
     let server: HTTPServer
     let token: String
+    let admin: String
     var base: String { "http://127.0.0.1:\(server.port)" }
 
     init() throws {
@@ -25,6 +26,7 @@ struct HTTPServerTests {
         """
         for line in lines.split(separator: "\n") { _ = try Ingestor(store: store).apply(Data(line.utf8)) }
         token = try store.createToken(for: try store.user("chaucao"), admin: false, at: 0)
+        admin = try store.createToken(for: nil, admin: true, at: 0)
         server = try HTTPServer(databasePath: folder + "/http.db", port: 0, threads: 2)
     }
 
@@ -67,5 +69,25 @@ struct HTTPServerTests {
         let store = try Store(path: folder + "/http.db")
         let key = try #require(try store.user("chaucao")).key
         #expect(try store.db.scalar("SELECT count(*) FROM notifications WHERE recipient = ? AND seen_at IS NULL", key) == 0)
+    }
+
+    @Test("a long-poll answers as soon as an event makes a row for the user, and an idle one at its deadline")
+    func longPoll() async throws {
+        let next = try #require(try await call("GET", "/v1/activity?after=0", token: token).1["next"]?.int)
+        let started = Date()
+        async let waited = call("GET", "/v1/activity?after=\(next)&wait=10", token: token)
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let event = #"{"id":"u3","type":"user","at":"2026-11-20T09:00:00Z","user":{"id":"an","username":"an","name":"An Nguyễn"}}"# + "\n"
+            + #"{"id":"f3","type":"follow","at":"2026-11-20T09:01:00Z","actor":"an","target":"chaucao"}"#
+        #expect(try await call("POST", "/v1/events", token: admin, body: Data(event.utf8)).0 == 200)
+        let (status, json) = try await waited
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(status == 200)
+        #expect(elapsed < 5, "answered after \(elapsed) s")
+        #expect(json["rows"]?.array?.isEmpty == false)
+        let idleStart = Date()
+        let idle = try await call("GET", "/v1/activity?after=\(1_000_000)&wait=1", token: token)
+        #expect(idle.0 == 200 && idle.1["rows"]?.array?.isEmpty == true)
+        #expect(Date().timeIntervalSince(idleStart) >= 0.9)
     }
 }
