@@ -21,13 +21,15 @@ let package = Package(
         .target(name: "Backend", dependencies: ["SQLite", "Notifications", "CCrypto"]),
         .target(name: "API", dependencies: ["Backend", "Notifications", "SQLite"]),
         .target(name: "Server", dependencies: ["API", "Backend", "CMicroHTTPD"]),
+        .target(name: "Replica", dependencies: ["API", "SQLite", "Notifications"]),
         .executableTarget(name: "stepo",
-                          dependencies: ["Server", "API", "Backend", "Notifications", "SQLite", "CNcursesw", "CMicroHTTPD"]),
+                          dependencies: ["Replica", "Server", "API", "Backend", "Notifications", "SQLite", "CNcursesw", "CMicroHTTPD"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "NotificationsTests", dependencies: ["Notifications"]),
         .testTarget(name: "BackendTests", dependencies: ["Backend", "Notifications", "SQLite", "stepo"]),
         .testTarget(name: "APITests", dependencies: ["API", "Backend", "Notifications", "SQLite", "stepo"]),
         .testTarget(name: "ServerTests", dependencies: ["Server", "API", "Backend", "Notifications"]),
+        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "Server", "API", "Backend", "Notifications", "SQLite"]),
     ],
     swiftLanguageModes: [.v5]
 )

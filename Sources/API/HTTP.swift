@@ -8,6 +8,9 @@ public struct HTTPRequest: Sendable {
     public var query: [String: String]
     public var headers: [String: String]
     public var body: Data
+    /// The user an in-process caller acts for, trusted without a token. The HTTP server never
+    /// sets it, so nothing from the network can.
+    public var trustedUser: String?
     /// When a long-poll started for this request: asked again after a wait, it keeps its
     /// original deadline.
     public var deadline: Date?

@@ -1,0 +1,110 @@
+import Foundation
+import Notifications
+import SQLite
+import Testing
+@testable import API
+@testable import Backend
+@testable import Replica
+@testable import Server
+
+@Suite("Replica and sync")
+struct SyncTests {
+    let folder = NSTemporaryDirectory() + "stepo-sync-" + UUID().uuidString
+    var storePath: String { folder + "/server.db" }
+    let store: Store
+
+    init() throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        store = try Store(path: folder + "/server.db")
+        let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("sample-data/events.ndjson")
+        let text = try String(contentsOf: sample, encoding: .utf8)
+        for line in text.split(separator: "\n") { _ = try Ingestor(store: store).apply(Data(line.utf8)) }
+    }
+
+    func replica(_ name: String) throws -> Replica { try Replica(path: "\(folder)/\(name).db") }
+
+    func freshCounts(_ user: String) throws -> (Int, Int) {
+        let key = try #require(try store.user(user)).key
+        return (try store.db.scalar("SELECT count(*) FROM notifications WHERE recipient = ? AND seen_at IS NULL", key) ?? -1,
+                try store.db.scalar("SELECT count(*) FROM notifications WHERE recipient = ? AND read_at IS NULL", key) ?? -1)
+    }
+
+    @Test("a first sync in-process copies every row and the server's counts")
+    func initialSync() throws {
+        let local = try replica("a")
+        let engine = SyncEngine(replica: local, transport: InProcessTransport(router: Router(store: try Store(path: storePath)), user: "chaucao"))
+        #expect(try engine.sync() == 104)
+        #expect(local.rowCount == 104)
+        #expect(local.counts == ServerCounts(unseen: 104, unread: 104, stale: false))
+        #expect(try engine.sync() == 0)
+        if case .synced = engine.status {} else { Issue.record("status \(engine.status)") }
+    }
+
+    @Test("two clients of one user converge, and every count agrees with a server COUNT")
+    func twoClients() throws {
+        let a = try replica("a"), b = try replica("b")
+        let syncA = SyncEngine(replica: a, transport: InProcessTransport(router: Router(store: try Store(path: storePath)), user: "chaucao"))
+        let syncB = SyncEngine(replica: b, transport: InProcessTransport(router: Router(store: try Store(path: storePath)), user: "chaucao"))
+        try syncA.sync()
+        try syncB.sync()
+        let target = try #require(try a.rows().first)
+        try a.markRead(target.id, at: 1_000)
+        try a.markAllSeen(at: 2_000)
+        #expect(a.counts.stale)
+        try syncA.sync()
+        try syncB.sync()
+        let (unseen, unread) = try freshCounts("chaucao")
+        #expect(a.counts == ServerCounts(unseen: unseen, unread: unread, stale: false))
+        #expect(b.counts == a.counts)
+        #expect(unseen == 0 && unread == 103)
+        // The server stamps with its own clock (a client's clock is not trusted).
+        let inB = try #require(try b.rows().first { $0.id == target.id })
+        #expect(inB.readAt != nil)
+        #expect(try b.rows().allSatisfy { $0.seenAt != nil })
+    }
+
+    @Test("offline, stamps wait in the queue; when the server is back they are sent once and counts agree")
+    func offlineQueue() throws {
+        var server: HTTPServer? = try HTTPServer(databasePath: storePath, port: 0, threads: 2)
+        let port = server!.port
+        let token = try store.createToken(for: try store.user("chaucao"), admin: false, at: 0)
+        let local = try replica("http")
+        let engine = SyncEngine(replica: local, transport: HTTPTransport(baseURL: URL(string: "http://127.0.0.1:\(port)")!, token: token))
+        #expect(try engine.sync() == 104)
+        server?.stop()
+        server = nil
+        let first = try #require(try local.rows().first)
+        try local.markRead(first.id, at: 5_000)
+        try local.markAllSeen(at: 6_000)
+        #expect(throws: Unreachable.self) { try engine.sync() }
+        if case .offline = engine.status {} else { Issue.record("status \(engine.status)") }
+        #expect(local.counts.stale)
+        #expect(try local.pendingCount() == 2)
+        #expect(try local.rows().first?.readAt == 5_000)  // shown at once, optimistically
+        server = try HTTPServer(databasePath: storePath, port: port, threads: 2)
+        try engine.sync()
+        #expect(try local.pendingCount() == 0)
+        let (unseen, unread) = try freshCounts("chaucao")
+        #expect(local.counts == ServerCounts(unseen: unseen, unread: unread, stale: false))
+        #expect(unseen == 0 && unread == 103)
+        #expect(try store.row(first.id)?.readAt != nil)
+        server?.stop()
+    }
+
+    @Test("a long-poll through the in-process transport brings a new row as soon as it is made")
+    func liveRow() throws {
+        let local = try replica("live")
+        let engine = SyncEngine(replica: local, transport: InProcessTransport(router: Router(store: try Store(path: storePath)), user: "chaucao"))
+        try engine.sync()
+        let writer = try Store(path: storePath)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) {
+            _ = try? Ingestor(store: writer).apply(Data(#"{"id":"late","type":"follow","at":"2026-11-29T12:30:00Z","actor":"quinn","target":"chaucao"}"#.utf8))
+            _ = try? Ingestor(store: writer).apply(Data(#"{"id":"late2","type":"follow","at":"2026-11-29T12:31:00Z","actor":"mai","target":"chaucao"}"#.utf8))
+        }
+        let started = Date()
+        let applied = try engine.sync(wait: 10)
+        #expect(applied >= 1)
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+}
