@@ -61,6 +61,11 @@ public final class Router {
         switch rest {
         case ["health"]:
             return try only("GET") { .ok(.object([("ok", true), ("version", .int(try store.currentVersion()))])) }
+        case ["me"]:
+            return try only("GET") {
+                let me = try user(request)
+                return .ok(.object([("user", .string(me.id)), ("username", .string(me.username)), ("name", .string(me.name))]))
+            }
         case ["counts"]:
             return try only("GET") { .ok(try store.counts(for: try user(request).key).json) }
         case ["activity"]:

@@ -74,6 +74,17 @@ public final class Replica: @unchecked Sendable {
         return "\(folder)/\(safe(server))-\(safe(user)).db"
     }
 
+    /// The replica file of a user token on a server: named by a stable fingerprint of the
+    /// token (FNV-1a), never the secret itself, so it opens offline too.
+    public static func defaultPath(server: String, token: String) throws -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in token.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return try defaultPath(server: server, user: "t" + String(hash, radix: 16))
+    }
+
     // MARK: Reading
 
     /// The newest rows first.
@@ -97,6 +108,12 @@ public final class Replica: @unchecked Sendable {
     public var version: Int { (try? locked { try meta("version").flatMap(Int.init) }) ?? 0 }
 
     public var clientId: String { (try? locked { try meta("client") }) ?? "c-unknown" }
+
+    /// The user this replica belongs to, as the server named them (remembered for offline use).
+    public var user: String? {
+        get { try? locked { try meta("user") } }
+        set { if let newValue { try? locked { try setMeta("user", newValue) } } }
+    }
 
     /// The last counts the server gave; stale while mutations wait to be sent.
     public var counts: ServerCounts {

@@ -5,10 +5,15 @@ import Notifications
 let activityCommand = Command(
     name: "activity",
     summary: "List a user's notification rows, newest first, with the unseen and unread counts.",
-    usage: "stepo activity [--db FILE] --user ID [--json] [--limit N]",
-    details: "The dot marks an unseen row, a circle an unread one. Deleted content is marked [deleted].",
-    options: ["db", "user", "limit"], flags: ["json"]
+    usage: "stepo activity [--db FILE] --user ID [--json] [--limit N]  |  stepo activity --replica [--user ID] [--server URL --token T]",
+    details: """
+    The dot marks an unseen row, a circle an unread one. Deleted content is marked [deleted].
+    With --replica, the rows come from the local replica (synced first if it is empty), as the
+    inbox will show them, without asking the server.
+    """,
+    options: ["db", "user", "limit", "server", "token"], flags: ["json", "replica"]
 ) { arguments in
+    if arguments.has("replica") { return try replicaActivity(arguments) }
     let store = try openStore(arguments)
     let user = try requireUser(store, arguments)
     let limit = try arguments.integer("limit") ?? 500

@@ -6,7 +6,7 @@ import SQLite
 
 let commands: [Command] = [
     demoCommand, ingestCommand, explainCommand, pushCommand, activityCommand, seenCommand, readCommand,
-    serveCommand, tokenCommand, benchCommand,
+    syncCommand, serveCommand, tokenCommand, benchCommand,
 ]
 
 func versionText() -> String {
@@ -49,7 +49,13 @@ case "--version":
     Output.flush()
     status = 0
 case let name? where name.hasPrefix("--"):
-    status = demoCommand.execute(words)
+    // `stepo --server URL --token T`: the client against a real server (the inbox, when it
+    // lands); for now, sync and show the replica.
+    if words.contains("--server") {
+        status = activityCommand.execute(["--replica"] + words)
+    } else {
+        status = demoCommand.execute(words)
+    }
 case let name?:
     if let command = commands.first(where: { $0.name == name }) {
         status = command.execute(Array(words.dropFirst()))

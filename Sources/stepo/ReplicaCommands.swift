@@ -1,0 +1,101 @@
+import API
+import Backend
+import Foundation
+import Notifications
+import Replica
+
+/// The client side: a replica and the transport that keeps it in sync — the embedded default
+/// (the default store, in-process) or `--server URL --token T`.
+struct Client {
+    let replica: Replica
+    let engine: SyncEngine
+    let user: String
+
+    init(_ arguments: Arguments) throws {
+        if let server = arguments["server"] {
+            guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https" else {
+                throw UsageError(description: "--server must be an http(s) URL, not \(Preview.visible(server))")
+            }
+            guard let token = arguments["token"] else { throw UsageError(description: "--server needs --token T") }
+            let transport = HTTPTransport(baseURL: url, token: token)
+            // The replica is named by the token (a stable fingerprint, not the secret), so it
+            // opens offline too; the user's id is asked once and remembered in it.
+            replica = try Replica(path: try Replica.defaultPath(server: url.absoluteString, token: token))
+            if replica.user == nil, let (status, body) = try? transport.perform(method: "GET", path: "/v1/me", query: [:], body: nil) {
+                guard status == 200, let me = (try? JSON.parse(body))?["user"]?.string else {
+                    throw CommandError(description: "the server refused the token (HTTP \(status))")
+                }
+                replica.user = me
+            }
+            user = replica.user ?? "?"
+            engine = SyncEngine(replica: replica, transport: transport)
+        } else {
+            guard arguments["token"] == nil else { throw UsageError(description: "--token goes with --server URL") }
+            let store = try openStore(arguments)
+            let seeded = try SampleData.seedIfEmpty(store)
+            if seeded > 0 { Output.error("stepo: seeded \(store.db.path) with the sample world (\(seeded) rows)") }
+            user = arguments["user"] ?? SampleData.demoUser
+            guard try store.user(user) != nil else { throw CommandError(description: "unknown user \(Preview.visible(user))") }
+            replica = try Replica(path: try Replica.defaultPath(server: "embedded", user: user))
+            engine = SyncEngine(replica: replica, transport: InProcessTransport(router: Router(store: store), user: user))
+        }
+    }
+
+
+    /// "104 unseen · 104 unread", marked stale when it may be out of date.
+    var countsLine: String {
+        let counts = replica.counts
+        return "\(counts.unseen) unseen · \(counts.unread) unread" + (counts.stale ? " (stale)" : "")
+    }
+}
+
+let syncCommand = Command(
+    name: "sync",
+    summary: "Bring the local replica up to date with the server (or the embedded default).",
+    usage: "stepo sync [--db FILE] [--user ID] [--server URL --token T] [--watch]",
+    details: """
+    Sends the queued mutations, then pulls every change after the replica's version. Without
+    --server, the server is the default store in this process (seeded from sample-data on
+    first run). --watch keeps syncing with long-polls and prints each change, until Ctrl-C.
+    The replica lives in $XDG_STATE_HOME/stepo/replicas (~/.local/state/stepo/replicas).
+    """,
+    options: ["db", "user", "server", "token"], flags: ["watch"]
+) { arguments in
+    let client = try Client(arguments)
+    repeat {
+        do {
+            let applied = try client.engine.sync(wait: arguments.has("watch") ? 25 : 0)
+            Output.line("synced \(applied) rows · version \(client.replica.version) · \(client.countsLine)")
+        } catch let error as Unreachable {
+            let pending = (try? client.replica.pendingCount()) ?? 0
+            Output.line("offline · \(pending) pending · \(client.countsLine) — \(error.description)")
+            if !arguments.has("watch") { Output.flush(); return 1 }
+            Thread.sleep(forTimeInterval: 2)
+        }
+        Output.flush()
+    } while arguments.has("watch")
+    return 0
+}
+
+let replicaActivity: (Arguments) throws -> Int32 = { arguments in
+    let client = try Client(arguments)
+    let limit = try arguments.integer("limit") ?? 500
+    if client.replica.version == 0 { _ = try? client.engine.sync() }
+    let rows = try client.replica.rows(limit: limit)
+    if arguments.has("json") {
+        Output.line(JSON.object([("user", .string(client.user)), ("version", .int(client.replica.version)),
+                                 ("counts", .object([("unseen", .int(client.replica.counts.unseen)),
+                                                     ("unread", .int(client.replica.counts.unread)),
+                                                     ("stale", .bool(client.replica.counts.stale))])),
+                                 ("rows", .array(rows.map(\.json)))]).serialized)
+        return 0
+    }
+    Output.line("Activity (replica) · @\(Preview.visible(client.user)) · \(client.countsLine) · version \(client.replica.version)")
+    let now = Int64(Date().timeIntervalSince1970 * 1000)
+    for row in rows {
+        let mark = row.seenAt == nil ? "●" : (row.readAt == nil ? "○" : " ")
+        let age = relativeTime(row.createdAt, now: now).padding(toLength: 11, withPad: " ", startingAt: 0)
+        Output.line(" \(mark) \(age) \(Preview.visible(row.title)) — \(Preview.visible(row.body))\(row.deleted ? "  [deleted]" : "")  #\(row.id) \(row.kind)")
+    }
+    return 0
+}
