@@ -36,7 +36,7 @@ extension Router {
         }
         guard let list = body["mutations"]?.array else { throw APIError.invalid("mutations must be an array") }
         let mutations = try list.map(Router.mutation)
-        let result = try store.apply(mutations, client: client, for: user, at: now())
+        let result = try writing { try store.apply(mutations, client: client, for: user, at: now()) }
         ChangeSignal.shared.signal()
         return .ok(.object([("applied", .int(result.applied)), ("counts", result.counts.json)]))
     }
@@ -84,19 +84,24 @@ extension Router {
         var reader = LineReader(data: request.body)
         var line = 0
         let ingestor = Ingestor(store: store)
-        while let next = reader.next() {
-            line += 1
-            do {
-                switch next {
-                case .overlong(let bytes): throw EventError("line is \(bytes) bytes, over the limit")
-                case .text(let data):
-                    guard let outcome = try ingestor.apply(data) else { continue }
-                    if outcome.repeated { report.repeated += 1 } else { report.applied += 1 }
-                    try store.forEachRow(ofEvent: outcome) { rows.append($0.contractJSON) }
+        // One transaction for the body (each event still its own savepoint): one commit, not one per line.
+        try writing {
+            try store.db.transaction {
+                while let next = reader.next() {
+                    line += 1
+                    do {
+                        switch next {
+                        case .overlong(let bytes): throw EventError("line is \(bytes) bytes, over the limit")
+                        case .text(let data):
+                            guard let outcome = try ingestor.apply(data) else { continue }
+                            if outcome.repeated { report.repeated += 1 } else { report.applied += 1 }
+                            try store.forEachRow(ofEvent: outcome) { rows.append($0.contractJSON) }
+                        }
+                    } catch let error as EventError {
+                        report.rejected += 1
+                        rejects.append(.object([("line", .int(line)), ("reason", .string(error.description))]))
+                    }
                 }
-            } catch let error as EventError {
-                report.rejected += 1
-                rejects.append(.object([("line", .int(line)), ("reason", .string(error.description))]))
             }
         }
         if report.applied > 0 { ChangeSignal.shared.signal() }

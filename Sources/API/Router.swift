@@ -12,6 +12,17 @@ public final class Router {
 
     public static let maximumBody = 1 << 20
 
+    /// One writer at a time in this process. SQLite allows one writer anyway, but a writer
+    /// that finds the lock taken sleeps in growing steps (up to 100 ms) before trying again;
+    /// waiting on this lock instead wakes the moment the other write is done.
+    static let writes = NSLock()
+
+    func writing<T>(_ body: () throws -> T) rethrows -> T {
+        Router.writes.lock()
+        defer { Router.writes.unlock() }
+        return try body()
+    }
+
     public init(store: Store) { self.store = store }
 
     /// Whether `poll`'s user has a change after its version now.

@@ -1,0 +1,197 @@
+import API
+import Backend
+import Foundation
+import Notifications
+import Replica
+
+/// `stepo bench sync`: initial and incremental sync over loopback HTTP, and 50 long-polling
+/// clients under a steady event load, against a real `stepo serve` child process.
+struct SyncBench {
+    let folder: String
+    let seconds: Int
+
+    init(arguments: Arguments) throws {
+        folder = arguments["dir"] ?? NSTemporaryDirectory() + "stepo-syncbench-\(ProcessInfo.processInfo.processIdentifier)"
+        seconds = try arguments.integer("seconds") ?? 30
+    }
+
+    func run() throws -> Int32 {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        print("stepo bench sync · \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        let path = folder + "/server.db"
+        let store = try Store(path: path)
+        // 60 users; u1 has 10,000 rows; u1…u50 each own a published step others can heart.
+        try store.db.transaction {
+            try store.db.run("""
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
+                INSERT INTO users(id, ext, username, name, avatar_url, created_at)
+                SELECT i, 'u' || i, 'u' || i, 'User ' || i, 'https://cdn.stepo.app/avatars/u' || i || '.jpg', 0 FROM n
+                """)
+            try store.db.run("""
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50)
+                INSERT INTO journeys(id, ext, owner, title, created_at) SELECT i, 'j' || i, i, 'Journey ' || i, 0 FROM n
+                """)
+            try store.db.run("""
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50)
+                INSERT INTO steps(id, ext, journey, owner, caption, photo_url, created_at, published_at)
+                SELECT i, 's' || i, i, i, 'Morning run number ' || i, 'https://cdn.stepo.app/steps/s' || i || '.jpg', 0, ?
+                FROM n
+                """, Timestamp.parse("2026-11-29T00:00:00Z")!)
+            try store.db.run("INSERT INTO events(id, ext, type, at) VALUES (1, 'seed', 'heart', 0)")
+            try store.db.run("""
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000)
+                INSERT INTO notifications(event, recipient, kind, actor, title, body, face, image, step, journey, tap, thread,
+                                          push, created_at, version)
+                SELECT 1, 1, 'heart', 2 + i % 1000, 'User ' || (2 + i % 1000), 'Hearted your step: Morning run number 1',
+                       'https://cdn.stepo.app/avatars/u2.jpg', 'https://cdn.stepo.app/steps/s1.jpg', 1, 1,
+                       '{"screen":"step","step":"s1","comments":"closed"}', 'step:s1', 'sent', ? - i * 60000, 1
+                FROM n
+                """, Timestamp.parse("2026-11-29T00:00:00Z")!)
+        }
+        var tokens: [String] = []
+        for i in 1...50 { tokens.append(try store.createToken(for: try store.user("u\(i)"), admin: false, at: 0)) }
+        let admin = try store.createToken(for: nil, admin: true, at: 0)
+
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: CommandLine.executablePath)
+        server.arguments = ["serve", "--db", path, "--port", "0", "--threads", "4"]
+        let log = Pipe()
+        server.standardError = log
+        try server.run()
+        defer { server.terminate(); server.waitUntilExit() }
+        let port = try SyncBench.listeningPort(log)
+        let base = URL(string: "http://127.0.0.1:\(port)")!
+        DispatchQueue.global().async { while !log.fileHandleForReading.availableData.isEmpty {} }  // drain the request log
+        var failures = 0
+
+        // 1. Initial sync of 10,000 rows.
+        let first = try Replica(path: folder + "/initial.db")
+        let engine = SyncEngine(replica: first, transport: HTTPTransport(baseURL: base, token: tokens[0]))
+        var start = DispatchTime.now()
+        let rows = try engine.sync()
+        let initial = elapsed(start)
+        failures += report("initial sync of \(rows) rows with their content over loopback HTTP", String(format: "%.3f s", initial),
+                           meets: initial <= 1.5 && rows == 10_000, target: "≤ 1.5 s")
+
+        // 2. Incremental: an event posted, the long-poll wakes, the row is in the replica.
+        let adminTransport = HTTPTransport(baseURL: base, token: admin)
+        var wakes: [Double] = []
+        for i in 0..<30 {
+            let done = DispatchSemaphore(value: 0)
+            let box = TimeBox()
+            DispatchQueue.global().async {
+                _ = try? engine.sync(wait: 10)
+                box.end = DispatchTime.now()
+                done.signal()
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+            let at = Timestamp.format(Timestamp.parse("2026-11-29T01:00:00Z")! + Int64(i) * 1000)
+            let event = #"{"id":"inc\#(i)","type":"heart","at":"\#(at)","actor":"u\#(100 + i)","step":"s1"}"#
+            start = DispatchTime.now()
+            _ = try adminTransport.perform(method: "POST", path: "/v1/events", query: [:], body: Data(event.utf8))
+            done.wait()
+            wakes.append(Double((box.end ?? start).uptimeNanoseconds - start.uptimeNanoseconds) / 1e6)
+        }
+        let wake = median(wakes)
+        failures += report("incremental sync of one new row (event posted → row in the replica)",
+                           String(format: "%.1f ms median, %.1f ms p99", wake, percentile(wakes, 0.99)),
+                           meets: wake <= 20, target: "≤ 20 ms median")
+
+        // 3. 50 long-polling clients, 200 events/s for `seconds`, each client reading a row every second.
+        let engines = try (0..<50).map { i in
+            SyncEngine(replica: try Replica(path: folder + "/client\(i).db"), transport: HTTPTransport(baseURL: base, token: tokens[i]))
+        }
+        for engine in engines { _ = try? engine.sync() }
+        let latencies = LatencyLog()
+        let stop = Date().addingTimeInterval(TimeInterval(seconds))
+        let group = DispatchGroup()
+        for (i, engine) in engines.enumerated() {
+            let poller = Thread { engine.run(longPoll: 5) }
+            poller.start()
+            group.enter()
+            Thread {
+                let transport = HTTPTransport(baseURL: base, token: tokens[i])
+                var seq = 1
+                while Date() < stop {
+                    Thread.sleep(forTimeInterval: 1)
+                    let body = #"{"client":"bench-\#(i)","mutations":[{"seq":\#(seq),"type":"seen","upTo":\#(engine.replica.version)}]}"#
+                    let t0 = DispatchTime.now()
+                    let result = try? transport.perform(method: "POST", path: "/v1/mutations", query: [:], body: Data(body.utf8))
+                    latencies.add(Double(DispatchTime.now().uptimeNanoseconds - t0.uptimeNanoseconds) / 1e6, ok: result?.status == 200)
+                    seq += 1
+                }
+                group.leave()
+            }.start()
+        }
+        var posted = 0, refused = 0
+        var tick = 0
+        while Date() < stop {
+            let tickStart = Date()
+            var batch = ""
+            for k in 0..<20 {
+                let n = tick * 20 + k
+                let at = Timestamp.format(Timestamp.parse("2026-11-29T02:00:00Z")! + Int64(n) * 10)
+                batch += #"{"id":"load\#(n)","type":"heart","at":"\#(at)","actor":"u\#(60 + n % 1900)","step":"s\#(1 + n % 50)"}"# + "\n"
+            }
+            let result = try? adminTransport.perform(method: "POST", path: "/v1/events", query: [:], body: Data(batch.utf8))
+            if result?.status == 200 { posted += 20 } else { refused += 20 }
+            tick += 1
+            Thread.sleep(forTimeInterval: max(0, 0.1 - Date().timeIntervalSince(tickStart)))
+        }
+        group.wait()
+        for engine in engines { engine.stop() }
+        let rss = SyncBench.residentMB(of: server.processIdentifier)
+        let p99 = percentile(latencies.values, 0.99)
+        failures += report("50 long-polling clients, \(posted / seconds) events/s for \(seconds) s (\(latencies.values.count) mutations, \(latencies.errors) errors, \(refused) events refused)",
+                           String(format: "p99 mutation latency %.1f ms (median %.1f ms); server RSS %.0f MB", p99, median(latencies.values), rss),
+                           meets: p99 <= 50 && latencies.errors == 0 && refused == 0, target: "no errors, p99 ≤ 50 ms")
+        print(failures == 0 ? "all targets met" : "\(failures) target(s) missed")
+        return failures == 0 ? 0 : 1
+    }
+
+    static func listeningPort(_ log: Pipe) throws -> Int {
+        var text = ""
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            text += String(decoding: log.fileHandleForReading.availableData, as: UTF8.self)
+            if let range = text.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+                return Int(text[range].split(separator: ":").last!)!
+            }
+        }
+        throw CommandError(description: "stepo serve did not start: \(text)")
+    }
+
+    static func residentMB(of pid: Int32) -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kb = Double(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        return kb / 1024
+    }
+
+    private func report(_ what: String, _ figure: String, meets: Bool, target: String) -> Int {
+        print("\(what): \(figure) — target \(target): \(meets ? "met" : "MISSED")")
+        return meets ? 0 : 1
+    }
+
+    private func elapsed(_ start: DispatchTime) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9 }
+    private func median(_ values: [Double]) -> Double { percentile(values, 0.5) }
+    private func percentile(_ values: [Double], _ p: Double) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        return sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * p + 0.5))]
+    }
+}
+
+private final class TimeBox: @unchecked Sendable { var end: DispatchTime? }
+
+private final class LatencyLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private(set) var values: [Double] = []
+    private(set) var errors = 0
+    func add(_ ms: Double, ok: Bool) {
+        lock.lock()
+        if ok { values.append(ms) } else { errors += 1 }
+        lock.unlock()
+    }
+}
