@@ -12,7 +12,7 @@ let benchCommand = Command(
     sync: against a `stepo serve` child on loopback — initial sync of 10,000 rows, one new row
     from event to replica, and 50 long-polling clients under 200 events/s for --seconds.
     """,
-    options: ["followers", "store-rows", "events", "dir", "only", "seconds"], flags: ["phases"]
+    options: ["followers", "store-rows", "events", "dir", "only", "seconds", "role", "port", "tokens"], flags: ["phases"]
 ) { arguments in
     switch arguments.positionals.first {
     case "engine":

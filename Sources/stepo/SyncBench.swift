@@ -9,13 +9,37 @@ import Replica
 struct SyncBench {
     let folder: String
     let seconds: Int
+    let arguments: Arguments
 
     init(arguments: Arguments) throws {
+        self.arguments = arguments
         folder = arguments["dir"] ?? NSTemporaryDirectory() + "stepo-syncbench-\(ProcessInfo.processInfo.processIdentifier)"
         seconds = try arguments.integer("seconds") ?? 30
     }
 
+    /// The clients' side, run as a child process (as real clients run elsewhere): one
+    /// long-polling replica per token in the file, for `--seconds`.
+    func runClients() throws -> Int32 {
+        guard let port = arguments["port"], let file = arguments["tokens"] else { throw UsageError(description: "--port and --tokens") }
+        let tokens = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").map(String.init)
+        let base = URL(string: "http://127.0.0.1:\(port)")!
+        let engines = try tokens.enumerated().map { i, token in
+            SyncEngine(replica: try Replica(path: folder + "/client\(i).db"), transport: HTTPTransport(baseURL: base, token: token))
+        }
+        for engine in engines {
+            _ = try? engine.sync()
+            Thread { engine.run(longPoll: 5) }.start()
+        }
+        print("ready")
+        fflush(stdout)
+        Thread.sleep(forTimeInterval: TimeInterval(seconds) + 2)
+        for engine in engines { engine.stop() }
+        print("done: \(engines.map(\.replica.rowCount).reduce(0, +)) rows in \(engines.count) replicas")
+        return 0
+    }
+
     func run() throws -> Int32 {
+        if arguments["role"] == "clients" { return try runClients() }
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         print("stepo bench sync · \(ProcessInfo.processInfo.activeProcessorCount) cores")
@@ -61,8 +85,18 @@ struct SyncBench {
         try server.run()
         defer { server.terminate(); server.waitUntilExit() }
         let port = try SyncBench.listeningPort(log)
+        if let probe = ProcessInfo.processInfo.environment["STEPO_BENCH_PROBE"] {
+            try "\(port) \(tokens[49])".write(toFile: probe, atomically: true, encoding: .utf8)
+        }
         let base = URL(string: "http://127.0.0.1:\(port)")!
-        DispatchQueue.global().async { while !log.fileHandleForReading.availableData.isEmpty {} }  // drain the request log
+        let logCopy = ProcessInfo.processInfo.environment["STEPO_BENCH_LOG"].flatMap { FileHandle(forWritingAtPath: $0) }
+        DispatchQueue.global().async {  // drain the request log (or keep it, for diagnosis)
+            while true {
+                let data = log.fileHandleForReading.availableData
+                if data.isEmpty { return }
+                logCopy?.write(data)
+            }
+        }
         var failures = 0
 
         // 1. Initial sync of 10,000 rows.
@@ -98,28 +132,36 @@ struct SyncBench {
                            String(format: "%.1f ms median, %.1f ms p99", wake, percentile(wakes, 0.99)),
                            meets: wake <= 20, target: "≤ 20 ms median")
 
-        // 3. 50 long-polling clients, 200 events/s for `seconds`, each client reading a row every second.
-        let engines = try (0..<50).map { i in
-            SyncEngine(replica: try Replica(path: folder + "/client\(i).db"), transport: HTTPTransport(baseURL: base, token: tokens[i]))
-        }
-        for engine in engines { _ = try? engine.sync() }
+        // 3. 50 long-polling replica clients (in a child process, as clients are elsewhere), 200
+        // events/s for `seconds`, and each of the 50 users stamping seen once a second from here.
+        let tokenFile = folder + "/tokens.txt"
+        try tokens.joined(separator: "\n").write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        let clients = Process()
+        clients.executableURL = URL(fileURLWithPath: CommandLine.executablePath)
+        clients.arguments = ["bench", "sync", "--role", "clients", "--port", String(port), "--tokens", tokenFile,
+                             "--seconds", String(seconds), "--dir", folder + "/clients"]
+        try FileManager.default.createDirectory(atPath: folder + "/clients", withIntermediateDirectories: true)
+        let ready = Pipe()
+        clients.standardOutput = ready
+        try clients.run()
+        defer { if clients.isRunning { clients.terminate() } }
+        _ = ready.fileHandleForReading.availableData  // "ready": every client has synced once
         let latencies = LatencyLog()
         let stop = Date().addingTimeInterval(TimeInterval(seconds))
         let group = DispatchGroup()
-        for (i, engine) in engines.enumerated() {
-            let poller = Thread { engine.run(longPoll: 5) }
-            poller.start()
+        for i in 0..<50 {
             group.enter()
             Thread {
                 let transport = HTTPTransport(baseURL: base, token: tokens[i])
                 var seq = 1
+                Thread.sleep(forTimeInterval: Double(i) / 50)  // spread the probes over each second
                 while Date() < stop {
-                    Thread.sleep(forTimeInterval: 1)
-                    let body = #"{"client":"bench-\#(i)","mutations":[{"seq":\#(seq),"type":"seen","upTo":\#(engine.replica.version)}]}"#
+                    let body = #"{"client":"probe-\#(i)","mutations":[{"seq":\#(seq),"type":"seen","upTo":1000000000}]}"#
                     let t0 = DispatchTime.now()
                     let result = try? transport.perform(method: "POST", path: "/v1/mutations", query: [:], body: Data(body.utf8))
                     latencies.add(Double(DispatchTime.now().uptimeNanoseconds - t0.uptimeNanoseconds) / 1e6, ok: result?.status == 200)
                     seq += 1
+                    Thread.sleep(forTimeInterval: 1)
                 }
                 group.leave()
             }.start()
@@ -132,7 +174,8 @@ struct SyncBench {
             for k in 0..<20 {
                 let n = tick * 20 + k
                 let at = Timestamp.format(Timestamp.parse("2026-11-29T02:00:00Z")! + Int64(n) * 10)
-                batch += #"{"id":"load\#(n)","type":"heart","at":"\#(at)","actor":"u\#(60 + n % 1900)","step":"s\#(1 + n % 50)"}"# + "\n"
+                // Every (actor, step) pair is new, so every heart makes a row and wakes its owner.
+                batch += #"{"id":"load\#(n)","type":"heart","at":"\#(at)","actor":"u\#(60 + (n / 50) % 1900)","step":"s\#(1 + n % 50)"}"# + "\n"
             }
             let result = try? adminTransport.perform(method: "POST", path: "/v1/events", query: [:], body: Data(batch.utf8))
             if result?.status == 200 { posted += 20 } else { refused += 20 }
@@ -140,7 +183,9 @@ struct SyncBench {
             Thread.sleep(forTimeInterval: max(0, 0.1 - Date().timeIntervalSince(tickStart)))
         }
         group.wait()
-        for engine in engines { engine.stop() }
+        clients.waitUntilExit()
+        let summary = String(decoding: ready.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        if let done = summary.split(separator: "\n").first(where: { $0.hasPrefix("done") }) { print("  clients \(done)") }
         let rss = SyncBench.residentMB(of: server.processIdentifier)
         let p99 = percentile(latencies.values, 0.99)
         failures += report("50 long-polling clients, \(posted / seconds) events/s for \(seconds) s (\(latencies.values.count) mutations, \(latencies.errors) errors, \(refused) events refused)",
