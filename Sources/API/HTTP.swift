@@ -55,11 +55,20 @@ public struct APIError: Error, Sendable {
     public var status: Int
     public var code: String
     public var message: String
+    /// Where to go instead (a 410's fallback: the actor's profile, or the feed).
+    public var fallback: JSON?
 
-    public init(_ status: Int, _ code: String, _ message: String) {
+    public init(_ status: Int, _ code: String, _ message: String, fallback: JSON? = nil) {
         self.status = status
         self.code = code
         self.message = message
+        self.fallback = fallback
+    }
+
+    /// Deleted, or no longer visible to this user: the board's words, and where to fall back.
+    public static func gone(fallbackTo user: String?) -> APIError {
+        APIError(410, "gone", "This content is no longer available",
+                 fallback: user.map { .object([("screen", "profile"), ("user", .string($0))]) } ?? .object([("screen", "feed")]))
     }
 
     public static func malformed(_ message: String) -> APIError { APIError(400, "malformed", message) }
@@ -73,6 +82,7 @@ public struct APIError: Error, Sendable {
     public static func invalid(_ message: String) -> APIError { APIError(422, "invalid", message) }
 
     public var response: HTTPResponse {
-        HTTPResponse(status: status, json: .object([("error", .object([("code", .string(code)), ("message", .string(message))]))]))
+        HTTPResponse(status: status, json: .object([("error", .members([("code", .string(code)), ("message", .string(message)),
+                                                                        ("fallback", fallback)]))]))
     }
 }

@@ -22,6 +22,7 @@ extension Router {
         }
         return .ok(.object([
             ("rows", .array(page.rows.map(\.json))),
+            ("entities", try store.entitiesJSON(for: page.rows, viewer: user)),
             ("counts", try store.counts(for: user.key).json),
             ("next", .int(page.next)),
         ]))

@@ -69,22 +69,33 @@ public final class Router {
             guard methods.contains(request.method) else { throw APIError.methodNotAllowed(methods) }
             return try body()
         }
-        switch rest {
-        case ["health"]:
+        let id = rest.count > 1 ? rest[1] : ""
+        switch (rest.first ?? "", rest.count, rest.last ?? "") {
+        case ("health", 1, _):
             return try only("GET") { .ok(.object([("ok", true), ("version", .int(try store.currentVersion()))])) }
-        case ["me"]:
+        case ("me", 1, _):
             return try only("GET") {
                 let me = try user(request)
                 return .ok(.object([("user", .string(me.id)), ("username", .string(me.username)), ("name", .string(me.name))]))
             }
-        case ["counts"]:
+        case ("counts", 1, _):
             return try only("GET") { .ok(try store.counts(for: try user(request).key).json) }
-        case ["activity"]:
+        case ("activity", 1, _):
             return try only("GET") { try activity(request) }
-        case ["mutations"]:
+        case ("mutations", 1, _):
             return try only("POST") { try mutations(request) }
-        case ["events"]:
+        case ("events", 1, _):
             return try only("POST") { try events(request) }
+        case ("preferences", 1, _):
+            return try only("GET", "PUT") { try preferences(request) }
+        case ("steps", 2, _):
+            return try only("GET") { try step(request, id) }
+        case ("steps", 3, "interactions"):
+            return try only("GET") { try interactions(request, id) }
+        case ("users", 2, _):
+            return try only("GET") { try profile(request, id) }
+        case ("journeys", 2, _):
+            return try only("GET") { try journey(request, id) }
         default:
             throw APIError.notFound()
         }

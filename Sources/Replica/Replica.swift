@@ -53,6 +53,10 @@ public final class Replica: @unchecked Sendable {
             -- Mutations made here and not yet acknowledged by the server, in order.
             CREATE TABLE pending (seq INTEGER PRIMARY KEY, mutation TEXT NOT NULL);
             """)
+        migrator.register("0002-entities", """
+            -- The people, steps, comments and journeys the rows point at: destinations open offline.
+            CREATE TABLE entities (kind TEXT NOT NULL, id TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (kind, id)) WITHOUT ROWID;
+            """)
         try migrator.migrate(db)
         try locked {
             if try meta("client") == nil {
@@ -99,6 +103,20 @@ public final class Replica: @unchecked Sendable {
                            readAt: row.optionalInt64(7), deleted: row.bool(8),
                            json: (try? JSON.parse(row.string(9))) ?? .null)
             }
+        }
+    }
+
+    /// A stored entity: `kind` is `users`, `steps`, `comments` or `journeys`.
+    public func entity(_ kind: String, _ id: String) throws -> JSON? {
+        try locked { try db.first("SELECT json FROM entities WHERE kind = ? AND id = ?", [kind, id]) { try? JSON.parse($0.string(0)) } ?? nil }
+    }
+
+    /// A step's comments as last synced, oldest first.
+    public func comments(ofStep step: String) throws -> [JSON] {
+        try locked {
+            try db.query("SELECT json FROM entities WHERE kind = 'comments'") { (try? JSON.parse($0.string(0))) ?? .null }
+                .filter { $0["step"]?.string == step }
+                .sorted { ($0["at"]?.string ?? "") < ($1["at"]?.string ?? "") }
         }
     }
 
@@ -175,7 +193,7 @@ public final class Replica: @unchecked Sendable {
     }
 
     /// One page of changes and the version after it, in one transaction.
-    func apply(page rows: [JSON], next: Int, counts: JSON?) throws {
+    func apply(page rows: [JSON], next: Int, counts: JSON?, entities: JSON? = nil) throws {
         try locked {
             try db.transaction {
                 let upsert = """
@@ -191,6 +209,15 @@ public final class Replica: @unchecked Sendable {
                                row["kind"]?.string ?? "", row["title"]?.string ?? "", row["body"]?.string ?? "",
                                row["seenAt"]?.string.flatMap(Timestamp.parse), row["readAt"]?.string.flatMap(Timestamp.parse),
                                row["deleted"]?.bool ?? false, row.serialized)
+                }
+                for kind in ["users", "steps", "comments", "journeys"] {
+                    for entity in entities?[kind]?.array ?? [] {
+                        guard let id = entity["id"]?.string else { continue }
+                        try db.run("""
+                            INSERT INTO entities(kind, id, json) VALUES (?, ?, ?)
+                            ON CONFLICT (kind, id) DO UPDATE SET json = excluded.json
+                            """, kind, id, entity.serialized)
+                    }
                 }
                 try setMeta("version", String(max(next, try meta("version").flatMap(Int.init) ?? 0)))
                 try store(counts)

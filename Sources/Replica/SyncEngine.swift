@@ -54,7 +54,8 @@ public final class SyncEngine: @unchecked Sendable {
                 first = false
                 let page = try call("GET", "/v1/activity", query: query, body: nil)
                 let rows = page["rows"]?.array ?? []
-                try replica.apply(page: rows, next: page["next"]?.int ?? replica.version, counts: page["counts"])
+                try replica.apply(page: rows, next: page["next"]?.int ?? replica.version, counts: page["counts"],
+                                  entities: page["entities"])
                 applied += rows.count
                 if rows.isEmpty { break }
             }

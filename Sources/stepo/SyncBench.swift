@@ -105,7 +105,7 @@ struct SyncBench {
         var start = DispatchTime.now()
         let rows = try engine.sync()
         let initial = elapsed(start)
-        failures += report("initial sync of \(rows) rows with their content over loopback HTTP", String(format: "%.3f s", initial),
+        failures += report("initial sync of \(rows) rows with their entities over loopback HTTP", String(format: "%.3f s", initial),
                            meets: initial <= 1.5 && rows == 10_000, target: "≤ 1.5 s")
 
         // 2. Incremental: an event posted, the long-poll wakes, the row is in the replica.

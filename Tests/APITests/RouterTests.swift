@@ -131,4 +131,64 @@ struct RouterTests {
         #expect(json["rows"]?.array?.first?["kind"] == "steppedWithHeart")
         #expect(json["rejected"]?.array?.first?["line"] == 2)
     }
+
+    @Test("a step opens for its owner; to someone who may not see it, it is gone, with the fallback; unknown is 404")
+    func stepVisibility() throws {
+        let (status, json) = call("GET", "/v1/steps/s1", as: "chaucao")
+        #expect(status == 200)
+        #expect(json["step"]?["hearts"] == 1 && json["step"]?["shares"] == 1)
+        #expect(json["step"]?["caption"] == "Trail run")
+        // chaucao is private and maya does not follow her.
+        let hidden = call("GET", "/v1/steps/s1", as: "maya")
+        #expect(hidden.0 == 410)
+        #expect(hidden.1["error"]?["message"] == "This content is no longer available")
+        #expect(hidden.1["error"]?["fallback"] == .object([("screen", "profile"), ("user", "chaucao")]))
+        #expect(call("GET", "/v1/steps/nope", as: "chaucao").0 == 404)
+        #expect(call("GET", "/v1/steps/s1/interactions", as: "chaucao").1["interactions"]?.array?.count == 2)
+    }
+
+    @Test("a deleted step answers 410 and falls back to its owner's profile")
+    func deletedStep() throws {
+        _ = try Ingestor(store: store).apply(Data(#"{"id":"d1","type":"delete","at":"2026-11-21T08:00:00Z","step":"s1"}"#.utf8))
+        let (status, json) = call("GET", "/v1/steps/s1", as: "chaucao")
+        #expect(status == 410)
+        #expect(json["error"]?["fallback"]?["user"] == "chaucao")
+    }
+
+    @Test("a profile shows the follow state: An asked to follow chaucao")
+    func profile() {
+        let (status, json) = call("GET", "/v1/users/an", as: "chaucao")
+        #expect(status == 200)
+        #expect(json["user"]?["name"] == "An Nguyễn")
+        #expect(json["user"]?["requestedYou"] == true)
+        #expect(json["user"]?["following"] == false)
+        #expect(call("GET", "/v1/users/ghost", as: "chaucao").0 == 404)
+    }
+
+    @Test("a journey lists its steps and its people panel")
+    func journey() {
+        let (status, json) = call("GET", "/v1/journeys/j1", as: "chaucao")
+        #expect(status == 200)
+        #expect(json["journey"]?["title"] == "Run the ridge")
+        #expect(json["journey"]?["steps"]?.array?.count == 1)
+        #expect(json["journey"]?["people"]?.array != nil)
+    }
+
+    @Test("preferences read and change; a bad value is 422")
+    func preferences() {
+        #expect(call("GET", "/v1/preferences", as: "maya").1["journeys"] == true)
+        let (status, json) = call("PUT", "/v1/preferences", as: "maya", body: #"{"journeys":false}"#)
+        #expect(status == 200 && json["journeys"] == false && json["customFollow"] == "comingLater")
+        #expect(call("GET", "/v1/preferences", as: "maya").1["journeys"] == false)
+        #expect(call("PUT", "/v1/preferences", as: "maya", body: #"{"journeys":"no"}"#).0 == 422)
+    }
+
+    @Test("an activity page carries the entities its rows point at")
+    func entities() throws {
+        let json = call("GET", "/v1/activity", as: "chaucao").1
+        let steps = try #require(json["entities"]?["steps"]?.array)
+        #expect(steps.map { $0["id"]?.string } == ["s1"])
+        let users = try #require(json["entities"]?["users"]?.array).compactMap { $0["id"]?.string }
+        #expect(Set(users).isSuperset(of: ["maya", "an", "chaucao"]))
+    }
 }

@@ -39,6 +39,11 @@ struct SyncTests {
         #expect(local.counts == ServerCounts(unseen: 104, unread: 104, stale: false))
         #expect(try engine.sync() == 0)
         if case .synced = engine.status {} else { Issue.record("status \(engine.status)") }
+        // The destinations open offline: the step, its comments, the people.
+        #expect(try local.entity("steps", "ridge-3")?["caption"] == "Trail run before work — up the ridge and back.")
+        #expect(try local.comments(ofStep: "ridge-3").contains { $0["text"] == "so proud of this one" })
+        #expect(try local.entity("users", "linh")?["name"] == "Linh Trần")
+        #expect(try local.entity("journeys", "guitar")?["title"] == "Learn to play guitar")
     }
 
     @Test("two clients of one user converge, and every count agrees with a server COUNT")
