@@ -3,7 +3,11 @@
 /* SwiftPM drops ncursesw.pc's -D flags: the wide-char API needs these before the header. */
 #define _XOPEN_SOURCE_EXTENDED 1
 #define NCURSES_WIDECHAR 1
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700
+#endif
 #include <locale.h>
+#include <wchar.h>
 #include <ncursesw/curses.h>
 
 /* Attribute macros are function-like or casts Swift cannot import. */
@@ -18,4 +22,7 @@ static inline WINDOW *stepo_stdscr(void) { return stdscr; }
 static inline int stepo_lines(void) { return LINES; }
 static inline int stepo_cols(void) { return COLS; }
 static inline int stepo_colors(void) { return COLORS; }
+
+/* Terminal cells a code point takes under the current locale (-1: not printable). */
+static inline int stepo_wcwidth(unsigned int c) { return wcwidth((wchar_t)c); }
 #endif

@@ -3,7 +3,7 @@ import Notifications
 import SQLite
 
 /// One row of the user's activity as the replica holds it.
-public struct ReplicaRow: Sendable {
+public struct ReplicaRow: Equatable, Sendable {
     public var id: Int
     public var version: Int
     public var createdAt: Int64
@@ -23,6 +23,12 @@ public struct ServerCounts: Equatable, Sendable {
     public var unseen: Int
     public var unread: Int
     public var stale: Bool
+
+    public init(unseen: Int, unread: Int, stale: Bool) {
+        self.unseen = unseen
+        self.unread = unread
+        self.stale = stale
+    }
 }
 
 /// A local SQLite copy of one user's activity on one server, with the queue of mutations not

@@ -1,4 +1,5 @@
 import Backend
+import Inbox
 import Foundation
 import Notifications
 
@@ -41,20 +42,8 @@ func printActivity(_ store: Store, _ user: UserRecord, limit: Int, json: Bool) t
     }
 }
 
-/// now, 2m, 3h, 2d, then a date.
-func relativeTime(_ at: Int64, now: Int64) -> String {
-    let seconds = max(0, (now - at) / 1000)
-    if seconds < 60 { return "now" }
-    if seconds < 3600 { return "\(seconds / 60)m" }
-    if seconds < 86_400 { return "\(seconds / 3600)h" }
-    if seconds < 7 * 86_400 { return "\(seconds / 86_400)d" }
-    let date = Timestamp.format(at)
-    let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-    let month = Int(date.dropFirst(5).prefix(2)) ?? 1
-    let day = Int(date.dropFirst(8).prefix(2)) ?? 1
-    let sameYear = date.prefix(4) == Timestamp.format(now).prefix(4)
-    return "\(months[month - 1]) \(day)" + (sameYear ? "" : " \(date.prefix(4))")
-}
+/// now, 2m, 3h, 2d, then a date (the inbox's words).
+func relativeTime(_ at: Int64, now: Int64) -> String { RelativeTime.text(at, now: now) }
 
 let seenCommand = Command(
     name: "seen",

@@ -1,0 +1,129 @@
+import Notifications
+import Replica
+
+/// Draws the Activity tab into a grid: header, list, footer. Pure: a state in, cells out.
+public enum ActivityView {
+    public static let minimumWidth = 40
+    public static let minimumHeight = 10
+
+    public static func render(_ state: InboxState) -> Grid {
+        var grid = Grid(width: state.width, height: state.height)
+        guard state.width >= minimumWidth, state.height >= minimumHeight else {
+            grid.put("Window too small (need \(minimumWidth)×\(minimumHeight))", x: 0, y: 0, role: .status)
+            return grid
+        }
+        header(state, &grid)
+        list(state, &grid)
+        footer(state, &grid)
+        return grid
+    }
+
+    static func header(_ state: InboxState, _ grid: inout Grid) {
+        grid.paint(row: 0, role: .header)
+        var x = grid.put(" Activity", x: 0, y: 0, role: .title) + 1
+        let badge = state.counts.unseen > 0 ? " \(state.counts.unseen) " : " 0 "
+        x += grid.put(badge + (state.counts.stale ? "(stale) " : ""), x: x, y: 0, role: .badge)
+        let status = state.syncStatus
+        let room = state.width - x - 1
+        if room > 0 {
+            let text = TextWidth.fit(status, width: room)
+            grid.put(text, x: state.width - TextWidth.cells(text) - 1, y: 0, role: .status)
+        }
+    }
+
+    static func list(_ state: InboxState, _ grid: inout Grid) {
+        let lines = state.lines
+        let height = Inbox.listHeight(state)
+        guard !lines.isEmpty else {
+            grid.put("  Nothing here yet: when someone steps with you, it shows up here.", x: 0, y: 2, role: .dim)
+            return
+        }
+        for (offset, index) in (state.top..<min(lines.count, state.top + height)).enumerated() {
+            let y = 1 + offset
+            draw(lines[index], state: state, y: y, &grid)
+            if index == state.selection { grid.paint(row: y, role: .selected) }
+        }
+    }
+
+    static func draw(_ line: ListLine, state: InboxState, y: Int, _ grid: inout Grid) {
+        switch line {
+        case .header(let section):
+            grid.put(" \(section.rawValue)", x: 0, y: y, role: .section)
+        case .card(let card):
+            let rows = card.rowIds.compactMap(state.row)
+            guard let newest = rows.first else { return }
+            let isNew = rows.contains { state.newIds.contains($0.id) }
+            if isNew { grid.paint(row: y, role: .newRow) }
+            let unseen = rows.filter { state.newIds.contains($0.id) }.count
+            let title: String
+            let body: String
+            if card.isThread {
+                let people = Array(Set(rows.map(\.title)))
+                title = people.count > 1 ? "\(newest.title) and \(people.count - 1) other\(people.count > 2 ? "s" : "")" : newest.title
+                let caption = state.rowCaption(newest)
+                body = "· \(caption)" + (unseen > 0 ? "  (\(unseen) new)" : "") + (state.expanded.contains(card.key) ? "  ▾" : "  ▸")
+            } else {
+                title = newest.title
+                body = newest.body
+            }
+            row(title: title, body: body, at: newest.createdAt, dot: isNew, deleted: rows.allSatisfy(\.deleted), state: state, y: y, &grid)
+        case .member(let id, _):
+            guard let member = state.row(id) else { return }
+            row(title: "   " + member.title, body: member.body, at: member.createdAt, dot: state.newIds.contains(id),
+                deleted: member.deleted, state: state, y: y, &grid)
+        }
+    }
+
+    static func row(title: String, body: String, at: Int64, dot: Bool, deleted: Bool, state: InboxState, y: Int, _ grid: inout Grid) {
+        let time = RelativeTime.text(at, now: state.now)
+        let timeWidth = TextWidth.cells(time)
+        var x = 1
+        x += grid.put(dot ? "●" : " ", x: x, y: y, role: .dot) + 1
+        let room = state.width - x - timeWidth - 2
+        let used = grid.put(TextWidth.fit(title, width: max(0, room)), x: x, y: y, role: deleted ? .deleted : .actor)
+        x += used + 1
+        if room - used - 1 > 0 {
+            grid.put(TextWidth.fit(body, width: room - used - 1), x: x, y: y, role: deleted ? .deleted : .body)
+        }
+        grid.put(time, x: state.width - timeWidth - 1, y: y, role: .time)
+    }
+
+    static func footer(_ state: InboxState, _ grid: inout Grid) {
+        let y = state.height - 1
+        grid.paint(row: y, role: .footer)
+        var keys = "j/k move  Enter open  r sync  ? help  q quit"
+        if let id = state.selectedRowIds.first, let row = state.row(id) {
+            if state.selectedRowIds.count > 1 { keys = "Space expand  " + keys }
+            switch row.kind {
+            case "followRequest": keys = "a accept  d decline  " + keys
+            case "newFollower": keys = "f follow back  " + keys
+            default: break
+            }
+        }
+        grid.put(" " + TextWidth.fit(keys, width: state.width - 2), x: 0, y: y, role: .footer)
+    }
+}
+
+extension InboxState {
+    /// A step row's caption, for a thread card: from the row's preview after the colon.
+    func rowCaption(_ row: ReplicaRow) -> String {
+        guard let colon = row.body.firstIndex(of: ":") else { return row.body }
+        return String(row.body[row.body.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+    }
+}
+
+/// now, 2m, 3h, 2d, then a date.
+public enum RelativeTime {
+    public static func text(_ at: Int64, now: Int64) -> String {
+        let seconds = max(0, (now - at) / 1000)
+        if seconds < 60 { return "now" }
+        if seconds < 3600 { return "\(seconds / 60)m" }
+        if seconds < 86_400 { return "\(seconds / 3600)h" }
+        if seconds < 7 * 86_400 { return "\(seconds / 86_400)d" }
+        let date = Timestamp.format(at)
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let month = Int(date.dropFirst(5).prefix(2)) ?? 1
+        let day = Int(date.dropFirst(8).prefix(2)) ?? 1
+        return "\(months[month - 1]) \(day)" + (date.prefix(4) == Timestamp.format(now).prefix(4) ? "" : " \(date.prefix(4))")
+    }
+}

@@ -1,0 +1,178 @@
+import Notifications
+import Replica
+
+/// A key, as the terminal reports it.
+public enum Key: Equatable, Sendable {
+    case up, down, pageUp, pageDown, home, end, enter, space, left, right, escape
+    case character(Character)
+}
+
+/// What happened: the inbox's actions are named after events, not commands.
+public enum Action: Equatable, Sendable {
+    case keyPressed(Key)
+    case resized(width: Int, height: Int)
+    case rowsLoaded([ReplicaRow])
+    case syncChanged(status: String, counts: ServerCounts)
+}
+
+/// Work for the outside world, run after the reducer: the reducer itself does no I/O.
+public enum Effect: Equatable, Sendable {
+    case markAllSeen
+    case markRead(Int)
+    case syncNow
+    case quit
+}
+
+/// Where the inbox is looking.
+public enum Screen: Equatable, Sendable {
+    case activity
+    /// A row opened: its tap destination (drawn from the replica's entities).
+    case destination(rowId: Int)
+    case help
+}
+
+/// Everything the inbox shows, as a value.
+public struct InboxState: Equatable, Sendable {
+    public var rows: [ReplicaRow] = []
+    /// Rows unseen when the tab opened: the New section, until the next visit.
+    public var newIds: Set<Int> = []
+    public var expanded: Set<String> = []
+    /// Index into `lines` of the selected line (always a selectable one when any exists).
+    public var selection = 0
+    public var top = 0
+    public var screen = Screen.activity
+    public var width = 80
+    public var height = 24
+    public var now: Int64
+    public var syncStatus = ""
+    public var counts = ServerCounts(unseen: 0, unread: 0, stale: true)
+
+    public init(now: Int64) { self.now = now }
+
+    public var lines: [ListLine] { ActivityList.lines(rows: rows, newIds: newIds, expanded: expanded, now: now) }
+
+    public func row(_ id: Int) -> ReplicaRow? { rows.first { $0.id == id } }
+
+    /// The rows the selected line stands for.
+    public var selectedRowIds: [Int] {
+        let lines = self.lines
+        guard selection < lines.count else { return [] }
+        switch lines[selection] {
+        case .card(let card): return card.rowIds
+        case .member(let id, _): return [id]
+        case .header: return []
+        }
+    }
+}
+
+/// The reducer: `(inout State, Action) -> [Effect]`, pure.
+public enum Inbox {
+    /// The rows of the list area (the screen less the header and footer).
+    static func listHeight(_ state: InboxState) -> Int { max(1, state.height - 3) }
+
+    public static func reduce(_ state: inout InboxState, _ action: Action) -> [Effect] {
+        switch action {
+        case let .resized(width, height):
+            state.width = width
+            state.height = height
+            keepSelectionVisible(&state)
+            return []
+        case .rowsLoaded(let rows):
+            let first = state.rows.isEmpty
+            let selected = state.selectedRowIds.first
+            state.rows = rows
+            if first {
+                // Opening the tab: what is unseen now is New, and everything gets stamped seen.
+                state.newIds = Set(rows.filter { $0.seenAt == nil }.map(\.id))
+                state.selection = firstSelectable(state.lines) ?? 0
+                return state.newIds.isEmpty ? [] : [.markAllSeen]
+            }
+            if let selected, let at = state.lines.firstIndex(where: { line in
+                if case .card(let card) = line { return card.rowIds.contains(selected) }
+                if case .member(let id, _) = line { return id == selected }
+                return false
+            }) { state.selection = at }
+            keepSelectionVisible(&state)
+            // Rows arriving while the tab is open and drawn are seen.
+            return rows.contains { $0.seenAt == nil } && state.screen == .activity ? [.markAllSeen] : []
+        case let .syncChanged(status, counts):
+            state.syncStatus = status
+            state.counts = counts
+            return []
+        case .keyPressed(let key):
+            return keyPressed(&state, key)
+        }
+    }
+
+    private static func keyPressed(_ state: inout InboxState, _ key: Key) -> [Effect] {
+        if state.screen != .activity {
+            switch key {
+            case .escape, .character("q"), .left: state.screen = .activity
+            default: break
+            }
+            return []
+        }
+        let lines = state.lines
+        switch key {
+        case .down, .character("j"): move(&state, lines, by: 1)
+        case .up, .character("k"): move(&state, lines, by: -1)
+        case .pageDown: move(&state, lines, by: listHeight(state) - 1)
+        case .pageUp: move(&state, lines, by: -(listHeight(state) - 1))
+        case .home, .character("g"): state.selection = firstSelectable(lines) ?? 0
+        case .end, .character("G"): state.selection = lines.lastIndex(where: \.isSelectable) ?? 0
+        case .space, .right, .left:
+            // Space toggles a thread, → opens it, ← closes it (and returns to its card).
+            guard let thread = threadKey(at: state.selection, lines) else { break }
+            let open = state.expanded.contains(thread)
+            let shouldOpen = key == .space ? !open : key == .right
+            if shouldOpen {
+                state.expanded.insert(thread)
+            } else {
+                state.expanded.remove(thread)
+                if let at = state.lines.firstIndex(where: { if case .card(let card) = $0 { return card.key == thread }; return false }) {
+                    state.selection = at
+                }
+            }
+        case .enter:
+            guard let id = state.selectedRowIds.first else { return [] }
+            state.screen = .destination(rowId: id)
+            return state.row(id)?.readAt == nil ? [.markRead(id)] : []
+        case .character("r"): return [.syncNow]
+        case .character("?"): state.screen = .help
+        case .escape, .character("q"): return [.quit]
+        default: break
+        }
+        keepSelectionVisible(&state)
+        return []
+    }
+
+    /// The thread a line belongs to: a thread card's own key, or its member's.
+    private static func threadKey(at index: Int, _ lines: [ListLine]) -> String? {
+        guard index < lines.count else { return nil }
+        switch lines[index] {
+        case .card(let card) where card.isThread: return card.key
+        case .member(_, let thread): return thread
+        default: return nil
+        }
+    }
+
+    private static func firstSelectable(_ lines: [ListLine]) -> Int? { lines.firstIndex(where: \.isSelectable) }
+
+    private static func move(_ state: inout InboxState, _ lines: [ListLine], by delta: Int) {
+        guard !lines.isEmpty else { return }
+        var target = max(0, min(lines.count - 1, state.selection + delta))
+        let step = delta >= 0 ? 1 : -1
+        while target >= 0, target < lines.count, !lines[target].isSelectable { target += step }
+        if target < 0 || target >= lines.count {
+            target = delta >= 0 ? (lines.lastIndex(where: \.isSelectable) ?? state.selection)
+                                : (firstSelectable(lines) ?? state.selection)
+        }
+        state.selection = target
+    }
+
+    static func keepSelectionVisible(_ state: inout InboxState) {
+        let height = listHeight(state)
+        if state.selection < state.top { state.top = max(0, state.selection - 1) }
+        if state.selection >= state.top + height { state.top = state.selection - height + 1 }
+    }
+}

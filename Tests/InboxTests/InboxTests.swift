@@ -1,0 +1,136 @@
+import Notifications
+import Testing
+@testable import Inbox
+@testable import Replica
+
+@Suite("Terminal text")
+struct TextWidthTests {
+    @Test("combining marks take no cell, CJK and emoji take two, ASCII one")
+    func widths() {
+        #expect(TextWidth.cells("Trần") == 4)
+        #expect(TextWidth.cells("Nguye\u{0302}\u{0303}n") == 6)
+        #expect(TextWidth.cells("日本") == 4)
+        #expect(TextWidth.cells("run 🏃") == 6)
+    }
+
+    @Test("fitting cuts between characters, never inside one, and marks the cut")
+    func fit() {
+        #expect(TextWidth.fit("日本語のテキスト", width: 6) == "日本…")
+        #expect(TextWidth.fit("Nguye\u{0302}\u{0303}n Thi\u{0323} Mai", width: 6) == "Nguyễ…")
+        #expect(TextWidth.fit("short", width: 10) == "short")
+    }
+
+    @Test("a grid never splits a wide character at its edge, and escapes arrive inert")
+    func grid() {
+        var grid = Grid(width: 5, height: 1)
+        grid.put("ab日本", x: 0, y: 0, role: .body)
+        #expect(grid.lines == ["ab日 "])
+        var evil = Grid(width: 12, height: 1)
+        evil.put("x\u{1B}[2Jy", x: 0, y: 0, role: .body)
+        #expect(evil.lines[0].hasPrefix("x␛[2Jy"))
+    }
+}
+
+@Suite("The Activity tab's state")
+struct InboxStateTests {
+    static let now = Timestamp.parse("2026-11-29T12:00:00Z")!
+
+    static func row(_ id: Int, _ title: String, _ body: String, minutesAgo: Int64, thread: String, kind: String = "heart",
+                    seen: Bool = false) -> ReplicaRow {
+        ReplicaRow(id: id, version: id, createdAt: now - minutesAgo * 60_000, kind: kind, title: title, body: body,
+                   seenAt: seen ? now - 1 : nil, readAt: nil, deleted: false,
+                   json: .object([("thread", .string(thread))]))
+    }
+
+    static let rows = [
+        row(5, "Maya Okonkwo", "Stepped with you by heart: Trail run", minutesAgo: 2, thread: "step:s1"),
+        row(4, "Kofi Asante", "Stepped with you by share: Trail run", minutesAgo: 5, thread: "step:s1"),
+        row(3, "An Nguyễn", "Requested to follow you", minutesAgo: 60, thread: "user:an", kind: "followRequest"),
+        row(2, "Priya Nair", "Hearted your step: Swim", minutesAgo: 60 * 30, thread: "step:s2", seen: true),
+        row(1, "Stepo", "Share your journey with a link — new in Stepo", minutesAgo: 60 * 24 * 10, thread: "stepo", kind: "announcement", seen: true),
+    ]
+
+    func opened() -> (InboxState, [Effect]) {
+        var state = InboxState(now: Self.now)
+        state.width = 80
+        state.height = 20
+        let effects = Inbox.reduce(&state, .rowsLoaded(Self.rows))
+        return (state, effects)
+    }
+
+    @Test("opening the tab puts the unseen rows in New, stacks a step's rows into one thread, and stamps all seen")
+    func opening() {
+        let (state, effects) = opened()
+        #expect(effects == [.markAllSeen])
+        #expect(state.newIds == [5, 4, 3])
+        #expect(state.lines == [
+            .header(.new), .card(Card(key: "New|step:s1", rowIds: [5, 4], section: .new)),
+            .card(Card(key: "row:3", rowIds: [3], section: .new)),
+            .header(.thisWeek), .card(Card(key: "This week|step:s2", rowIds: [2], section: .thisWeek)),
+            .header(.earlier), .card(Card(key: "row:1", rowIds: [1], section: .earlier)),
+        ])
+        #expect(state.selection == 1)
+    }
+
+    @Test("j and k move over cards, skipping headers; g and G jump to the ends")
+    func moving() {
+        var (state, _) = opened()
+        _ = Inbox.reduce(&state, .keyPressed(.character("j")))
+        #expect(state.selection == 2)
+        _ = Inbox.reduce(&state, .keyPressed(.character("j")))
+        #expect(state.selection == 4)
+        _ = Inbox.reduce(&state, .keyPressed(.character("G")))
+        #expect(state.selection == 6)
+        _ = Inbox.reduce(&state, .keyPressed(.character("k")))
+        #expect(state.selection == 4)
+        _ = Inbox.reduce(&state, .keyPressed(.character("g")))
+        #expect(state.selection == 1)
+    }
+
+    @Test("Space expands a thread into its rows and collapses it again")
+    func threads() {
+        var (state, _) = opened()
+        _ = Inbox.reduce(&state, .keyPressed(.space))
+        #expect(state.lines[2] == .member(rowId: 5, threadKey: "New|step:s1"))
+        #expect(state.lines[3] == .member(rowId: 4, threadKey: "New|step:s1"))
+        _ = Inbox.reduce(&state, .keyPressed(.character("j")))
+        _ = Inbox.reduce(&state, .keyPressed(.left))
+        #expect(state.selection == 1)
+        #expect(state.lines.count == 7)
+    }
+
+    @Test("Enter opens the row's destination and stamps it read; q goes back, then quits")
+    func opening_a_row() {
+        var (state, _) = opened()
+        _ = Inbox.reduce(&state, .keyPressed(.character("j")))
+        #expect(Inbox.reduce(&state, .keyPressed(.enter)) == [.markRead(3)])
+        #expect(state.screen == .destination(rowId: 3))
+        #expect(Inbox.reduce(&state, .keyPressed(.character("q"))) == [])
+        #expect(state.screen == .activity)
+        #expect(Inbox.reduce(&state, .keyPressed(.character("q"))) == [.quit])
+    }
+
+    @Test("the drawn list shows the New section, dots, the thread card and the times")
+    func drawing() {
+        var (state, _) = opened()
+        _ = Inbox.reduce(&state, .syncChanged(status: "synced 3s ago", counts: ServerCounts(unseen: 3, unread: 5, stale: false)))
+        let lines = ActivityView.render(state).lines
+        #expect(lines[0].hasPrefix(" Activity  3 "))
+        #expect(lines[0].hasSuffix("synced 3s ago "))
+        #expect(lines[1].hasPrefix(" New"))
+        #expect(lines[2].hasPrefix(" ● Maya Okonkwo and 1 other · Trail run  (2 new)  ▸"))
+        #expect(lines[2].hasSuffix("2m "))
+        #expect(lines[3].hasPrefix(" ● An Nguyễn Requested to follow you"))
+        #expect(lines[5].contains("Priya Nair Hearted your step: Swim"))
+        #expect(lines[7].contains("Stepo Share your journey with a link"))
+        #expect(lines[7].hasSuffix("Nov 19 "))
+        #expect(lines[19].contains("Space expand"))
+    }
+
+    @Test("below 40×10 the window says it is too small")
+    func tooSmall() {
+        var (state, _) = opened()
+        _ = Inbox.reduce(&state, .resized(width: 30, height: 8))
+        #expect(ActivityView.render(state).lines[0].hasPrefix("Window too small"))
+    }
+}
