@@ -13,8 +13,12 @@ public enum ActivityView {
             return grid
         }
         header(state, &grid)
-        list(state, &grid)
-        footer(state, &grid)
+        if case .activity = state.screen {
+            list(state, &grid)
+            footer(state, &grid)
+        } else {
+            destination(state, &grid)
+        }
         return grid
     }
 
@@ -86,6 +90,28 @@ public enum ActivityView {
             grid.put(TextWidth.fit(body, width: room - used - 1), x: x, y: y, role: deleted ? .deleted : .body)
         }
         grid.put(time, x: state.width - timeWidth - 1, y: y, role: .time)
+    }
+
+    static func destination(_ state: InboxState, _ grid: inout Grid) {
+        let y0 = 1
+        if case .help = state.screen {
+            let help = ["j/k ↑/↓  move", "PgUp/PgDn  page", "g/G  first/last", "Space →/←  expand/collapse a thread",
+                        "Enter  open the row", "r  sync now", "q Esc  back / quit", "?  this help"]
+            for (i, line) in help.enumerated() { grid.put("  " + line, x: 0, y: y0 + 1 + i, role: .body) }
+        } else if let destination = state.destination {
+            grid.put(" " + destination.title, x: 0, y: y0, role: .section)
+            let height = Inbox.listHeight(state) - 1
+            for (offset, index) in (state.destinationTop..<min(destination.lines.count, state.destinationTop + height)).enumerated() {
+                let line = destination.lines[index]
+                if line.role == .selected { grid.paint(row: y0 + 1 + offset, role: .selected) }
+                grid.put("  " + TextWidth.fit(line.text, width: state.width - 3), x: 0, y: y0 + 1 + offset, role: line.role)
+            }
+        } else {
+            grid.put("  Opening…", x: 0, y: y0 + 1, role: .dim)
+        }
+        let y = state.height - 1
+        grid.paint(row: y, role: .footer)
+        grid.put(" j/k scroll  q back", x: 0, y: y, role: .footer)
     }
 
     static func footer(_ state: InboxState, _ grid: inout Grid) {

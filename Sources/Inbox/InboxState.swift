@@ -13,12 +13,15 @@ public enum Action: Equatable, Sendable {
     case resized(width: Int, height: Int)
     case rowsLoaded([ReplicaRow])
     case syncChanged(status: String, counts: ServerCounts)
+    case destinationLoaded(Destination)
 }
 
 /// Work for the outside world, run after the reducer: the reducer itself does no I/O.
 public enum Effect: Equatable, Sendable {
     case markAllSeen
     case markRead(Int)
+    /// Build the tap destination of this row (from the replica) and send `destinationLoaded`.
+    case loadDestination(Int)
     case syncNow
     case quit
 }
@@ -46,6 +49,8 @@ public struct InboxState: Equatable, Sendable {
     public var now: Int64
     public var syncStatus = ""
     public var counts = ServerCounts(unseen: 0, unread: 0, stale: true)
+    public var destination: Destination?
+    public var destinationTop = 0
 
     public init(now: Int64) { self.now = now }
 
@@ -99,6 +104,10 @@ public enum Inbox {
             state.syncStatus = status
             state.counts = counts
             return []
+        case .destinationLoaded(let destination):
+            state.destination = destination
+            state.destinationTop = max(0, destination.focus - 1)
+            return []
         case .keyPressed(let key):
             return keyPressed(&state, key)
         }
@@ -106,8 +115,15 @@ public enum Inbox {
 
     private static func keyPressed(_ state: inout InboxState, _ key: Key) -> [Effect] {
         if state.screen != .activity {
+            let length = state.destination?.lines.count ?? 0
             switch key {
-            case .escape, .character("q"), .left: state.screen = .activity
+            case .escape, .character("q"), .left:
+                state.screen = .activity
+                state.destination = nil
+            case .down, .character("j"): state.destinationTop = min(max(0, length - 1), state.destinationTop + 1)
+            case .up, .character("k"): state.destinationTop = max(0, state.destinationTop - 1)
+            case .pageDown: state.destinationTop = min(max(0, length - 1), state.destinationTop + listHeight(state) - 1)
+            case .pageUp: state.destinationTop = max(0, state.destinationTop - listHeight(state) + 1)
             default: break
             }
             return []
@@ -136,7 +152,8 @@ public enum Inbox {
         case .enter:
             guard let id = state.selectedRowIds.first else { return [] }
             state.screen = .destination(rowId: id)
-            return state.row(id)?.readAt == nil ? [.markRead(id)] : []
+            state.destination = nil
+            return (state.row(id)?.readAt == nil ? [.markRead(id)] : []) + [.loadDestination(id)]
         case .character("r"): return [.syncNow]
         case .character("?"): state.screen = .help
         case .escape, .character("q"): return [.quit]

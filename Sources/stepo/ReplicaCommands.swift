@@ -1,6 +1,7 @@
 import API
 import Backend
 import Foundation
+import Inbox
 import Notifications
 import Replica
 
@@ -37,7 +38,11 @@ struct Client {
             user = arguments["user"] ?? SampleData.demoUser
             guard try store.user(user) != nil else { throw CommandError(description: "unknown user \(Preview.visible(user))") }
             replica = try Replica(path: try Replica.defaultPath(server: "embedded", user: user))
-            engine = SyncEngine(replica: replica, transport: InProcessTransport(router: Router(store: store), user: user))
+            // A connection per concurrent call: the inbox long-polls and sends stamps at once.
+            let storePath = store.db.path
+            engine = SyncEngine(replica: replica, transport: InProcessTransport(user: user) {
+                Router(store: try Store(path: storePath))
+            })
         }
     }
 
@@ -98,4 +103,22 @@ let replicaActivity: (Arguments) throws -> Int32 = { arguments in
         Output.line(" \(mark) \(age) \(Preview.visible(row.title)) — \(Preview.visible(row.body))\(row.deleted ? "  [deleted]" : "")  #\(row.id) \(row.kind)")
     }
     return 0
+}
+
+let inboxCommand = Command(
+    name: "inbox",
+    summary: "Open the Activity tab in the terminal (what `stepo` does in a terminal).",
+    usage: "stepo inbox [--db FILE] [--user ID] [--server URL --token T]",
+    details: """
+    Reads only the local replica and keeps it synced in the background. Keys: j/k move,
+    Enter open, Space expand a thread, r sync, ? help, q back or quit.
+    """,
+    options: ["db", "user", "server", "token"], flags: []
+) { arguments in
+    guard isatty(0) == 1, isatty(1) == 1 else {
+        throw CommandError(description: "the inbox needs a terminal; try stepo activity --replica")
+    }
+    let client = try Client(arguments)
+    Output.flush()
+    return InboxApp(replica: client.replica, engine: client.engine).run()
 }

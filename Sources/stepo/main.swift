@@ -6,7 +6,7 @@ import SQLite
 
 let commands: [Command] = [
     demoCommand, ingestCommand, explainCommand, pushCommand, activityCommand, seenCommand, readCommand,
-    syncCommand, serveCommand, tokenCommand, benchCommand,
+    inboxCommand, syncCommand, serveCommand, tokenCommand, benchCommand,
 ]
 
 func versionText() -> String {
@@ -39,7 +39,8 @@ var words = Array(CommandLine.arguments.dropFirst())
 let status: Int32
 switch words.first {
 case nil:
-    status = demoCommand.execute([])
+    // In a terminal, the Activity tab; elsewhere (a pipe, a script, CI), the text listing.
+    status = isatty(0) == 1 && isatty(1) == 1 ? inboxCommand.execute([]) : demoCommand.execute([])
 case "--help", "-h", "help":
     Output.line(overview())
     Output.flush()
@@ -52,7 +53,7 @@ case let name? where name.hasPrefix("--"):
     // `stepo --server URL --token T`: the client against a real server (the inbox, when it
     // lands); for now, sync and show the replica.
     if words.contains("--server") {
-        status = activityCommand.execute(["--replica"] + words)
+        status = isatty(0) == 1 && isatty(1) == 1 ? inboxCommand.execute(words) : activityCommand.execute(["--replica"] + words)
     } else {
         status = demoCommand.execute(words)
     }

@@ -103,7 +103,7 @@ struct InboxStateTests {
     func opening_a_row() {
         var (state, _) = opened()
         _ = Inbox.reduce(&state, .keyPressed(.character("j")))
-        #expect(Inbox.reduce(&state, .keyPressed(.enter)) == [.markRead(3)])
+        #expect(Inbox.reduce(&state, .keyPressed(.enter)) == [.markRead(3), .loadDestination(3)])
         #expect(state.screen == .destination(rowId: 3))
         #expect(Inbox.reduce(&state, .keyPressed(.character("q"))) == [])
         #expect(state.screen == .activity)

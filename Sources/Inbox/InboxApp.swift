@@ -1,0 +1,104 @@
+import Foundation
+import Notifications
+import Replica
+
+/// Runs the Activity tab in the terminal: reads only the replica, keeps it synced in the
+/// background, and runs the reducer's effects.
+public final class InboxApp {
+    private let replica: Replica
+    private let engine: SyncEngine
+    private var state: InboxState
+    private let changed = ChangeFlag()
+
+    public init(replica: Replica, engine: SyncEngine) {
+        self.replica = replica
+        self.engine = engine
+        state = InboxState(now: InboxApp.now)
+    }
+
+    static var now: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    /// Opens the tab at once from the replica, syncs behind it, returns the exit status on quit.
+    public func run() -> Int32 {
+        Terminal.start()
+        defer { Terminal.stop() }
+        let size = Terminal.size
+        dispatch(.resized(width: size.width, height: size.height))
+        reload()
+        let flag = changed
+        engine.onChange = { flag.set() }
+        Thread { [engine] in engine.run(longPoll: 25) }.start()
+        var lastRefresh = Date()
+        while true {
+            Terminal.draw(ActivityView.render(state))
+            switch Terminal.read() {
+            case .key(let key):
+                if dispatch(.keyPressed(key)) { engine.stop(); return 0 }
+            case let .resized(width, height):
+                dispatch(.resized(width: width, height: height))
+            case .none:
+                break
+            }
+            if changed.take() || Date().timeIntervalSince(lastRefresh) > 1 {
+                lastRefresh = Date()
+                reload()
+            }
+        }
+    }
+
+    /// Reads the replica again (new rows, stamps, sync status).
+    private func reload() {
+        state.now = InboxApp.now
+        if let rows = try? replica.rows(limit: 5000) { dispatch(.rowsLoaded(rows)) }
+        dispatch(.syncChanged(status: statusText(), counts: replica.counts))
+    }
+
+    private func statusText() -> String {
+        let pending = (try? replica.pendingCount()) ?? 0
+        switch engine.status {
+        case .never: return "syncing…"
+        case .synced(let at): return "synced \(RelativeTime.text(Int64(at.timeIntervalSince1970 * 1000), now: InboxApp.now)) ago".replacingOccurrences(of: "now ago", with: "just now")
+        case .offline: return "offline · \(pending) pending"
+        }
+    }
+
+    /// Reduces an action and runs its effects; true when the app should quit.
+    @discardableResult
+    private func dispatch(_ action: Action) -> Bool {
+        for effect in Inbox.reduce(&state, action) {
+            switch effect {
+            case .quit: return true
+            case .markAllSeen:
+                try? replica.markAllSeen(at: InboxApp.now)
+                sendSoon()
+            case .markRead(let id):
+                try? replica.markRead(id, at: InboxApp.now)
+                sendSoon()
+            case .syncNow:
+                sendSoon()
+            case .loadDestination(let id):
+                if let row = state.row(id) {
+                    dispatch(.destinationLoaded(Destination.build(for: row, replica: replica, now: InboxApp.now)))
+                }
+            }
+        }
+        return false
+    }
+
+    /// Sends queued stamps now, beside the background long-poll.
+    private func sendSoon() {
+        let flag = changed
+        Thread { [engine] in
+            _ = try? engine.sync()
+            flag.set()
+        }.start()
+    }
+}
+
+/// Set from the sync threads, taken by the terminal loop.
+final class ChangeFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.lock(); value = true; lock.unlock() }
+    func take() -> Bool { lock.lock(); defer { value = false; lock.unlock() }; return value }
+}
