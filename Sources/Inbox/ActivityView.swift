@@ -87,7 +87,9 @@ public enum ActivityView {
         let used = grid.put(TextWidth.fit(title, width: max(0, room)), x: x, y: y, role: deleted ? .deleted : .actor)
         x += used + 1
         if room - used - 1 > 0 {
-            grid.put(TextWidth.fit(body, width: room - used - 1), x: x, y: y, role: deleted ? .deleted : .body)
+            let text = TextWidth.fit(body, width: room - used - 1)
+            // Deleted content is struck through: a combining long stroke over each character.
+            grid.put(deleted ? ActivityView.struck(text) : text, x: x, y: y, role: deleted ? .deleted : .body)
         }
         grid.put(time, x: state.width - timeWidth - 1, y: y, role: .time)
     }
@@ -114,6 +116,11 @@ public enum ActivityView {
         grid.put(" j/k scroll  q back", x: 0, y: y, role: .footer)
     }
 
+    /// `text` with U+0336 after each character: struck through in any UTF-8 terminal.
+    static func struck(_ text: String) -> String {
+        text.map { String($0) + "\u{0336}" }.joined()
+    }
+
     static func footer(_ state: InboxState, _ grid: inout Grid) {
         let y = state.height - 1
         grid.paint(row: y, role: .footer)
@@ -125,6 +132,11 @@ public enum ActivityView {
             case "newFollower": keys = "f follow back  " + keys
             default: break
             }
+        }
+        if let question = state.confirming {
+            keys = "Decline \(question.name)'s request? y / n"
+        } else if let notice = state.notice {
+            keys = notice + "  ·  " + keys
         }
         grid.put(" " + TextWidth.fit(keys, width: state.width - 2), x: 0, y: y, role: .footer)
     }

@@ -76,6 +76,9 @@ public final class InboxApp {
                 sendSoon()
             case .syncNow:
                 sendSoon()
+            case let .act(type, user):
+                try? replica.enqueue([("type", .string(type)), ("user", .string(user))])
+                sendSoon()
             case .loadDestination(let id):
                 if let row = state.row(id) {
                     dispatch(.destinationLoaded(Destination.build(for: row, replica: replica, now: InboxApp.now)))

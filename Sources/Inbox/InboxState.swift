@@ -22,6 +22,8 @@ public enum Effect: Equatable, Sendable {
     case markRead(Int)
     /// Build the tap destination of this row (from the replica) and send `destinationLoaded`.
     case loadDestination(Int)
+    /// Queue a mutation for the server (acceptRequest, declineRequest, followBack) about a user.
+    case act(type: String, user: String)
     case syncNow
     case quit
 }
@@ -51,6 +53,10 @@ public struct InboxState: Equatable, Sendable {
     public var counts = ServerCounts(unseen: 0, unread: 0, stale: true)
     public var destination: Destination?
     public var destinationTop = 0
+    /// A question waiting for y/n (declining a request asks first).
+    public var confirming: Confirmation?
+    /// A one-line note shown in the footer after an action.
+    public var notice: String?
 
     public init(now: Int64) { self.now = now }
 
@@ -68,6 +74,12 @@ public struct InboxState: Equatable, Sendable {
         case .header: return []
         }
     }
+}
+
+/// A yes/no question about a user (declining their follow request).
+public struct Confirmation: Equatable, Sendable {
+    public var user: String
+    public var name: String
 }
 
 /// The reducer: `(inout State, Action) -> [Effect]`, pure.
@@ -128,8 +140,29 @@ public enum Inbox {
             }
             return []
         }
+        if let question = state.confirming {
+            state.confirming = nil
+            guard key == .character("y") else { state.notice = "Kept the request"; return [] }
+            state.notice = "Declined \(question.name)'s request"
+            return [.act(type: "declineRequest", user: question.user)]
+        }
+        state.notice = nil
         let lines = state.lines
         switch key {
+        case .character("a"), .character("d"), .character("f"):
+            guard let id = state.selectedRowIds.first, let row = state.row(id), let actor = row.json["actor"]?.string else { break }
+            switch (key, row.kind) {
+            case (.character("a"), "followRequest"):
+                state.notice = "Accepted \(row.title)"
+                return [.act(type: "acceptRequest", user: actor)]
+            case (.character("d"), "followRequest"):
+                state.confirming = Confirmation(user: actor, name: row.title)
+            case (.character("f"), "newFollower"):
+                state.notice = "Following \(row.title)"
+                return [.act(type: "followBack", user: actor)]
+            default:
+                break
+            }
         case .down, .character("j"): move(&state, lines, by: 1)
         case .up, .character("k"): move(&state, lines, by: -1)
         case .pageDown: move(&state, lines, by: listHeight(state) - 1)

@@ -37,9 +37,10 @@ struct InboxStateTests {
 
     static func row(_ id: Int, _ title: String, _ body: String, minutesAgo: Int64, thread: String, kind: String = "heart",
                     seen: Bool = false) -> ReplicaRow {
-        ReplicaRow(id: id, version: id, createdAt: now - minutesAgo * 60_000, kind: kind, title: title, body: body,
-                   seenAt: seen ? now - 1 : nil, readAt: nil, deleted: false,
-                   json: .object([("thread", .string(thread))]))
+        let actor = title.split(separator: " ").first.map { String($0).lowercased() } ?? ""
+        return ReplicaRow(id: id, version: id, createdAt: now - minutesAgo * 60_000, kind: kind, title: title, body: body,
+                          seenAt: seen ? now - 1 : nil, readAt: nil, deleted: false,
+                          json: .object([("thread", .string(thread)), ("actor", .string(actor))]))
     }
 
     static let rows = [
@@ -132,5 +133,30 @@ struct InboxStateTests {
         var (state, _) = opened()
         _ = Inbox.reduce(&state, .resized(width: 30, height: 8))
         #expect(ActivityView.render(state).lines[0].hasPrefix("Window too small"))
+    }
+
+    @Test("a accepts a follow request; d asks first and declines only on y; f follows back a new follower")
+    func actions() {
+        var (state, _) = opened()
+        _ = Inbox.reduce(&state, .keyPressed(.character("j")))  // An's request
+        #expect(Inbox.reduce(&state, .keyPressed(.character("d"))) == [])
+        #expect(state.confirming == Confirmation(user: "an", name: "An Nguyễn"))
+        #expect(ActivityView.render(state).lines[19].contains("Decline An Nguyễn's request? y / n"))
+        #expect(Inbox.reduce(&state, .keyPressed(.character("n"))) == [])
+        #expect(Inbox.reduce(&state, .keyPressed(.character("d"))) == [])
+        #expect(Inbox.reduce(&state, .keyPressed(.character("y"))) == [.act(type: "declineRequest", user: "an")])
+        #expect(Inbox.reduce(&state, .keyPressed(.character("a"))) == [.act(type: "acceptRequest", user: "an")])
+        #expect(Inbox.reduce(&state, .keyPressed(.character("f"))) == [])  // not a new-follower row
+    }
+
+    @Test("a deleted row is struck through")
+    func deleted() {
+        var rows = Self.rows
+        rows[3].deleted = true
+        var state = InboxState(now: Self.now)
+        state.height = 20
+        _ = Inbox.reduce(&state, .rowsLoaded(rows))
+        let line = ActivityView.render(state).lines[5]
+        #expect(line.contains("H\u{0336}e\u{0336}a\u{0336}r\u{0336}"))
     }
 }
