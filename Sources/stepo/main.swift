@@ -6,7 +6,7 @@ import SQLite
 
 let commands: [Command] = [
     demoCommand, ingestCommand, explainCommand, pushCommand, activityCommand, seenCommand, readCommand,
-    inboxCommand, syncCommand, serveCommand, tokenCommand, benchCommand,
+    inboxCommand, syncCommand, serveCommand, tokenCommand, qaCommand, benchCommand,
 ]
 
 func versionText() -> String {

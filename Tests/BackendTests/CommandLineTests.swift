@@ -220,7 +220,18 @@ struct CommandLineTests {
         #expect(try Stepo.run(["activity", "--bogus"]).status == 2)
     }
 
-    @Test("every subcommand answers --help with its usage", arguments: ["demo", "ingest", "explain", "push", "activity", "seen", "read", "bench"])
+    @Test("qa walk opens every row's destination of the demo user and finds each where the board says")
+    func qaWalk() throws {
+        let env = ["XDG_DATA_HOME": folder + "/xdg", "XDG_STATE_HOME": folder + "/state"]
+        let result = try Stepo.run(["qa", "walk"], environment: env)
+        #expect(result.status == 0, "\(result.stdout)")
+        #expect(result.stdout.contains("104 rows"))
+        #expect(result.stdout.contains("3 × deleted → no longer available"))
+        #expect(result.stdout.hasSuffix("every destination matches the board\n"))
+    }
+
+    @Test("every subcommand answers --help with its usage", arguments: ["demo", "ingest", "explain", "push", "activity", "seen", "read",
+                                                                         "bench", "sync", "serve", "token", "inbox", "qa"])
     func help(command: String) throws {
         let result = try Stepo.run([command, "--help"])
         #expect(result.status == 0)
