@@ -9,8 +9,10 @@ public enum TextWidth {
         let scalars = character.unicodeScalars
         guard let first = scalars.first else { return 0 }
         if first.value < 0x7F { return first.value < 0x20 ? 0 : 1 }
-        if Preview.isEmoji(character) { return 2 }
-        if first.properties.isEmojiPresentation { return 2 }
+        // Emoji take two cells when shown as emoji: emoji presentation by default, or asked
+        // for with U+FE0F. Text-style symbols (♥, ↗, ©) take one.
+        if first.properties.isEmojiPresentation || scalars.contains("\u{FE0F}")
+            || (0x1F1E6...0x1F1FF).contains(first.value) { return 2 }
         var width = 0
         for scalar in scalars {
             let w = Int(stepo_wcwidth(scalar.value))

@@ -11,6 +11,8 @@ struct TextWidthTests {
         #expect(TextWidth.cells("Nguye\u{0302}\u{0303}n") == 6)
         #expect(TextWidth.cells("日本") == 4)
         #expect(TextWidth.cells("run 🏃") == 6)
+        #expect(TextWidth.cells("♥ ↗") == 3)
+        #expect(TextWidth.cells("❤️") == 2)
     }
 
     @Test("fitting cuts between characters, never inside one, and marks the cut")

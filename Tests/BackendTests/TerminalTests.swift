@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+@testable import Backend
+
+/// The real binary in a pseudo-terminal (tmux): keys typed, the screen read.
+@Suite("The inbox in a terminal")
+struct TerminalTests {
+    let folder = NSTemporaryDirectory() + "stepo-tty-" + UUID().uuidString
+    let session = "stepo-e2e-" + UUID().uuidString.prefix(8)
+
+    @discardableResult
+    func tmux(_ arguments: String...) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["tmux"] + arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    func screen() throws -> String { try tmux("capture-pane", "-p", "-t", session) }
+
+    /// Waits (up to 15 s) until the screen satisfies `condition`; returns the last screen.
+    func waitFor(_ condition: (String) -> Bool) throws -> String {
+        let deadline = Date().addingTimeInterval(15)
+        var text = try screen()
+        while !condition(text) && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.2)
+            text = try screen()
+        }
+        return text
+    }
+
+    @Test("stepo opens the Activity tab: New with dots, a thread expands, a row opens, stamps reach the store")
+    func inbox() throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let command = "env XDG_DATA_HOME=\(folder)/data XDG_STATE_HOME=\(folder)/state TERM=xterm-256color \(Stepo.binary)"
+        try tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "30", command)
+        defer { _ = try? tmux("kill-session", "-t", session) }
+
+        var text = try waitFor { $0.contains(" New") && $0.contains("synced") }
+        #expect(text.contains(" Activity"))
+        #expect(text.contains("● Linh Trần and 1 other"))
+        #expect(text.contains("● An Nguyễn Requested to follow you"))
+
+        try tmux("send-keys", "-t", session, "Space")
+        text = try waitFor { $0.contains("▾") }
+        #expect(text.contains("Maya Okonkwo Stepped with you by heart: Trail run before work — up the ridge and back."))
+
+        // The thread's newest row is Linh's comment: "comments open" lands on the comments.
+        try tmux("send-keys", "-t", session, "j", "Enter")
+        text = try waitFor { $0.contains(" Step") && $0.contains("Comments (1)") }
+        #expect(text.contains("Linh Trần · "))
+        #expect(text.contains("so proud of this one"))
+        try tmux("send-keys", "-t", session, "k", "k", "k", "k", "k", "k", "k", "k", "k", "k")
+        text = try waitFor { $0.contains("Trail run before work — up the ridge and back.") }
+        #expect(text.contains("♥ 3 hearts · ↗ 0 shares"))
+        try tmux("send-keys", "-t", session, "q")
+        text = try waitFor { $0.contains(" New") }
+
+        // The stamps reach the store: everything seen, the opened row read.
+        let store = try Store(path: folder + "/data/stepo/stepo.db")
+        let me = try #require(try store.user("chaucao"))
+        let deadline = Date().addingTimeInterval(15)
+        var counts = try store.counts(for: me.key)
+        while Date() < deadline, counts.unseen > 0 || counts.unread == 104 {
+            Thread.sleep(forTimeInterval: 0.2)
+            counts = try store.counts(for: me.key)
+        }
+        #expect(try store.counts(for: me.key).unseen == 0)
+        #expect(try store.counts(for: me.key).unread == 103)
+        try tmux("send-keys", "-t", session, "q")
+    }
+}
