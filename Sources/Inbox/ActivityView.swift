@@ -97,7 +97,7 @@ public enum ActivityView {
     static func destination(_ state: InboxState, _ grid: inout Grid) {
         let y0 = 1
         if case .help = state.screen {
-            let help = ["j/k ↑/↓  move", "PgUp/PgDn  page", "g/G  first/last", "Space →/←  expand/collapse a thread",
+            let help = ["j/k ↑/↓  move", "PgUp/PgDn  page", "g/G  first/last", "Space →/←  expand/collapse a thread", "t  next theme",
                         "Enter  open the row", "r  sync now", "q Esc  back / quit", "?  this help"]
             for (i, line) in help.enumerated() { grid.put("  " + line, x: 0, y: y0 + 1 + i, role: .body) }
         } else if let destination = state.destination {

@@ -9,10 +9,15 @@ public final class InboxApp {
     private let engine: SyncEngine
     private var state: InboxState
     private let changed = ChangeFlag()
+    private var theme: Theme
+    private let themeFolders: [String]
 
-    public init(replica: Replica, engine: SyncEngine) {
+    /// `theme` is drawn first; `t` cycles through the themes in `themeFolders`.
+    public init(replica: Replica, engine: SyncEngine, theme: Theme, themeFolders: [String]) {
         self.replica = replica
         self.engine = engine
+        self.theme = theme
+        self.themeFolders = themeFolders
         state = InboxState(now: InboxApp.now)
     }
 
@@ -20,7 +25,7 @@ public final class InboxApp {
 
     /// Opens the tab at once from the replica, syncs behind it, returns the exit status on quit.
     public func run() -> Int32 {
-        Terminal.start()
+        Terminal.start(theme: theme)
         defer { Terminal.stop() }
         let size = Terminal.size
         dispatch(.resized(width: size.width, height: size.height))
@@ -76,6 +81,14 @@ public final class InboxApp {
                 sendSoon()
             case .syncNow:
                 sendSoon()
+            case .nextTheme:
+                let names = Theme.available(in: themeFolders)
+                let next = names.isEmpty ? nil : names[((names.firstIndex(of: theme.name) ?? -1) + 1) % names.count]
+                if let next, let loaded = try? Theme.load(next, folders: themeFolders) {
+                    theme = loaded
+                    Terminal.apply(theme)
+                    state.notice = "Theme: \(theme.name)"
+                }
             case let .act(type, user):
                 try? replica.enqueue([("type", .string(type)), ("user", .string(user))])
                 sendSoon()

@@ -24,6 +24,8 @@ public enum Effect: Equatable, Sendable {
     case loadDestination(Int)
     /// Queue a mutation for the server (acceptRequest, declineRequest, followBack) about a user.
     case act(type: String, user: String)
+    /// Switch to the next theme.
+    case nextTheme
     case syncNow
     case quit
 }
@@ -188,6 +190,7 @@ public enum Inbox {
             state.destination = nil
             return (state.row(id)?.readAt == nil ? [.markRead(id)] : []) + [.loadDestination(id)]
         case .character("r"): return [.syncNow]
+        case .character("t"): return [.nextTheme]
         case .character("?"): state.screen = .help
         case .escape, .character("q"): return [.quit]
         default: break

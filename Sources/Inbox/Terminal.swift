@@ -13,9 +13,8 @@ enum Terminal {
     nonisolated(unsafe) static var window: UnsafeMutablePointer<WINDOW>?
     nonisolated(unsafe) static var attributes: [Role: (attr: attr_t, pair: Int16)] = [:]
 
-    /// Takes over the terminal. Colours: 256 when offered (tangerine), 8, or none (no colour
-    /// support, or NO_COLOR set).
-    static func start() {
+    /// Takes over the terminal, in `theme`.
+    static func start(theme: Theme) {
         setlocale(LC_ALL, "")
         window = initscr()
         cbreak()
@@ -24,30 +23,43 @@ enum Terminal {
         keypad(window, true)
         wtimeout(window, 100)
         curs_set(0)
-        let colourful = has_colors() && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
-        if colourful {
+        if has_colors() && ProcessInfo.processInfo.environment["NO_COLOR"] == nil {
             start_color()
             use_default_colors()
         }
-        let many = colourful && stepo_colors() >= 256
-        let tangerine: Int16 = many ? 208 : Int16(COLOR_YELLOW)
-        let tint: Int16 = many ? 52 : -1
-        let pairs: [(Role, Int16, Int16, attr_t)] = [
-            (.normal, -1, -1, stepo_a_normal()), (.title, tangerine, -1, stepo_a_bold()),
-            (.header, -1, many ? 236 : -1, stepo_a_normal()), (.footer, -1, many ? 236 : -1, stepo_a_normal()),
-            (.section, tangerine, -1, stepo_a_bold()), (.actor, -1, -1, stepo_a_bold()), (.body, -1, -1, stepo_a_normal()),
-            (.time, -1, -1, stepo_a_dim()), (.dot, tangerine, -1, stepo_a_bold()), (.newRow, -1, tint, stepo_a_normal()),
-            (.selected, -1, -1, stepo_a_reverse()), (.dim, -1, -1, stepo_a_dim()), (.deleted, -1, -1, stepo_a_dim()),
-            (.badge, Int16(COLOR_BLACK), tangerine, stepo_a_bold()), (.status, -1, -1, stepo_a_dim()),
-        ]
-        for (index, (role, fg, bg, attr)) in pairs.enumerated() {
+        apply(theme)
+    }
+
+    /// Uses `theme` from now on: its colours degraded to what the terminal has (256, 8), or
+    /// the monochrome theme's attributes alone when it has none or NO_COLOR is set.
+    static func apply(_ theme: Theme) {
+        let colourful = has_colors() && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+        let colours = Int(stepo_colors())
+        let effective = colourful ? theme : Theme.mono
+        func number(_ colour: ThemeColor) -> Int16 {
+            switch colour.degraded(to: colours) {
+            case .default: return -1
+            case .indexed(let n): return Int16(n)
+            }
+        }
+        for (index, role) in Role.allCases.enumerated() {
+            guard let style = effective.styles[role] else { continue }
+            var attr = stepo_a_normal()
+            for name in style.attributes {
+                switch name {
+                case "bold": attr |= stepo_a_bold()
+                case "dim": attr |= stepo_a_dim()
+                case "reverse": attr |= stepo_a_reverse()
+                case "underline": attr |= stepo_a_underline()
+                case "italic": attr |= stepo_a_italic()
+                default: break
+                }
+            }
             if colourful {
-                init_pair(Int16(index + 1), fg, bg)
+                init_pair(Int16(index + 1), number(style.foreground), number(style.background))
                 attributes[role] = (attr, Int16(index + 1))
             } else {
-                // No colour: the badge and new rows speak through attributes alone.
-                let plain: attr_t = role == .badge ? stepo_a_reverse() : (role == .newRow ? stepo_a_bold() : attr)
-                attributes[role] = (plain, 0)
+                attributes[role] = (attr, 0)
             }
         }
     }

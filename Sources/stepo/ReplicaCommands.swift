@@ -108,17 +108,46 @@ let replicaActivity: (Arguments) throws -> Int32 = { arguments in
 let inboxCommand = Command(
     name: "inbox",
     summary: "Open the Activity tab in the terminal (what `stepo` does in a terminal).",
-    usage: "stepo inbox [--db FILE] [--user ID] [--server URL --token T]",
+    usage: "stepo inbox [--db FILE] [--user ID] [--server URL --token T] [--theme NAME|PATH]",
     details: """
     Reads only the local replica and keeps it synced in the background. Keys: j/k move,
-    Enter open, Space expand a thread, r sync, ? help, q back or quit.
+    Enter open, Space expand a thread, a/d accept or decline a request, f follow back, r sync,
+    t next theme, ? help, q back or quit. Themes: themes/*.theme (tangerine, high-contrast,
+    mono); NO_COLOR or a terminal without colour uses attributes only.
     """,
-    options: ["db", "user", "server", "token"], flags: []
+    options: ["db", "user", "server", "token", "theme"], flags: []
 ) { arguments in
     guard isatty(0) == 1, isatty(1) == 1 else {
         throw CommandError(description: "the inbox needs a terminal; try stepo activity --replica")
     }
+    let folders = themeFolders()
+    let theme: Theme
+    do {
+        theme = try Theme.load(arguments["theme"] ?? "tangerine", folders: folders)
+    } catch let error as ThemeError {
+        if arguments["theme"] != nil { throw CommandError(description: "theme: \(error.description)") }
+        theme = .mono  // no theme files found at all: still usable
+    }
     let client = try Client(arguments)
     Output.flush()
-    return InboxApp(replica: client.replica, engine: client.engine).run()
+    return InboxApp(replica: client.replica, engine: client.engine, theme: theme, themeFolders: folders).run()
+}
+
+/// Where themes are found: $STEPO_THEMES, then `themes/` beside or above the binary, the
+/// source tree it was built from, and the working directory.
+func themeFolders() -> [String] {
+    var folders: [String] = []
+    if let explicit = ProcessInfo.processInfo.environment["STEPO_THEMES"] { folders.append(explicit) }
+    var folder = URL(fileURLWithPath: CommandLine.executablePath).deletingLastPathComponent()
+    for _ in 0..<6 {
+        folders.append(folder.appendingPathComponent("themes").path)
+        folders.append(folder.appendingPathComponent("share/stepo/themes").path)
+        folder.deleteLastPathComponent()
+    }
+    folders.append(URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("themes").path)
+    folders.append(FileManager.default.currentDirectoryPath + "/themes")
+    var seen = Set<String>()
+    return folders.map { URL(fileURLWithPath: $0).standardized.path }
+        .filter { FileManager.default.fileExists(atPath: $0) && seen.insert($0).inserted }
 }

@@ -1,0 +1,108 @@
+import Foundation
+
+/// A colour in a theme: the terminal's default, one of the eight, or one of 256.
+public enum ThemeColor: Equatable, Sendable {
+    case `default`
+    case indexed(Int)
+
+    static let names = ["black", "red", "green", "yellow", "blue", "magenta", "cyan", "white"]
+
+    init?(_ word: String) {
+        if word == "default" { self = .default; return }
+        if let index = ThemeColor.names.firstIndex(of: word) { self = .indexed(index); return }
+        guard word.hasPrefix("color"), let n = Int(word.dropFirst(5)), (0...255).contains(n) else { return nil }
+        self = .indexed(n)
+    }
+
+    /// The nearest colour a terminal of `colors` colours has (256 → 8: a rough map by hue).
+    func degraded(to colors: Int) -> ThemeColor {
+        guard case .indexed(let n) = self, n >= colors else { return self }
+        if colors < 8 { return .default }
+        switch n {
+        case 202...214, 166...172, 130...136, 94...100, 58...64: return .indexed(3)   // oranges, browns: yellow
+        case 52...57, 88...93, 124...129, 160...165, 196...201: return .indexed(1)    // reds
+        case 232...243: return .indexed(0)
+        case 244...255: return .indexed(7)
+        default: return .indexed(7)
+        }
+    }
+}
+
+/// How one role is drawn.
+public struct Style: Equatable, Sendable {
+    public var foreground: ThemeColor
+    public var background: ThemeColor
+    public var attributes: Set<String>
+}
+
+/// A broken theme file: which line, and what was wrong with it.
+public struct ThemeError: Error, CustomStringConvertible {
+    public let file: String
+    public let line: Int
+    public let message: String
+    public var description: String { "\(file):\(line): \(message)" }
+}
+
+/// A colour theme: a style for every role, read from a `.theme` file.
+public struct Theme: Equatable, Sendable {
+    public var name: String
+    public var styles: [Role: Style]
+
+    public static let attributes: Set<String> = ["bold", "dim", "reverse", "underline", "italic", "normal"]
+
+    /// Parses `color ELEMENT FG BG [ATTR…]` lines; `#` starts a comment. Every role must be given.
+    public static func parse(_ text: String, name: String, file: String) throws -> Theme {
+        var styles: [Role: Style] = [:]
+        for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
+            guard !words.isEmpty else { continue }
+            func fail(_ message: String) -> ThemeError { ThemeError(file: file, line: number + 1, message: message) }
+            guard words[0] == "color" else { throw fail("expected `color ELEMENT FG BG [ATTR…]`, found \"\(words[0])\"") }
+            guard words.count >= 4 else { throw fail("`color` needs an element, a foreground and a background") }
+            guard let role = Role(rawValue: words[1]) else {
+                throw fail("unknown element \"\(words[1])\" (one of: \(Role.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            guard let fg = ThemeColor(words[2]) else { throw fail("unknown colour \"\(words[2])\"") }
+            guard let bg = ThemeColor(words[3]) else { throw fail("unknown colour \"\(words[3])\"") }
+            let attributes = Set(words.dropFirst(4))
+            if let bad = attributes.subtracting(Theme.attributes).first { throw fail("unknown attribute \"\(bad)\"") }
+            styles[role] = Style(foreground: fg, background: bg, attributes: attributes)
+        }
+        let missing = Role.allCases.filter { styles[$0] == nil }
+        if !missing.isEmpty {
+            throw ThemeError(file: file, line: 0, message: "no style for \(missing.map(\.rawValue).joined(separator: ", "))")
+        }
+        return Theme(name: name, styles: styles)
+    }
+
+    /// Loads a theme by name (from the themes folders) or by path.
+    public static func load(_ nameOrPath: String, folders: [String]) throws -> Theme {
+        let path = nameOrPath.contains("/") ? nameOrPath
+            : folders.map { "\($0)/\(nameOrPath).theme" }.first { FileManager.default.isReadableFile(atPath: $0) }
+        guard let path, let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw ThemeError(file: nameOrPath, line: 0, message: "no such theme (looked in \(folders.joined(separator: ", ")))")
+        }
+        return try parse(text, name: URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent, file: path)
+    }
+
+    /// The themes found in `folders`, by name.
+    public static func available(in folders: [String]) -> [String] {
+        Array(Set(folders.flatMap { folder in
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".theme") }
+                .map { String($0.dropLast(6)) }
+        })).sorted { a, b in a == "tangerine" || (b != "tangerine" && a < b) }
+    }
+
+    /// Attributes only, for terminals without colour (and when no theme file can be found).
+    public static let mono = Theme(name: "mono", styles: Dictionary(uniqueKeysWithValues: Role.allCases.map { role in
+        let attributes: Set<String> = switch role {
+        case .title, .actor, .dot, .newRow: ["bold"]
+        case .header, .footer, .selected, .badge: ["reverse"]
+        case .time, .dim, .deleted, .status: ["dim"]
+        case .section: ["bold", "underline"]
+        default: []
+        }
+        return (role, Style(foreground: .default, background: .default, attributes: attributes))
+    }))
+}

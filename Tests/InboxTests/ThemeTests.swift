@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+@testable import Inbox
+
+@Suite("Themes")
+struct ThemeTests {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("themes").path
+
+    @Test("the shipped themes load and style every element", arguments: ["tangerine", "high-contrast", "mono"])
+    func shipped(name: String) throws {
+        let theme = try Theme.load(name, folders: [Self.folder])
+        #expect(theme.name == name)
+        #expect(Set(theme.styles.keys) == Set(Role.allCases))
+    }
+
+    @Test("tangerine is colour 208, and degrades to yellow on 8 colours")
+    func degrade() throws {
+        let theme = try Theme.load("tangerine", folders: [Self.folder])
+        #expect(theme.styles[.dot]?.foreground == .indexed(208))
+        #expect(theme.styles[.dot]?.foreground.degraded(to: 8) == .indexed(3))
+        #expect(theme.styles[.dot]?.foreground.degraded(to: 256) == .indexed(208))
+    }
+
+    @Test("a broken theme is an error naming the file and the line", arguments: [
+        ("color dot orange default", 1, "unknown colour \"orange\""),
+        ("# ok\ncolour dot red default", 2, "expected `color ELEMENT FG BG [ATTR…]`, found \"colour\""),
+        ("color sparkle red default", 1, "unknown element \"sparkle\""),
+        ("color dot red default blink", 1, "unknown attribute \"blink\""),
+        ("color dot red", 1, "`color` needs an element, a foreground and a background"),
+    ])
+    func broken(text: String, line: Int, message: String) {
+        do {
+            _ = try Theme.parse(text, name: "x", file: "x.theme")
+            Issue.record("expected an error")
+        } catch let error as ThemeError {
+            #expect(error.line == line)
+            #expect(error.message.hasPrefix(message))
+            #expect(error.description == "x.theme:\(line): \(error.message)")
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
+    @Test("a theme must style every element")
+    func incomplete() {
+        #expect(throws: ThemeError.self) { try Theme.parse("color dot red default", name: "x", file: "x.theme") }
+    }
+
+    @Test("themes are listed with tangerine first")
+    func listing() {
+        #expect(Theme.available(in: [Self.folder]) == ["tangerine", "high-contrast", "mono"])
+    }
+}
