@@ -65,6 +65,12 @@ public struct APIError: Error, Sendable {
         self.fallback = fallback
     }
 
+    func with(message: String) -> APIError {
+        var copy = self
+        copy.message = message
+        return copy
+    }
+
     /// Deleted, or no longer visible to this user: the board's words, and where to fall back.
     public static func gone(fallbackTo user: String?) -> APIError {
         APIError(410, "gone", "This content is no longer available",

@@ -46,6 +46,24 @@ extension Router {
         return .ok(.object([("journey", try store.journeyJSON(journey, people: request.query["panel"] != "none"))]))
     }
 
+    /// `GET /v1/rows/{id}/push?platform=apns|fcm`: the push of one of the user's rows, as it
+    /// would go out now (absolute badge, masking, 4096-byte fitting).
+    func push(_ request: HTTPRequest, _ id: String) throws -> HTTPResponse {
+        let viewer = try user(request)
+        guard let rowId = Int(id), try store.row(rowId, of: viewer) != nil else { throw APIError.notFound("no row \(id)") }
+        let content: PushContent
+        do {
+            content = try store.pushContent(row: rowId)
+        } catch let error as PushUnavailable {
+            throw APIError.gone(fallbackTo: nil).with(message: error.description)
+        }
+        switch request.query["platform"] ?? "apns" {
+        case "apns": return .ok(Payload.apns(content))
+        case "fcm": return .ok(Payload.fcm(content))
+        default: throw APIError.invalid("platform must be apns or fcm")
+        }
+    }
+
     /// `GET|PUT /v1/preferences`: the four categories and the master switch (custom follow
     /// alerts are shown as coming later). PUT takes any of them as booleans.
     func preferences(_ request: HTTPRequest) throws -> HTTPResponse {

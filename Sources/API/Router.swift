@@ -96,6 +96,8 @@ public final class Router {
             return try only("GET") { try profile(request, id) }
         case ("journeys", 2, _):
             return try only("GET") { try journey(request, id) }
+        case ("rows", 3, "push"):
+            return try only("GET") { try push(request, id) }
         default:
             throw APIError.notFound()
         }

@@ -96,9 +96,24 @@ public enum ActivityView {
 
     static func destination(_ state: InboxState, _ grid: inout Grid) {
         let y0 = 1
+        if case .settings = state.screen {
+            grid.put(" Notification settings", x: 0, y: y0, role: .section)
+            for (i, item) in InboxState.settingItems.enumerated() {
+                let y = y0 + 2 + i * 2
+                let on = state.settings?[item.key]
+                let box = item.key == "customFollow" ? "[–]" : (on == nil ? "[…]" : (on! ? "[x]" : "[ ]"))
+                if i == state.settingsSelection { grid.paint(row: y, role: .selected) }
+                grid.put("  \(box) \(item.name)", x: 0, y: y, role: i == state.settingsSelection ? .selected : .actor)
+                grid.put("      " + TextWidth.fit(item.about, width: state.width - 7), x: 0, y: y + 1, role: .dim)
+            }
+            let y = state.height - 1
+            grid.paint(row: y, role: .footer)
+            grid.put(" " + (state.notice.map { $0 + "  ·  " } ?? "") + "j/k move  Space toggle  q back", x: 0, y: y, role: .footer)
+            return
+        }
         if case .help = state.screen {
             let help = ["j/k ↑/↓  move", "PgUp/PgDn  page", "g/G  first/last", "Space →/←  expand/collapse a thread", "t  next theme",
-                        "Enter  open the row", "r  sync now", "q Esc  back / quit", "?  this help"]
+                        "Enter  open the row", "r  sync now", "s  notification settings", "p  preview the row's push", "q Esc  back / quit", "?  this help"]
             for (i, line) in help.enumerated() { grid.put("  " + line, x: 0, y: y0 + 1 + i, role: .body) }
         } else if let destination = state.destination {
             grid.put(" " + destination.title, x: 0, y: y0, role: .section)

@@ -9,6 +9,7 @@ public final class InboxApp {
     private let engine: SyncEngine
     private var state: InboxState
     private let changed = ChangeFlag()
+    private let mailbox = Mailbox()
     private var theme: Theme
     private let themeFolders: [String]
 
@@ -44,6 +45,7 @@ public final class InboxApp {
             case .none:
                 break
             }
+            for action in mailbox.takeAll() { dispatch(action) }
             if changed.take() || Date().timeIntervalSince(lastRefresh) > 1 {
                 lastRefresh = Date()
                 reload()
@@ -89,6 +91,23 @@ public final class InboxApp {
                     Terminal.apply(theme)
                     state.notice = "Theme: \(theme.name)"
                 }
+            case .loadSettings:
+                background { engine in
+                    let json = try engine.fetch("GET", "/v1/preferences")
+                    var settings: [String: Bool] = [:]
+                    for key in ["all", "stepWith", "social", "engagement", "journeys"] { settings[key] = json[key]?.bool ?? true }
+                    return .settingsLoaded(settings)
+                }
+            case let .setPreference(key, value):
+                try? replica.enqueue([("type", "preferences"), (key, .bool(value))])
+                sendSoon()
+            case .loadPush(let id):
+                let width = state.width
+                background { engine in
+                    let apns = try engine.fetch("GET", "/v1/rows/\(id)/push", query: ["platform": "apns"])
+                    let fcm = try engine.fetch("GET", "/v1/rows/\(id)/push", query: ["platform": "fcm"])
+                    return .destinationLoaded(PushPreview.destination(apns: apns, fcm: fcm, width: width))
+                }
             case let .act(type, user):
                 try? replica.enqueue([("type", .string(type)), ("user", .string(user))])
                 sendSoon()
@@ -101,6 +120,21 @@ public final class InboxApp {
         return false
     }
 
+    /// Runs `work` off the terminal thread; its action (or its failure) comes back through the
+    /// mailbox.
+    private func background(_ work: @escaping @Sendable (SyncEngine) throws -> Action) {
+        let mailbox = self.mailbox
+        Thread { [engine] in
+            do {
+                mailbox.post(try work(engine))
+            } catch is Unreachable {
+                mailbox.post(.failed("Offline: that needs the server"))
+            } catch {
+                mailbox.post(.failed("\(error)"))
+            }
+        }.start()
+    }
+
     /// Sends queued stamps now, beside the background long-poll.
     private func sendSoon() {
         let flag = changed
@@ -109,6 +143,14 @@ public final class InboxApp {
             flag.set()
         }.start()
     }
+}
+
+/// Actions from background threads, dispatched by the terminal loop.
+final class Mailbox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var actions: [Action] = []
+    func post(_ action: Action) { lock.lock(); actions.append(action); lock.unlock() }
+    func takeAll() -> [Action] { lock.lock(); defer { actions = []; lock.unlock() }; return actions }
 }
 
 /// Set from the sync threads, taken by the terminal loop.

@@ -14,6 +14,9 @@ public enum Action: Equatable, Sendable {
     case rowsLoaded([ReplicaRow])
     case syncChanged(status: String, counts: ServerCounts)
     case destinationLoaded(Destination)
+    case settingsLoaded([String: Bool])
+    /// Something the background could not do (offline, refused): shown in the footer.
+    case failed(String)
 }
 
 /// Work for the outside world, run after the reducer: the reducer itself does no I/O.
@@ -26,6 +29,12 @@ public enum Effect: Equatable, Sendable {
     case act(type: String, user: String)
     /// Switch to the next theme.
     case nextTheme
+    /// Fetch the preferences for the settings screen.
+    case loadSettings
+    /// Queue a preferences change (shown at once).
+    case setPreference(String, Bool)
+    /// Fetch the row's APNs and FCM payloads and show them as the lock screen would.
+    case loadPush(Int)
     case syncNow
     case quit
 }
@@ -36,6 +45,7 @@ public enum Screen: Equatable, Sendable {
     /// A row opened: its tap destination (drawn from the replica's entities).
     case destination(rowId: Int)
     case help
+    case settings
 }
 
 /// Everything the inbox shows, as a value.
@@ -59,6 +69,19 @@ public struct InboxState: Equatable, Sendable {
     public var confirming: Confirmation?
     /// A one-line note shown in the footer after an action.
     public var notice: String?
+    /// The switches of the settings screen (nil until loaded), and the selected one.
+    public var settings: [String: Bool]?
+    public var settingsSelection = 0
+
+    /// The settings screen's lines: the master switch, the four categories, and V2's custom alerts.
+    public static let settingItems: [(key: String, name: String, about: String)] = [
+        ("all", "All notifications", "The master switch — off means off."),
+        ("stepWith", "Step-with alerts", "Hearts, comments and shares inside your 24-hour windows."),
+        ("social", "Social activity", "Follows, follow requests, acceptances, mentions."),
+        ("engagement", "Step engagement", "Hearts, comments and shares after the window, and replies to your comments."),
+        ("journeys", "Journey updates", "First steps, achievements, and new steps in journeys you follow."),
+        ("customFollow", "Custom follow alerts", "Per-person and per-journey overrides — coming later."),
+    ]
 
     public init(now: Int64) { self.now = now }
 
@@ -118,6 +141,12 @@ public enum Inbox {
             state.syncStatus = status
             state.counts = counts
             return []
+        case .settingsLoaded(let settings):
+            state.settings = settings
+            return []
+        case .failed(let message):
+            state.notice = message
+            return []
         case .destinationLoaded(let destination):
             state.destination = destination
             state.destinationTop = max(0, destination.focus - 1)
@@ -128,6 +157,20 @@ public enum Inbox {
     }
 
     private static func keyPressed(_ state: inout InboxState, _ key: Key) -> [Effect] {
+        if state.screen == .settings {
+            switch key {
+            case .escape, .character("q"), .left: state.screen = .activity
+            case .down, .character("j"): state.settingsSelection = min(InboxState.settingItems.count - 1, state.settingsSelection + 1)
+            case .up, .character("k"): state.settingsSelection = max(0, state.settingsSelection - 1)
+            case .space, .enter:
+                let item = InboxState.settingItems[state.settingsSelection]
+                guard item.key != "customFollow", let current = state.settings?[item.key] else { break }
+                state.settings?[item.key] = !current
+                return [.setPreference(item.key, !current)]
+            default: break
+            }
+            return []
+        }
         if state.screen != .activity {
             let length = state.destination?.lines.count ?? 0
             switch key {
@@ -191,6 +234,15 @@ public enum Inbox {
             return (state.row(id)?.readAt == nil ? [.markRead(id)] : []) + [.loadDestination(id)]
         case .character("r"): return [.syncNow]
         case .character("t"): return [.nextTheme]
+        case .character("s"):
+            state.screen = .settings
+            state.settingsSelection = 0
+            return [.loadSettings]
+        case .character("p"):
+            guard let id = state.selectedRowIds.first else { break }
+            state.screen = .destination(rowId: id)
+            state.destination = nil
+            return [.loadPush(id)]
         case .character("?"): state.screen = .help
         case .escape, .character("q"): return [.quit]
         default: break

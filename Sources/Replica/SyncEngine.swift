@@ -92,6 +92,12 @@ public final class SyncEngine: @unchecked Sendable {
         return (status, (try? JSON.parse(data)) ?? .null)
     }
 
+    /// A read (or small write) straight to the server, for screens that need it live:
+    /// settings, the push preview. Throws `Unreachable` offline, `SyncError` on a refusal.
+    public func fetch(_ method: String, _ path: String, query: [String: String] = [:], body: JSON? = nil) throws -> JSON {
+        try call(method, path, query: query, body: body.map { Data($0.serialized.utf8) })
+    }
+
     private func call(_ method: String, _ path: String, query: [String: String], body: Data?) throws -> JSON {
         let (status, data) = try transport.perform(method: method, path: path, query: query, body: body)
         guard status == 200, let json = try? JSON.parse(data) else { throw error(status, data) }
@@ -115,9 +121,12 @@ public final class SyncEngine: @unchecked Sendable {
     /// retries with a backoff from 0.5 s up to 30 s, and says so in `status`.
     public func run(longPoll: Int = 25) {
         var backoff = 0.5
+        var first = true
         while !isStopped {
             do {
-                try sync(wait: longPoll)
+                // The first pass answers at once (the status says "synced"); then long-polls.
+                try sync(wait: first ? 0 : longPoll)
+                first = false
                 backoff = 0.5
                 onChange?()
             } catch {

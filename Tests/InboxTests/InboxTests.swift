@@ -161,4 +161,38 @@ struct InboxStateTests {
         let line = ActivityView.render(state).lines[5]
         #expect(line.contains("H\u{0336}e\u{0336}a\u{0336}r\u{0336}"))
     }
+
+    @Test("s opens the settings; Space toggles a switch and asks for it to be saved; custom alerts stay off-limits")
+    func settings() {
+        var (state, _) = opened()
+        #expect(Inbox.reduce(&state, .keyPressed(.character("s"))) == [.loadSettings])
+        #expect(state.screen == .settings)
+        _ = Inbox.reduce(&state, .settingsLoaded(["all": true, "stepWith": true, "social": true, "engagement": true, "journeys": true]))
+        _ = Inbox.reduce(&state, .keyPressed(.character("j")))
+        #expect(Inbox.reduce(&state, .keyPressed(.space)) == [.setPreference("stepWith", false)])
+        #expect(state.settings?["stepWith"] == false)
+        let lines = ActivityView.render(state).lines
+        #expect(lines[5].hasPrefix("  [ ] Step-with alerts"))
+        for _ in 0..<5 { _ = Inbox.reduce(&state, .keyPressed(.character("j"))) }
+        #expect(Inbox.reduce(&state, .keyPressed(.space)) == [])
+        #expect(Inbox.reduce(&state, .keyPressed(.character("q"))) == [])
+        #expect(state.screen == .activity)
+    }
+
+    @Test("p previews the selected row's push from its real payloads")
+    func pushPreview() {
+        var (state, _) = opened()
+        #expect(Inbox.reduce(&state, .keyPressed(.character("p"))) == [.loadPush(5)])
+        let content = PushContent(rowId: 5, kind: .steppedWithHeart, title: "Maya Okonkwo", body: "Stepped with you by heart: Trail run",
+                                  image: "https://cdn/s1.jpg", face: "https://cdn/maya.jpg", thread: "step:s1",
+                                  deepLink: "stepo://step/s1", badge: 3)
+        let preview = PushPreview.destination(apns: Payload.apns(content), fcm: Payload.fcm(content), width: 80)
+        _ = Inbox.reduce(&state, .resized(width: 80, height: 40))
+        _ = Inbox.reduce(&state, .destinationLoaded(preview))
+        let text = ActivityView.render(state).lines.joined(separator: "\n")
+        #expect(text.contains("│ STEPO · now   [photo]"))
+        #expect(text.contains("│ (face) Maya Okonkwo · now"))
+        #expect(text.contains("│ thread step:s1 · badge 3 · active"))
+        #expect(preview.lines.contains { $0.text.contains("\"apns-priority\": \"10\"") })
+    }
 }
