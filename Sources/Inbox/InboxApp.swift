@@ -24,6 +24,9 @@ public final class InboxApp {
 
     static var now: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
+    /// The newest rows the tab holds: never every row of a large replica.
+    public static let rowWindow = 2000
+
     /// Opens the tab at once from the replica, syncs behind it, returns the exit status on quit.
     public func run() -> Int32 {
         Terminal.start(theme: theme)
@@ -56,7 +59,7 @@ public final class InboxApp {
     /// Reads the replica again (new rows, stamps, sync status).
     private func reload() {
         state.now = InboxApp.now
-        if let rows = try? replica.rows(limit: 5000) { dispatch(.rowsLoaded(rows)) }
+        if let rows = try? replica.rows(limit: InboxApp.rowWindow) { dispatch(.rowsLoaded(rows)) }
         dispatch(.syncChanged(status: statusText(), counts: replica.counts))
     }
 
