@@ -113,7 +113,7 @@ public enum ActivityView {
         }
         if case .help = state.screen {
             let help = ["j/k ↑/↓  move", "PgUp/PgDn  page", "g/G  first/last", "Space →/←  expand/collapse a thread", "t  next theme",
-                        "Enter  open the row", "r  sync now", "s  notification settings", "p  preview the row's push", "q Esc  back / quit", "?  this help"]
+                        "Enter  open the row", "/  filter by text or kind:NAME", "r  sync now", "s  notification settings", "p  preview the row's push", "q Esc  back / quit", "?  this help"]
             for (i, line) in help.enumerated() { grid.put("  " + line, x: 0, y: y0 + 1 + i, role: .body) }
         } else if let destination = state.destination {
             grid.put(" " + destination.title, x: 0, y: y0, role: .section)
@@ -148,10 +148,14 @@ public enum ActivityView {
             default: break
             }
         }
-        if let question = state.confirming {
+        if state.typingFilter {
+            keys = "/" + (state.filter ?? "") + "▏  Enter keep  Esc clear  (text, or kind:NAME)"
+        } else if let question = state.confirming {
             keys = "Decline \(question.name)'s request? y / n"
         } else if let notice = state.notice {
             keys = notice + "  ·  " + keys
+        } else if let filter = state.filter, !filter.isEmpty {
+            keys = "filter /\(filter) (Esc clears)  ·  " + keys
         }
         grid.put(" " + TextWidth.fit(keys, width: state.width - 2), x: 0, y: y, role: .footer)
     }

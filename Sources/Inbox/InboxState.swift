@@ -3,7 +3,7 @@ import Replica
 
 /// A key, as the terminal reports it.
 public enum Key: Equatable, Sendable {
-    case up, down, pageUp, pageDown, home, end, enter, space, left, right, escape
+    case up, down, pageUp, pageDown, home, end, enter, space, left, right, escape, backspace
     case character(Character)
 }
 
@@ -72,6 +72,10 @@ public struct InboxState: Equatable, Sendable {
     /// The switches of the settings screen (nil until loaded), and the selected one.
     public var settings: [String: Bool]?
     public var settingsSelection = 0
+    /// The `/` filter: text matched against name and copy, or `kind:NAME`; nil when none.
+    public var filter: String?
+    /// Whether keys are typing into the filter.
+    public var typingFilter = false
 
     /// The settings screen's lines: the master switch, the four categories, and V2's custom alerts.
     public static let settingItems: [(key: String, name: String, about: String)] = [
@@ -85,7 +89,17 @@ public struct InboxState: Equatable, Sendable {
 
     public init(now: Int64) { self.now = now }
 
-    public var lines: [ListLine] { ActivityList.lines(rows: rows, newIds: newIds, expanded: expanded, now: now) }
+    public var lines: [ListLine] { ActivityList.lines(rows: visibleRows, newIds: newIds, expanded: expanded, now: now) }
+
+    /// The rows the filter lets through.
+    var visibleRows: [ReplicaRow] {
+        guard let filter, !filter.isEmpty else { return rows }
+        if filter.hasPrefix("kind:") {
+            let kind = filter.dropFirst(5).lowercased()
+            return rows.filter { $0.kind.lowercased().hasPrefix(kind) }
+        }
+        return rows.filter { $0.title.localizedCaseInsensitiveContains(filter) || $0.body.localizedCaseInsensitiveContains(filter) }
+    }
 
     public func row(_ id: Int) -> ReplicaRow? { rows.first { $0.id == id } }
 
@@ -185,6 +199,21 @@ public enum Inbox {
             }
             return []
         }
+        if state.typingFilter {
+            switch key {
+            case .enter: state.typingFilter = false
+            case .escape:
+                state.typingFilter = false
+                state.filter = nil
+            case .backspace: state.filter = String((state.filter ?? "").dropLast())
+            case .space: state.filter = (state.filter ?? "") + " "
+            case .character(let c): state.filter = (state.filter ?? "") + String(c)
+            default: break
+            }
+            state.selection = firstSelectable(state.lines) ?? 0
+            state.top = 0
+            return []
+        }
         if let question = state.confirming {
             state.confirming = nil
             guard key == .character("y") else { state.notice = "Kept the request"; return [] }
@@ -234,6 +263,9 @@ public enum Inbox {
             return (state.row(id)?.readAt == nil ? [.markRead(id)] : []) + [.loadDestination(id)]
         case .character("r"): return [.syncNow]
         case .character("t"): return [.nextTheme]
+        case .character("/"):
+            state.typingFilter = true
+            state.filter = ""
         case .character("s"):
             state.screen = .settings
             state.settingsSelection = 0
@@ -244,6 +276,9 @@ public enum Inbox {
             state.destination = nil
             return [.loadPush(id)]
         case .character("?"): state.screen = .help
+        case .escape where state.filter != nil:
+            state.filter = nil
+            state.selection = firstSelectable(state.lines) ?? 0
         case .escape, .character("q"): return [.quit]
         default: break
         }

@@ -109,6 +109,7 @@ enum Terminal {
             case KEY_HOME: return .key(.home)
             case KEY_END: return .key(.end)
             case KEY_ENTER: return .key(.enter)
+            case KEY_BACKSPACE: return .key(.backspace)
             case KEY_RESIZE:
                 let size = self.size
                 return .resized(width: size.width, height: size.height)
@@ -118,6 +119,7 @@ enum Terminal {
         switch wide {
         case 10, 13: return .key(.enter)
         case 27: return .key(.escape)
+        case 8, 127: return .key(.backspace)
         case 32: return .key(.space)
         default:
             guard let scalar = Unicode.Scalar(UInt32(wide)) else { return .none }

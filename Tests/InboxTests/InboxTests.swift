@@ -195,4 +195,22 @@ struct InboxStateTests {
         #expect(text.contains("│ thread step:s1 · badge 3 · active"))
         #expect(preview.lines.contains { $0.text.contains("\"apns-priority\": \"10\"") })
     }
+
+    @Test("/ filters the list by text or by kind; Esc clears it")
+    func filtering() {
+        var (state, _) = opened()
+        _ = Inbox.reduce(&state, .keyPressed(.character("/")))
+        for c in "maya" { _ = Inbox.reduce(&state, .keyPressed(.character(c))) }
+        #expect(state.lines.count == 2)
+        #expect(state.selectedRowIds == [5])
+        _ = Inbox.reduce(&state, .keyPressed(.enter))
+        #expect(!state.typingFilter && state.filter == "maya")
+        _ = Inbox.reduce(&state, .keyPressed(.escape))
+        #expect(state.filter == nil && state.lines.count == 7)
+        _ = Inbox.reduce(&state, .keyPressed(.character("/")))
+        for c in "kind:follow" { _ = Inbox.reduce(&state, .keyPressed(.character(c))) }
+        #expect(state.selectedRowIds == [3])
+        _ = Inbox.reduce(&state, .keyPressed(.backspace))
+        #expect(state.filter == "kind:follo")
+    }
 }
