@@ -7,6 +7,8 @@
 #define _XOPEN_SOURCE 700
 #endif
 #include <locale.h>
+#include <langinfo.h>
+#include <string.h>
 #include <wchar.h>
 #include <ncursesw/curses.h>
 
@@ -22,6 +24,12 @@ static inline WINDOW *stepo_stdscr(void) { return stdscr; }
 static inline int stepo_lines(void) { return LINES; }
 static inline int stepo_cols(void) { return COLS; }
 static inline int stepo_colors(void) { return COLORS; }
+
+/* Whether the current locale's character set is UTF-8 (after setlocale). */
+static inline int stepo_locale_is_utf8(void) {
+    const char *codeset = nl_langinfo(CODESET);
+    return codeset && (strcmp(codeset, "UTF-8") == 0 || strcmp(codeset, "utf8") == 0);
+}
 
 /* Terminal cells a code point takes under the current locale (-1: not printable). */
 static inline int stepo_wcwidth(unsigned int c) { return wcwidth((wchar_t)c); }

@@ -12,10 +12,19 @@ enum Terminal {
 
     nonisolated(unsafe) static var window: UnsafeMutablePointer<WINDOW>?
     nonisolated(unsafe) static var attributes: [Role: (attr: attr_t, pair: Int16)] = [:]
+    /// A locale without UTF-8: draw ASCII stand-ins for the inbox's glyphs, `?` for other text.
+    nonisolated(unsafe) static var asciiOnly = false
+
+    /// ASCII stand-ins for the glyphs the inbox draws.
+    static let asciiGlyphs: [Character: String] = [
+        "●": "*", "▸": ">", "▾": "v", "▏": "|", "…": ".", "—": "-", "·": "-", "♥": "<3", "↗": "^", "★": "*",
+        "┌": "+", "└": "+", "─": "-", "│": "|", "[": "[", "␛": "^", "�": "?",
+    ]
 
     /// Takes over the terminal, in `theme`.
     static func start(theme: Theme) {
         setlocale(LC_ALL, "")
+        asciiOnly = stepo_locale_is_utf8() == 0
         window = initscr()
         cbreak()
         noecho()
@@ -80,7 +89,10 @@ enum Terminal {
         for y in 0..<grid.height {
             for x in 0..<grid.width {
                 let cell = grid.cells[y * grid.width + x]
-                guard let character = cell.character else { continue }
+                guard var character = cell.character else { continue }
+                if asciiOnly && !character.isASCII {
+                    character = asciiGlyphs[character].flatMap(\.first) ?? "?"
+                }
                 let style = attributes[cell.role] ?? (stepo_a_normal(), 0)
                 var wide = character.unicodeScalars.map { wchar_t(bitPattern: $0.value) } + [0]
                 var cc = cchar_t()
