@@ -25,6 +25,19 @@ static inline int stepo_lines(void) { return LINES; }
 static inline int stepo_cols(void) { return COLS; }
 static inline int stepo_colors(void) { return COLORS; }
 
+/* Mouse masks are macros Swift cannot import. */
+static inline mmask_t stepo_mouse_events(void) { return ALL_MOUSE_EVENTS; }
+static inline int stepo_mouse_wheel_up(mmask_t b) { return (b & BUTTON4_PRESSED) != 0; }
+static inline int stepo_mouse_wheel_down(mmask_t b) {
+#ifdef BUTTON5_PRESSED
+    return (b & BUTTON5_PRESSED) != 0;
+#else
+    return 0;
+#endif
+}
+static inline int stepo_mouse_click(mmask_t b) { return (b & (BUTTON1_CLICKED | BUTTON1_PRESSED)) != 0; }
+static inline int stepo_mouse_double_click(mmask_t b) { return (b & BUTTON1_DOUBLE_CLICKED) != 0; }
+
 /* Whether the current locale's character set is UTF-8 (after setlocale). */
 static inline int stepo_locale_is_utf8(void) {
     const char *codeset = nl_langinfo(CODESET);

@@ -64,22 +64,42 @@ public enum ActivityView {
             if card.isThread {
                 let people = Array(Set(rows.map(\.title)))
                 title = people.count > 1 ? "\(newest.title) and \(people.count - 1) other\(people.count > 2 ? "s" : "")" : newest.title
-                let caption = state.rowCaption(newest)
+                // The step's caption: from a row whose copy quotes it (a heart, share or step),
+                // else the newest row's own words.
+                let captionRow = rows.first { !["steppedWithComment", "comment", "reply", "mention"].contains($0.kind) } ?? newest
+                let caption = state.rowCaption(captionRow)
                 body = "· \(caption)" + (unseen > 0 ? "  (\(unseen) new)" : "") + (state.expanded.contains(card.key) ? "  ▾" : "  ▸")
             } else {
                 title = newest.title
                 body = newest.body
             }
-            row(title: title, body: body, at: newest.createdAt, dot: isNew, deleted: rows.allSatisfy(\.deleted), state: state, y: y, &grid)
+            row(title: title, body: body, at: newest.createdAt, dot: isNew, deleted: rows.allSatisfy(\.deleted),
+                carries: card.isThread ? facepile(rows) : carries(newest), state: state, y: y, &grid)
         case .member(let id, _):
             guard let member = state.row(id) else { return }
             row(title: "   " + member.title, body: member.body, at: member.createdAt, dot: state.newIds.contains(id),
-                deleted: member.deleted, state: state, y: y, &grid)
+                deleted: member.deleted, carries: carries(member), state: state, y: y, &grid)
         }
     }
 
-    static func row(title: String, body: String, at: Int64, dot: Bool, deleted: Bool, state: InboxState, y: Int, _ grid: inout Grid) {
-        let time = RelativeTime.text(at, now: state.now)
+    /// What a row carries, as a small mark: the step photo.
+    static func carries(_ row: ReplicaRow) -> String {
+        row.json["media"]?["image"]?.string != nil ? "▣" : ""
+    }
+
+    /// A thread's facepile: the initials of up to four people.
+    static func facepile(_ rows: [ReplicaRow]) -> String {
+        var seen: [String] = []
+        for row in rows where !seen.contains(row.title) { seen.append(row.title) }
+        let initials = seen.prefix(4).map { name in
+            String(name.split(separator: " ").prefix(2).compactMap(\.first))
+        }
+        return "(" + initials.joined(separator: " ") + (seen.count > 4 ? " +" : "") + ")"
+    }
+
+    static func row(title: String, body: String, at: Int64, dot: Bool, deleted: Bool, carries: String = "",
+                    state: InboxState, y: Int, _ grid: inout Grid) {
+        let time = (carries.isEmpty ? "" : carries + " ") + RelativeTime.text(at, now: state.now)
         let timeWidth = TextWidth.cells(time)
         var x = 1
         x += grid.put(dot ? "●" : " ", x: x, y: y, role: .dot) + 1

@@ -5,6 +5,10 @@ import Replica
 public enum Key: Equatable, Sendable {
     case up, down, pageUp, pageDown, home, end, enter, space, left, right, escape, backspace
     case character(Character)
+    /// The mouse, where the terminal reports it: the wheel, and a click on a screen row.
+    case wheelUp, wheelDown
+    case click(row: Int)
+    case doubleClick(row: Int)
 }
 
 /// What happened: the inbox's actions are named after events, not commands.
@@ -237,6 +241,14 @@ public enum Inbox {
             default:
                 break
             }
+        case .wheelDown: move(&state, lines, by: 3)
+        case .wheelUp: move(&state, lines, by: -3)
+        case .click(let row), .doubleClick(let row):
+            // Screen row 1 is the first list line.
+            let index = state.top + row - 1
+            guard row >= 1, index < lines.count, lines[index].isSelectable else { break }
+            state.selection = index
+            if case .doubleClick = key { return keyPressed(&state, .enter) }
         case .down, .character("j"): move(&state, lines, by: 1)
         case .up, .character("k"): move(&state, lines, by: -1)
         case .pageDown: move(&state, lines, by: listHeight(state) - 1)

@@ -32,6 +32,8 @@ enum Terminal {
         keypad(window, true)
         wtimeout(window, 100)
         curs_set(0)
+        mousemask(stepo_mouse_events(), nil)
+        mouseinterval(200)
         if has_colors() && ProcessInfo.processInfo.environment["NO_COLOR"] == nil {
             start_color()
             use_default_colors()
@@ -122,6 +124,14 @@ enum Terminal {
             case KEY_END: return .key(.end)
             case KEY_ENTER: return .key(.enter)
             case KEY_BACKSPACE: return .key(.backspace)
+            case KEY_MOUSE:
+                var event = MEVENT()
+                guard getmouse(&event) == OK else { return .none }
+                if stepo_mouse_wheel_up(event.bstate) != 0 { return .key(.wheelUp) }
+                if stepo_mouse_wheel_down(event.bstate) != 0 { return .key(.wheelDown) }
+                if stepo_mouse_double_click(event.bstate) != 0 { return .key(.doubleClick(row: Int(event.y))) }
+                if stepo_mouse_click(event.bstate) != 0 { return .key(.click(row: Int(event.y))) }
+                return .none
             case KEY_RESIZE:
                 let size = self.size
                 return .resized(width: size.width, height: size.height)

@@ -122,7 +122,7 @@ struct InboxStateTests {
         #expect(lines[0].hasSuffix("synced 3s ago "))
         #expect(lines[1].hasPrefix(" New"))
         #expect(lines[2].hasPrefix(" ● Maya Okonkwo and 1 other · Trail run  (2 new)  ▸"))
-        #expect(lines[2].hasSuffix("2m "))
+        #expect(lines[2].hasSuffix("(MO KA) 2m "))
         #expect(lines[3].hasPrefix(" ● An Nguyễn Requested to follow you"))
         #expect(lines[5].contains("Priya Nair Hearted your step: Swim"))
         #expect(lines[7].contains("Stepo Share your journey with a link"))
@@ -212,5 +212,17 @@ struct InboxStateTests {
         #expect(state.selectedRowIds == [3])
         _ = Inbox.reduce(&state, .keyPressed(.backspace))
         #expect(state.filter == "kind:follo")
+    }
+
+    @Test("the mouse: the wheel moves, a click selects the row under it, a double click opens it")
+    func mouse() {
+        var (state, _) = opened()
+        _ = Inbox.reduce(&state, .keyPressed(.wheelDown))
+        #expect(state.selection == 4)
+        _ = Inbox.reduce(&state, .keyPressed(.click(row: 3)))
+        #expect(state.selection == 2)
+        _ = Inbox.reduce(&state, .keyPressed(.click(row: 1)))  // a section header: nothing to select
+        #expect(state.selection == 2)
+        #expect(Inbox.reduce(&state, .keyPressed(.doubleClick(row: 3))) == [.markRead(3), .loadDestination(3)])
     }
 }
