@@ -24,8 +24,10 @@ public final class InboxApp {
 
     static var now: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
-    /// The newest rows the tab holds: never every row of a large replica.
+    /// The newest rows the tab holds at first, and how many more each time the selection
+    /// nears the end: never every row of a large replica at once.
     public static let rowWindow = 2000
+    private var window = InboxApp.rowWindow
 
     /// Opens the tab at once from the replica, syncs behind it, returns the exit status on quit.
     public func run() -> Int32 {
@@ -59,7 +61,10 @@ public final class InboxApp {
     /// Reads the replica again (new rows, stamps, sync status).
     private func reload() {
         state.now = InboxApp.now
-        if let rows = try? replica.rows(limit: InboxApp.rowWindow) { dispatch(.rowsLoaded(rows)) }
+        if let rows = try? replica.rows(limit: window) {
+            state.rowWindowFull = rows.count == window
+            dispatch(.rowsLoaded(rows))
+        }
         dispatch(.syncChanged(status: statusText(), counts: replica.counts))
     }
 
@@ -94,6 +99,9 @@ public final class InboxApp {
                     Terminal.apply(theme)
                     state.notice = "Theme: \(theme.name)"
                 }
+            case .loadMore:
+                window += InboxApp.rowWindow
+                reload()
             case .loadSettings:
                 background { engine in
                     let json = try engine.fetch("GET", "/v1/preferences")

@@ -39,6 +39,8 @@ public enum Effect: Equatable, Sendable {
     case setPreference(String, Bool)
     /// Fetch the row's APNs and FCM payloads and show them as the lock screen would.
     case loadPush(Int)
+    /// The selection nears the end of the rows held: hold more (older) rows.
+    case loadMore
     case syncNow
     case quit
 }
@@ -80,6 +82,8 @@ public struct InboxState: Equatable, Sendable {
     public var filter: String?
     /// Whether keys are typing into the filter.
     public var typingFilter = false
+    /// Whether the rows held fill their window (older rows may exist in the replica).
+    public var rowWindowFull = false
 
     /// The settings screen's lines: the master switch, the four categories, and V2's custom alerts.
     public static let settingItems: [(key: String, name: String, about: String)] = [
@@ -295,6 +299,8 @@ public enum Inbox {
         default: break
         }
         keepSelectionVisible(&state)
+        // Near the end of a full window of rows: ask for older ones.
+        if state.rowWindowFull && state.selection >= lines.count - listHeight(state) { return [.loadMore] }
         return []
     }
 

@@ -35,10 +35,11 @@ struct TerminalTests {
         return text
     }
 
-    @Test("stepo opens the Activity tab: New with dots, a thread expands, a row opens, stamps reach the store")
-    func inbox() throws {
+    @Test("stepo opens the Activity tab: New with dots, a thread expands, a row opens, stamps reach the store",
+          arguments: ["xterm-256color", "screen-256color", "vt100", "linux"])
+    func inbox(term: String) throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let command = "env XDG_DATA_HOME=\(folder)/data XDG_STATE_HOME=\(folder)/state TERM=xterm-256color \(Stepo.binary)"
+        let command = "env XDG_DATA_HOME=\(folder)/data XDG_STATE_HOME=\(folder)/state TERM=\(term) \(Stepo.binary)"
         try tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "30", command)
         defer { _ = try? tmux("kill-session", "-t", session) }
 
@@ -73,6 +74,40 @@ struct TerminalTests {
         }
         #expect(try store.counts(for: me.key).unseen == 0)
         #expect(try store.counts(for: me.key).unread == 103)
+
+        // Each kind of destination: a profile (An's request), a journey (Marco's finale), a link.
+        try tmux("send-keys", "-t", session, "/")
+        for character in "An Ng" { try tmux("send-keys", "-t", session, "-l", String(character)) }
+        try tmux("send-keys", "-t", session, "Enter", "Enter")
+        text = try waitFor { $0.contains(" Profile") }
+        #expect(text.contains("@an.nguyen"))
+        #expect(text.contains("They asked to follow you"))
+        #expect(text.contains("Accept"))
+        try tmux("send-keys", "-t", session, "q", "Escape")
+        try tmux("send-keys", "-t", session, "/")
+        for character in "finale" { try tmux("send-keys", "-t", session, "-l", String(character)) }
+        try tmux("send-keys", "-t", session, "Enter", "Enter")
+        text = try waitFor { $0.contains(" Journey") }
+        #expect(text.contains("Learn to play guitar"))
+        try tmux("send-keys", "-t", session, "q", "Escape")
+        try tmux("send-keys", "-t", session, "/")
+        for character in "kind:announcement" { try tmux("send-keys", "-t", session, "-l", String(character)) }
+        try tmux("send-keys", "-t", session, "Enter", "G", "Enter")
+        text = try waitFor { $0.contains("Link: ") }
+        #expect(text.contains("https://stepo.app/new/journey-links"))
+        try tmux("send-keys", "-t", session, "q", "Escape")
+
+        // A decline: it asks first, then the request is gone from the store.
+        try tmux("send-keys", "-t", session, "/")
+        for character in "kind:followRequest" { try tmux("send-keys", "-t", session, "-l", String(character)) }
+        try tmux("send-keys", "-t", session, "Enter", "d")
+        text = try waitFor { $0.contains("Decline An Nguyễn's request? y / n") || $0.contains("Decline An Nguy") }
+        try tmux("send-keys", "-t", session, "y")
+        let an = try #require(try store.user("an"))
+        let until = Date().addingTimeInterval(15)
+        while Date() < until, try store.hasPendingRequest(from: an.key, to: me.key) { Thread.sleep(forTimeInterval: 0.2) }
+        #expect(try !store.hasPendingRequest(from: an.key, to: me.key))
+        #expect(try !store.follows(an.key, me.key))
         try tmux("send-keys", "-t", session, "q")
     }
 }

@@ -225,4 +225,13 @@ struct InboxStateTests {
         #expect(state.selection == 2)
         #expect(Inbox.reduce(&state, .keyPressed(.doubleClick(row: 3))) == [.markRead(3), .loadDestination(3)])
     }
+
+    @Test("near the end of a full window of rows, the tab asks for older ones")
+    func paging() {
+        var (state, _) = opened()
+        _ = Inbox.reduce(&state, .keyPressed(.character("j")))
+        #expect(!Inbox.reduce(&state, .keyPressed(.character("G"))).contains(.loadMore))
+        state.rowWindowFull = true
+        #expect(Inbox.reduce(&state, .keyPressed(.character("G"))) == [.loadMore])
+    }
 }
