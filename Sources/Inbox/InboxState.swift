@@ -144,7 +144,12 @@ public enum Inbox {
         case .rowsLoaded(let rows):
             let first = state.rows.isEmpty
             let selected = state.selectedRowIds.first
+            let known = Set(state.rows.map(\.id))
             state.rows = rows
+            if !first {
+                // Arrived during this visit: since the last visit too, so New (and seen at once).
+                state.newIds.formUnion(rows.filter { $0.seenAt == nil && !known.contains($0.id) }.map(\.id))
+            }
             if first {
                 // Opening the tab: what is unseen now is New, and everything gets stamped seen.
                 state.newIds = Set(rows.filter { $0.seenAt == nil }.map(\.id))

@@ -52,10 +52,14 @@ case "--version":
 case let name? where name.hasPrefix("--"):
     // `stepo --server URL --token T`: the client against a real server (the inbox, when it
     // lands); for now, sync and show the replica.
-    if words.contains("--server") {
-        status = isatty(0) == 1 && isatty(1) == 1 ? inboxCommand.execute(words) : activityCommand.execute(["--replica"] + words)
+    // `stepo --user ID`, `stepo --theme T`: the inbox in a terminal, the text listing elsewhere.
+    let terminal = isatty(0) == 1 && isatty(1) == 1
+    if terminal {
+        status = inboxCommand.execute(words)
+    } else if words.contains("--server") {
+        status = activityCommand.execute(["--replica"] + words)
     } else {
-        status = demoCommand.execute(words)
+        status = demoCommand.execute(words.filter { $0 != "--theme" })
     }
 case let name?:
     if let command = commands.first(where: { $0.name == name }) {

@@ -75,6 +75,15 @@ struct TerminalTests {
         #expect(try store.counts(for: me.key).unseen == 0)
         #expect(try store.counts(for: me.key).unread == 103)
 
+        // A new row written while the tab is open arrives within a second or two, with the badge.
+        let newcomer = #"{"id":"live-u","type":"user","at":"2026-11-29T12:30:00Z","user":{"id":"zed","username":"zed","name":"Zed Okafor"}}"#
+        let follow = #"{"id":"live-f","type":"follow","at":"2026-11-29T12:31:00Z","actor":"zed","target":"chaucao"}"#
+        for line in [newcomer, follow] { _ = try Ingestor(store: store).apply(Data(line.utf8)) }
+        let arrived = Date()
+        text = try waitFor { $0.contains("Zed Okafor Requested to follow you") }
+        #expect(text.contains("Zed Okafor Requested to follow you"))
+        #expect(Date().timeIntervalSince(arrived) < 3)
+
         // Each kind of destination: a profile (An's request), a journey (Marco's finale), a link.
         try tmux("send-keys", "-t", session, "/")
         for character in "An Ng" { try tmux("send-keys", "-t", session, "-l", String(character)) }
@@ -99,7 +108,7 @@ struct TerminalTests {
 
         // A decline: it asks first, then the request is gone from the store.
         try tmux("send-keys", "-t", session, "/")
-        for character in "kind:followRequest" { try tmux("send-keys", "-t", session, "-l", String(character)) }
+        for character in "An Ng" { try tmux("send-keys", "-t", session, "-l", String(character)) }
         try tmux("send-keys", "-t", session, "Enter", "d")
         text = try waitFor { $0.contains("Decline An Nguyễn's request? y / n") || $0.contains("Decline An Nguy") }
         try tmux("send-keys", "-t", session, "y")

@@ -234,4 +234,13 @@ struct InboxStateTests {
         state.rowWindowFull = true
         #expect(Inbox.reduce(&state, .keyPressed(.character("G"))) == [.loadMore])
     }
+
+    @Test("a row arriving while the tab is open joins New, and is stamped seen")
+    func arriving() {
+        var (state, _) = opened()
+        let newcomer = Self.row(6, "Zed Okafor", "Requested to follow you", minutesAgo: 0, thread: "user:zed", kind: "followRequest")
+        #expect(Inbox.reduce(&state, .rowsLoaded([newcomer] + Self.rows)) == [.markAllSeen])
+        #expect(state.newIds.contains(6))
+        #expect(state.lines[1] == .card(Card(key: "row:6", rowIds: [6], section: .new)))
+    }
 }
