@@ -42,6 +42,21 @@ extension Router {
         return .ok(.object([("applied", .int(result.applied)), ("counts", result.counts.json)]))
     }
 
+    /// The preference switches a JSON object sets (any of `Preferences.switchNames`, as
+    /// booleans); at least one.
+    static func preferenceChanges(_ json: JSON, in context: String) throws -> [(Category?, Bool)] {
+        var changes: [(Category?, Bool)] = []
+        for key in Preferences.switchNames {
+            guard let value = json[key] else { continue }
+            guard let flag = value.bool else { throw APIError.invalid("\(context): \(key) must be true or false") }
+            changes.append((Category(rawValue: key), flag))
+        }
+        guard !changes.isEmpty else {
+            throw APIError.invalid("\(context) sets none of \(Preferences.switchNames.joined(separator: ", "))")
+        }
+        return changes
+    }
+
     static func isValidClient(_ client: String) -> Bool {
         !client.isEmpty && client.count <= 64
             && client.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_") }
@@ -60,14 +75,7 @@ extension Router {
         case "acceptRequest": return Mutation(seq: seq, action: .acceptRequest(user: try field("user", \.string)))
         case "declineRequest": return Mutation(seq: seq, action: .declineRequest(user: try field("user", \.string)))
         case "preferences":
-            var changes: [(Category?, Bool)] = []
-            for key in ["all", "stepWith", "social", "engagement", "journeys"] {
-                guard let value = json[key] else { continue }
-                guard let flag = value.bool else { throw APIError.invalid("mutation \(seq): \(key) must be true or false") }
-                changes.append((Category(rawValue: key), flag))
-            }
-            guard !changes.isEmpty else { throw APIError.invalid("mutation \(seq) changes no preference") }
-            return Mutation(seq: seq, action: .preferences(changes))
+            return Mutation(seq: seq, action: .preferences(try preferenceChanges(json, in: "mutation \(seq)")))
         case let other:
             throw APIError.invalid("mutation \(seq) has unknown type \(other.map { "\"\(Preview.visible($0))\"" } ?? "(none)")")
         }

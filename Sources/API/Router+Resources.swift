@@ -69,14 +69,7 @@ extension Router {
     func preferences(_ request: HTTPRequest) throws -> HTTPResponse {
         var viewer = try user(request)
         if request.method == "PUT" {
-            let body = try jsonBody(request)
-            var changes: [(Category?, Bool)] = []
-            for key in ["all", "stepWith", "social", "engagement", "journeys"] {
-                guard let value = body[key] else { continue }
-                guard let flag = value.bool else { throw APIError.invalid("\(key) must be true or false") }
-                changes.append((Category(rawValue: key), flag))
-            }
-            guard !changes.isEmpty else { throw APIError.invalid("set at least one of all, stepWith, social, engagement, journeys") }
+            let changes = try Router.preferenceChanges(try jsonBody(request), in: "the preferences")
             try writing {
                 _ = try store.apply(Event(id: "preferences:\(viewer.id):\(UUID().uuidString)", at: now(),
                                           body: .preferences(user: viewer.id, changes: changes)))

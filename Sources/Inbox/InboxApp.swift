@@ -106,7 +106,7 @@ public final class InboxApp {
                 background { engine in
                     let json = try engine.fetch("GET", "/v1/preferences")
                     var settings: [String: Bool] = [:]
-                    for key in ["all", "stepWith", "social", "engagement", "journeys"] { settings[key] = json[key]?.bool ?? true }
+                    for key in Preferences.switchNames { settings[key] = json[key]?.bool ?? true }
                     return .settingsLoaded(settings)
                 }
             case let .setPreference(key, value):

@@ -159,7 +159,7 @@ extension Event {
                                  link: try f.optionalURL("link"))
         case "preferences":
             var changes: [(Category?, Bool)] = []
-            for key in ["all", "stepWith", "social", "engagement", "journeys"] {
+            for key in Preferences.switchNames {
                 if let value = try f.optionalBool(key) { changes.append((Category(rawValue: key), value)) }
             }
             guard !changes.isEmpty else {

@@ -55,6 +55,10 @@ public struct Preferences: Equatable, Sendable {
         self.journeys = journeys
     }
 
+    /// The switches by name, as events, the API and the settings screen spell them:
+    /// the master switch first, then the four categories.
+    public static let switchNames = ["all", "stepWith", "social", "engagement", "journeys"]
+
     /// Whether a push of `kind` may go out. Announcements obey only the master switch.
     public func allows(_ kind: Kind) -> Bool {
         guard all else { return false }

@@ -85,18 +85,8 @@ struct SyncBench {
         try server.run()
         defer { server.terminate(); server.waitUntilExit() }
         let port = try SyncBench.listeningPort(log)
-        if let probe = ProcessInfo.processInfo.environment["STEPO_BENCH_PROBE"] {
-            try "\(port) \(tokens[49])".write(toFile: probe, atomically: true, encoding: .utf8)
-        }
         let base = URL(string: "http://127.0.0.1:\(port)")!
-        let logCopy = ProcessInfo.processInfo.environment["STEPO_BENCH_LOG"].flatMap { FileHandle(forWritingAtPath: $0) }
-        DispatchQueue.global().async {  // drain the request log (or keep it, for diagnosis)
-            while true {
-                let data = log.fileHandleForReading.availableData
-                if data.isEmpty { return }
-                logCopy?.write(data)
-            }
-        }
+        DispatchQueue.global().async { while !log.fileHandleForReading.availableData.isEmpty {} }  // drain the request log
         var failures = 0
 
         // 1. Initial sync of 10,000 rows.
