@@ -51,9 +51,13 @@ public final class InboxApp {
                 break
             }
             for action in mailbox.takeAll() { dispatch(action) }
-            if changed.take() || Date().timeIntervalSince(lastRefresh) > 1 {
+            if changed.take() {
+                reload()  // sync changed the replica: read the rows again
+            } else if Date().timeIntervalSince(lastRefresh) > 1 {
+                // Only the clock moved: refresh relative times and the sync line, not the rows.
                 lastRefresh = Date()
-                reload()
+                state.now = InboxApp.now
+                dispatch(.syncChanged(status: statusText(), counts: replica.counts))
             }
         }
     }
