@@ -56,17 +56,21 @@ public enum Screen: Equatable, Sendable {
 
 /// Everything the inbox shows, as a value.
 public struct InboxState: Equatable, Sendable {
-    public var rows: [ReplicaRow] = []
+    public var rows: [ReplicaRow] = [] { didSet { relist() } }
     /// Rows unseen when the tab opened: the New section, until the next visit.
-    public var newIds: Set<Int> = []
-    public var expanded: Set<String> = []
+    public var newIds: Set<Int> = [] { didSet { relist() } }
+    public var expanded: Set<String> = [] { didSet { relist() } }
+    /// The list's lines, kept in step with what they are made of (rows, New, threads open,
+    /// the filter, the clock) rather than rebuilt on every keystroke.
+    public private(set) var lines: [ListLine] = []
     /// Index into `lines` of the selected line (always a selectable one when any exists).
     public var selection = 0
     public var top = 0
     public var screen = Screen.activity
     public var width = 80
     public var height = 24
-    public var now: Int64
+    /// The clock: sections (Today, This week) move at most once a minute, so the list follows it then.
+    public var now: Int64 { didSet { if now / 60_000 != oldValue / 60_000 { relist() } } }
     public var syncStatus = ""
     public var counts = ServerCounts(unseen: 0, unread: 0, stale: true)
     public var destination: Destination?
@@ -79,7 +83,7 @@ public struct InboxState: Equatable, Sendable {
     public var settings: [String: Bool]?
     public var settingsSelection = 0
     /// The `/` filter: text matched against name and copy, or `kind:NAME`; nil when none.
-    public var filter: String?
+    public var filter: String? { didSet { relist() } }
     /// Whether keys are typing into the filter.
     public var typingFilter = false
     /// Whether the rows held fill their window (older rows may exist in the replica).
@@ -97,7 +101,12 @@ public struct InboxState: Equatable, Sendable {
 
     public init(now: Int64) { self.now = now }
 
-    public var lines: [ListLine] { ActivityList.lines(rows: visibleRows, newIds: newIds, expanded: expanded, now: now) }
+    private mutating func relist() {
+        lines = ActivityList.lines(rows: visibleRows, newIds: newIds, expanded: expanded, now: now)
+        byId = Dictionary(rows.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    private var byId: [Int: ReplicaRow] = [:]
 
     /// The rows the filter lets through.
     var visibleRows: [ReplicaRow] {
@@ -109,7 +118,7 @@ public struct InboxState: Equatable, Sendable {
         return rows.filter { $0.title.localizedCaseInsensitiveContains(filter) || $0.body.localizedCaseInsensitiveContains(filter) }
     }
 
-    public func row(_ id: Int) -> ReplicaRow? { rows.first { $0.id == id } }
+    public func row(_ id: Int) -> ReplicaRow? { byId[id] }
 
     /// The rows the selected line stands for.
     public var selectedRowIds: [Int] {
