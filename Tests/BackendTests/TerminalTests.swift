@@ -8,18 +8,15 @@ struct TerminalTests {
     let folder = NSTemporaryDirectory() + "stepo-tty-" + UUID().uuidString
     let session = "stepo-e2e-" + UUID().uuidString.prefix(8)
 
+    /// tmux on a socket of this test's own, so parallel tests and a tmux the developer runs
+    /// never meet, in a UTF-8 locale whatever the caller's is.
     @discardableResult
     func tmux(_ arguments: String...) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["tmux"] + arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        let result = try Spawn.run(["tmux", "-u", "-S", folder + "/tmux.sock"] + arguments, environment: ["LC_ALL": "C.UTF-8"])
+        guard result.status == 0 else {
+            throw Spawn.Failure(description: "tmux \(arguments.joined(separator: " ")): \(result.stderr)")
+        }
+        return result.stdout
     }
 
     func screen() throws -> String { try tmux("capture-pane", "-p", "-t", session) }
@@ -39,9 +36,9 @@ struct TerminalTests {
           arguments: ["xterm-256color", "screen-256color", "vt100", "linux"])
     func inbox(term: String) throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let command = "env XDG_DATA_HOME=\(folder)/data XDG_STATE_HOME=\(folder)/state TERM=\(term) \(Stepo.binary)"
+        let command = "env LC_ALL=C.UTF-8 XDG_DATA_HOME=\(folder)/data XDG_STATE_HOME=\(folder)/state TERM=\(term) \(Stepo.binary)"
         try tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "30", command)
-        defer { _ = try? tmux("kill-session", "-t", session) }
+        defer { _ = try? tmux("kill-server") }
 
         var text = try waitFor { $0.contains(" New") && $0.contains("synced") }
         #expect(text.contains(" Activity"))

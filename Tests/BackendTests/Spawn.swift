@@ -1,0 +1,81 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a helper program that may leave a daemon behind (tmux starts its server this way).
+///
+/// Foundation's `Process` learns that a child exited when the last copy of a socket it hands
+/// the child is closed. A daemon forked by that child inherits the socket and keeps it open, so
+/// `waitUntilExit` never returns: the whole test run hangs. Here the child is started with
+/// `posix_spawn`, every descriptor above stderr closed, its input and output in files (no pipe
+/// can fill or stay open), and its exit awaited with `waitpid` under a deadline.
+enum Spawn {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+
+    /// glibc ≥ 2.34 has it; the Glibc module does not declare it, so it is looked up by name.
+    private static let closeFrom: CloseFrom? = {
+        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: CloseFrom.self)
+    }()
+
+    struct Result {
+        /// The exit code, or 128 + the signal that ended it.
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs `arguments` (the first looked up on PATH) with `stdin` as its input, and returns its
+    /// status and what it wrote. Throws when it runs past `timeout` seconds (it is killed then).
+    static func run(_ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:],
+                    timeout: Double = 60) throws -> Result {
+        guard let closeFrom else { throw Failure(description: "posix_spawn_file_actions_addclosefrom_np is missing") }
+        let base = NSTemporaryDirectory() + "stepo-spawn-" + UUID().uuidString
+        let (input, output, errors) = (base + ".in", base + ".out", base + ".err")
+        defer { for file in [input, output, errors] { unlink(file) } }
+        try (stdin ?? Data()).write(to: URL(fileURLWithPath: input))
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, input, O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        _ = closeFrom(&actions, 3)
+
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { _, new in new }
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in argv + envp { free(pointer) } }
+
+        var pid: pid_t = 0
+        let spawned = posix_spawnp(&pid, arguments[0], &actions, nil, argv, envp)
+        guard spawned == 0 else {
+            throw Failure(description: "\(arguments[0]): \(String(cString: strerror(spawned)))")
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        var waitStatus: Int32 = 0
+        while true {
+            let result = waitpid(pid, &waitStatus, WNOHANG)
+            if result == pid { break }
+            if result == -1 && errno != EINTR { throw Failure(description: "waitpid: \(String(cString: strerror(errno)))") }
+            if Date() > deadline {
+                kill(pid, SIGKILL)
+                _ = waitpid(pid, &waitStatus, 0)
+                throw Failure(description: "\(arguments.joined(separator: " ")) ran past \(timeout) s")
+            }
+            usleep(2_000)
+        }
+        // The low 7 bits are the signal that ended it (0 for a normal exit), the next 8 the code.
+        let signal = waitStatus & 0x7f
+        let read = { (file: String) in String(decoding: FileManager.default.contents(atPath: file) ?? Data(), as: UTF8.self) }
+        return Result(status: signal == 0 ? (waitStatus >> 8) & 0xff : 128 + signal,
+                      stdout: read(output), stderr: read(errors))
+    }
+}
