@@ -23,7 +23,7 @@ public struct Ingestor {
     public let store: Store
     /// Events per transaction at most; a batch also commits whenever the input runs dry, so
     /// a live stream's rows appear promptly.
-    public var batchSize = 8192
+    public var batchSize = 32_768
 
     public init(store: Store) { self.store = store }
 
@@ -55,12 +55,20 @@ public struct Ingestor {
         defer { parsed.close() }  // on an error, stop the reader
 
         let output = OutputStage(path: store.db.path, onRow: onRow, onReject: onReject, onBatch: onBatch)
+        // Checkpoints copy the log into the database file: that I/O moves off this thread, which
+        // is the pipeline's slowest stage, to a connection of its own on the other core.
+        let checkpointer = Checkpointer(path: store.db.path)
+        try store.db.execute("PRAGMA wal_autocheckpoint = 0")
+        defer {
+            checkpointer.finish()
+            try? store.db.execute("PRAGMA wal_autocheckpoint = \(Checkpointer.defaultAutocheckpoint)")
+        }
         var report = Report()
         do {
             while var chunk = parsed.take() {
                 var items: [Item] = []
                 var events = 0
-                try store.db.transaction {
+                try store.db.transaction { try store.withInteractionCache {
                     while true {
                         for (line, result) in try applyChunk(chunk) {
                             switch result {
@@ -77,7 +85,8 @@ public struct Ingestor {
                         guard events < batchSize, let next = parsed.poll() else { return }
                         chunk = next
                     }
-                }
+                } }
+                checkpointer.nudge()
                 if !items.isEmpty { output.report(items) }
             }
         } catch {
@@ -108,6 +117,7 @@ public struct Ingestor {
             }
         } catch where Ingestor.refusal(error) != nil {
             // Some event was refused: the whole chunk rolled back. Apply it again, one by one.
+            store.forgetLookups()
         }
         return try chunk.map { line, entry in
             switch entry {
@@ -116,6 +126,7 @@ public struct Ingestor {
                 do {
                     return (line, .success(try store.apply(event)))
                 } catch {
+                    store.forgetLookups()
                     guard let refusal = Ingestor.refusal(error) else { throw error }
                     return (line, .failure(refusal))
                 }
@@ -241,6 +252,40 @@ final class OutputStage: @unchecked Sendable {
             if let failure { throw failure }
             return rows
         }
+    }
+}
+
+/// Runs passive checkpoints on a connection and a thread of its own, one at a time; a nudge
+/// while one is running or waiting adds nothing. A passive checkpoint never blocks the writer.
+final class Checkpointer: @unchecked Sendable {
+    /// SQLite's own default, restored on the ingest's connection afterwards.
+    static let defaultAutocheckpoint = 1000
+
+    private let path: String
+    private let queue = DispatchQueue(label: "stepo.ingest.checkpoint")
+    private let lock = NSLock()
+    private var pending = false
+    private var connection: Database?
+
+    init(path: String) { self.path = path }
+
+    func nudge() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !pending else { return }
+        pending = true
+        queue.async { [self] in
+            lock.lock(); pending = false; lock.unlock()
+            // A failed checkpoint loses nothing (the log keeps the pages); the next one, or
+            // SQLite's own when the last connection closes, copies them.
+            if connection == nil { connection = try? Database(path: path, create: false) }
+            try? connection?.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        }
+    }
+
+    /// Waits for a running checkpoint, and closes the connection.
+    func finish() {
+        queue.sync { connection = nil }
     }
 }
 

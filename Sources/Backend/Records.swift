@@ -133,6 +133,12 @@ public struct StepContext: Sendable {
         WHERE s.ext = ?1
         """
 
+    init(step: StepRecord, owner: UserRecord, actor: UserRecord?) {
+        self.step = step
+        self.owner = owner
+        self.actor = actor
+    }
+
     init(_ row: Row) {
         step = StepRecord(row, at: 0)
         owner = UserRecord(row, at: 9)

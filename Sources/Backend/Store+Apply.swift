@@ -23,6 +23,10 @@ extension Store {
             return outcome
         }
         let delivery = Delivery(store: self, event: event, key: Int(db.lastInsertRowID))
+        switch event.body {
+        case .interaction, .comment: break  // these change no step and no user
+        default: interactionCache?.clear()
+        }
         try applyBody(event, delivery)
         let o = delivery.outcome
         if o.firstRow != nil || o.note != nil {

@@ -7,6 +7,8 @@ import SQLite
 /// One `Store` is one connection; use it from one thread at a time.
 public final class Store {
     public let db: Database
+    /// Set only inside `withInteractionCache`.
+    var interactionCache: InteractionCache?
 
     /// Opens (creating and migrating when needed) the store at `path`.
     ///
@@ -15,7 +17,7 @@ public final class Store {
     /// a fifth of its speed. Tests run `PRAGMA foreign_key_check` over whole worlds instead.
     public init(path: String) throws {
         db = try Database(path: path, foreignKeys: false)
-        try db.execute("PRAGMA cache_size = -65536")
+        try db.execute("PRAGMA cache_size = -65536; PRAGMA mmap_size = 1073741824")
         try Schema.migrator.migrate(db)
     }
 
@@ -61,8 +63,37 @@ public final class Store {
     }
 
     /// The step with its owner, and the user `actor` (nil in the context when unknown).
+    /// Inside `withInteractionCache`, answered from the cache when it can be.
     func stepContext(_ id: String, actor: String) throws -> StepContext? {
-        try db.first(StepContext.select, [id, actor], StepContext.init)
+        guard let cache = interactionCache else { return try db.first(StepContext.select, [id, actor], StepContext.init) }
+        if let (step, owner) = cache.steps[id] {
+            var actorRecord = cache.users[actor]
+            if actorRecord == nil, let found = try user(actor) {
+                actorRecord = found
+                cache.remember(found, as: actor)
+            }
+            return StepContext(step: step, owner: owner, actor: actorRecord)
+        }
+        guard let context = try db.first(StepContext.select, [id, actor], StepContext.init) else { return nil }
+        cache.remember(context, step: id, actor: actor)
+        return context
+    }
+
+    /// Runs `body` (one write transaction of an ingest) with the steps and people that
+    /// interactions and comments look up kept in memory: a stream of hearts touches the same
+    /// steps and people again and again. Those events change neither, so the cache holds until
+    /// an event of any other kind is applied, which clears it (see `applyUnguarded`); so does a
+    /// rollback (`forgetLookups`). It lives no longer than the transaction, inside which no other
+    /// connection can write.
+    public func withInteractionCache<T>(_ body: () throws -> T) rethrows -> T {
+        interactionCache = InteractionCache()
+        defer { interactionCache = nil }
+        return try body()
+    }
+
+    /// Clears the interaction cache: what it holds may have been rolled back.
+    func forgetLookups() {
+        interactionCache?.clear()
     }
 
     public func comment(_ id: String) throws -> CommentRecord? {
@@ -125,5 +156,29 @@ public final class Store {
         let folder = base + "/stepo"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         return folder + "/stepo.db"
+    }
+}
+
+/// The steps (with their owners) and users an ingest's interactions have looked up.
+final class InteractionCache {
+    private(set) var steps: [String: (StepRecord, UserRecord)] = [:]
+    private(set) var users: [String: UserRecord] = [:]
+    /// Entries kept at most, so a long stream of distinct ids cannot grow it without bound.
+    static let capacity = 50_000
+
+    func remember(_ user: UserRecord, as id: String) {
+        if users.count >= InteractionCache.capacity { users.removeAll(keepingCapacity: true) }
+        users[id] = user
+    }
+
+    func remember(_ context: StepContext, step id: String, actor: String) {
+        if steps.count >= InteractionCache.capacity { steps.removeAll(keepingCapacity: true) }
+        steps[id] = (context.step, context.owner)
+        if let found = context.actor { remember(found, as: actor) }
+    }
+
+    func clear() {
+        steps.removeAll(keepingCapacity: true)
+        users.removeAll(keepingCapacity: true)
     }
 }

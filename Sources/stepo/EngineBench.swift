@@ -221,7 +221,7 @@ struct EngineBench {
             print("parse: \(seconds(since: t) / Double(lines.count) * 1e6) µs/event")
             t = DispatchTime.now()
             var outcomes: [EventOutcome] = []
-            try store.db.transaction { for e in parsed { outcomes.append(try store.apply(e)) } }
+            try store.db.transaction { try store.withInteractionCache { for e in parsed { outcomes.append(try store.apply(e)) } } }
             print("apply: \(seconds(since: t) / Double(lines.count) * 1e6) µs/event")
             t = DispatchTime.now()
             var n = 0

@@ -105,6 +105,30 @@ struct CommandLineTests {
         #expect(try JSON.parse(activity.stdout)["counts"] == .object([("unseen", 1), ("unread", 1)]))
     }
 
+    @Test("within one batch, what a later event changes is seen by the interactions after it")
+    func laterEventsInOneBatch() throws {
+        // One file, so one transaction: the steps and people interactions look up are cached
+        // there, and preferences, a rename and a deletion must each show in the next row.
+        let stream = Self.world + """
+            {"id":"u3","type":"user","at":"2026-11-20T10:01:00Z","user":{"id":"linh","username":"linh","name":"Linh Trần"}}
+            {"id":"h1","type":"heart","at":"2026-11-20T10:05:00Z","actor":"maya","step":"s1"}
+            {"id":"p1","type":"preferences","at":"2026-11-20T10:06:00Z","user":"chaucao","stepWith":false}
+            {"id":"h2","type":"heart","at":"2026-11-20T10:07:00Z","actor":"linh","step":"s1"}
+            {"id":"n1","type":"user","at":"2026-11-20T10:07:30Z","user":{"id":"linh","username":"linh","name":"Linh T."}}
+            {"id":"h3","type":"share","at":"2026-11-20T10:07:40Z","actor":"linh","step":"s1"}
+            {"id":"d1","type":"delete","at":"2026-11-20T10:08:00Z","step":"s1"}
+            {"id":"c1","type":"comment","at":"2026-11-20T10:09:00Z","actor":"linh","step":"s1","comment":{"id":"c1","text":"so proud"}}
+
+            """
+        let result = try Stepo.run(["ingest", "--db", db, try write("batch.ndjson", Data(stream.utf8))])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("batch.ndjson:13: step s1 was deleted"))
+        let rows = try result.lines.map { try JSON.parse(Data($0.utf8)) }
+        #expect(rows.map { $0["event"] } == ["h1", "h2", "h3"])
+        #expect(rows.map { $0["push"] } == ["sent", "suppressed:preferences", "suppressed:preferences"])
+        #expect(rows.map { $0["title"] } == ["Maya Okonkwo", "Linh Trần", "Linh T."])
+    }
+
     @Test("ingest reads standard input, and a repeated stream is a silent no-op")
     func stdinAndReplay() throws {
         let events = Data((Self.world + #"{"id":"e12","type":"heart","at":"2026-11-20T10:05:00Z","actor":"maya","step":"s1"}"# + "\n").utf8)
