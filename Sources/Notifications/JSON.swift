@@ -184,7 +184,8 @@ public indirect enum JSON: Equatable, Sendable {
         out.append(UInt8(ascii: "\""))
         let utf8 = s.utf8
         // Most text needs no escaping: copy it whole.
-        if !utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2 }) {
+        let special = { (b: UInt8) in b < 0x20 || b == 0x22 || b == 0x5C || b == 0x7F || b == 0xC2 || b == 0xE2 }
+        if !(utf8.withContiguousStorageIfAvailable { $0.contains(where: special) } ?? utf8.contains(where: special)) {
             out.append(contentsOf: utf8)
             out.append(UInt8(ascii: "\""))
             return
