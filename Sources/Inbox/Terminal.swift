@@ -12,7 +12,8 @@ enum Terminal {
 
     nonisolated(unsafe) static var window: UnsafeMutablePointer<WINDOW>?
     nonisolated(unsafe) static var attributes: [Role: (attr: attr_t, pair: Int16)] = [:]
-    /// A locale without UTF-8: draw ASCII stand-ins for the inbox's glyphs, `?` for other text.
+    /// A locale without UTF-8: draw ASCII stand-ins for the inbox's glyphs, letters without
+    /// their marks ("Trần" as "Tran"), `?` for the rest.
     nonisolated(unsafe) static var asciiOnly = false
 
     /// ASCII stand-ins for the glyphs the inbox draws.
@@ -20,6 +21,33 @@ enum Terminal {
         "●": "*", "▸": ">", "▾": "v", "▏": "|", "…": ".", "—": "-", "·": "-", "♥": "<3", "↗": "^", "★": "*",
         "┌": "+", "└": "+", "─": "-", "│": "|", "[": "[", "␛": "^", "�": "?",
     ]
+
+    /// Letters that folding marks away does not reach.
+    static let asciiLetters: [Character: Character] = [
+        "Đ": "D", "đ": "d", "Ø": "O", "ø": "o", "Ł": "L", "ł": "l", "ß": "s", "Æ": "A", "æ": "a", "Œ": "O", "œ": "o",
+    ]
+
+    nonisolated(unsafe) private static var standIns: [Character: Character] = [:]
+
+    /// What an ASCII-only terminal shows for `character`: itself when ASCII, the glyph's stand-in,
+    /// the letter without its marks, or `?`.
+    static func asciiStandIn(_ character: Character) -> Character {
+        if character.isASCII { return character }
+        if let known = standIns[character] { return known }
+        var result: Character = "?"
+        if let glyph = asciiGlyphs[character]?.first {
+            result = glyph
+        } else if let letter = asciiLetters[character] {
+            result = letter
+        } else {
+            let folded = String(character).folding(options: [.diacriticInsensitive, .widthInsensitive], locale: nil)
+            if folded.count == 1, let first = folded.first, first.isASCII, !first.isWhitespace || character.isWhitespace {
+                result = first
+            }
+        }
+        standIns[character] = result
+        return result
+    }
 
     /// Takes over the terminal, in `theme`.
     static func start(theme: Theme) {
@@ -92,9 +120,7 @@ enum Terminal {
             for x in 0..<grid.width {
                 let cell = grid.cells[y * grid.width + x]
                 guard var character = cell.character else { continue }
-                if asciiOnly && !character.isASCII {
-                    character = asciiGlyphs[character].flatMap(\.first) ?? "?"
-                }
+                if asciiOnly { character = asciiStandIn(character) }
                 let style = attributes[cell.role] ?? (stepo_a_normal(), 0)
                 var wide = character.unicodeScalars.map { wchar_t(bitPattern: $0.value) } + [0]
                 var cc = cchar_t()

@@ -32,6 +32,20 @@ struct TerminalTests {
         return text
     }
 
+    @Test("in a locale without UTF-8 the inbox draws ASCII only: names lose their marks, glyphs their shapes")
+    func asciiLocale() throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let command = "env LANG=C LC_ALL=C XDG_DATA_HOME=\(folder)/data XDG_STATE_HOME=\(folder)/state TERM=xterm-256color \(Stepo.binary)"
+        try tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "30", command)
+        defer { _ = try? tmux("kill-server") }
+        let text = try waitFor { $0.contains(" New") && $0.contains("synced") }
+        #expect(text.contains("* Linh Tran and 1 other - Trail run before work - up the ridge and back."))
+        #expect(text.contains("* An Nguyen Requested to follow you"))
+        let nonASCII = text.unicodeScalars.filter { !$0.isASCII }
+        #expect(nonASCII.isEmpty)
+        try tmux("send-keys", "-t", session, "q")
+    }
+
     @Test("stepo opens the Activity tab: New with dots, a thread expands, a row opens, stamps reach the store",
           arguments: ["xterm-256color", "screen-256color", "vt100", "linux"])
     func inbox(term: String) throws {

@@ -244,3 +244,16 @@ struct InboxStateTests {
         #expect(state.lines[1] == .card(Card(key: "row:6", rowIds: [6], section: .new)))
     }
 }
+
+@Suite("An ASCII-only terminal")
+struct ASCIITerminalTests {
+    @Test("letters lose their marks, glyphs get stand-ins, the rest is a question mark")
+    func standIns() {
+        let shown = { (text: String) in String(text.map(Terminal.asciiStandIn)) }
+        #expect(shown("Linh Trần") == "Linh Tran")
+        #expect(shown("An Nguyễn") == "An Nguyen")
+        #expect(shown("Vy Đặng") == "Vy Dang")
+        #expect(shown("● New ▸ ♥") == "* New > <")
+        #expect(shown("中文 🏃") == "?? ?")
+    }
+}
