@@ -63,6 +63,11 @@ public final class Replica: @unchecked Sendable {
             -- The people, steps, comments and journeys the rows point at: destinations open offline.
             CREATE TABLE entities (kind TEXT NOT NULL, id TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (kind, id)) WITHOUT ROWID;
             """)
+        migrator.register("0003-comments-by-step", """
+            -- A step's comments without reading every comment: an index on the JSON's step and time.
+            CREATE INDEX entities_comments_by_step ON entities(json_extract(json, '$.step'), json_extract(json, '$.at'))
+                WHERE kind = 'comments';
+            """)
         try migrator.migrate(db)
         try locked {
             if try meta("client") == nil {
@@ -120,9 +125,11 @@ public final class Replica: @unchecked Sendable {
     /// A step's comments as last synced, oldest first.
     public func comments(ofStep step: String) throws -> [JSON] {
         try locked {
-            try db.query("SELECT json FROM entities WHERE kind = 'comments'") { (try? JSON.parse($0.string(0))) ?? .null }
-                .filter { $0["step"]?.string == step }
-                .sorted { ($0["at"]?.string ?? "") < ($1["at"]?.string ?? "") }
+            try db.query("""
+                SELECT json FROM entities
+                WHERE kind = 'comments' AND json_extract(json, '$.step') = ?
+                ORDER BY json_extract(json, '$.at')
+                """, [step]) { (try? JSON.parse($0.string(0))) ?? .null }
         }
     }
 
