@@ -51,6 +51,12 @@ enum Terminal {
 
     /// Takes over the terminal, in `theme`.
     static func start(theme: Theme) {
+        // A parent may hand down a blocked SIGWINCH (a program started from a thread pool's
+        // thread inherits its mask); resizes must reach ncurses all the same.
+        var winch = sigset_t()
+        sigemptyset(&winch)
+        sigaddset(&winch, SIGWINCH)
+        pthread_sigmask(SIG_UNBLOCK, &winch, nil)
         setlocale(LC_ALL, "")
         asciiOnly = stepo_locale_is_utf8() == 0
         window = initscr()

@@ -11,8 +11,9 @@ struct TerminalTests {
     /// tmux on a socket of this test's own, so parallel tests and a tmux the developer runs
     /// never meet, in a UTF-8 locale whatever the caller's is.
     @discardableResult
-    func tmux(_ arguments: String...) throws -> String {
-        let result = try Spawn.run(["tmux", "-u", "-S", folder + "/tmux.sock"] + arguments, environment: ["LC_ALL": "C.UTF-8"])
+    func tmux(_ arguments: String..., blocking: [Int32] = []) throws -> String {
+        let result = try Spawn.run(["tmux", "-u", "-S", folder + "/tmux.sock"] + arguments, environment: ["LC_ALL": "C.UTF-8"],
+                                   blocking: blocking)
         guard result.status == 0 else {
             throw Spawn.Failure(description: "tmux \(arguments.joined(separator: " ")): \(result.stderr)")
         }
@@ -43,6 +44,25 @@ struct TerminalTests {
         #expect(text.contains("* An Nguyen Requested to follow you"))
         let nonASCII = text.unicodeScalars.filter { !$0.isASCII }
         #expect(nonASCII.isEmpty)
+        try tmux("send-keys", "-t", session, "q")
+    }
+
+    @Test("a resize reaches the inbox even when it was started with SIGWINCH blocked")
+    func resizeWithBlockedSignal() throws {
+        // A program started from a thread pool's thread inherits its blocked signals; tmux
+        // passes the mask on to what it runs.
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let command = "env LC_ALL=C.UTF-8 XDG_DATA_HOME=\(folder)/data XDG_STATE_HOME=\(folder)/state TERM=xterm-256color \(Stepo.binary)"
+        try tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "30", command, blocking: [SIGWINCH])
+        defer { _ = try? tmux("kill-server") }
+        var text = try waitFor { $0.contains(" New") && $0.contains("synced") }
+        #expect(text.contains(" New"))
+        try tmux("resize-window", "-t", session, "-x", "30", "-y", "8")
+        text = try waitFor { $0.contains("Window too small") }
+        #expect(text.contains("Window too small"))
+        try tmux("resize-window", "-t", session, "-x", "100", "-y", "30")
+        text = try waitFor { $0.contains(" New") }
+        #expect(text.contains("● An Nguyễn Requested to follow you"))
         try tmux("send-keys", "-t", session, "q")
     }
 
