@@ -132,9 +132,11 @@ public enum ActivityView {
             return
         }
         if case .help = state.screen {
-            let help = ["j/k ↑/↓  move", "PgUp/PgDn  page", "g/G  first/last", "Space →/←  expand/collapse a thread", "t  next theme",
-                        "Enter  open the row", "/  filter by text or kind:NAME", "r  sync now", "s  notification settings", "p  preview the row's push", "q Esc  back / quit", "?  this help"]
-            for (i, line) in help.enumerated() { grid.put("  " + line, x: 0, y: y0 + 1 + i, role: .body) }
+            let height = Inbox.listHeight(state) - 1
+            let lines = InboxState.helpLines.dropFirst(state.destinationTop).prefix(max(0, height))
+            for (i, line) in lines.enumerated() {
+                grid.put("  " + TextWidth.fit(line, width: state.width - 3), x: 0, y: y0 + 1 + i, role: .body)
+            }
         } else if let destination = state.destination {
             grid.put(" " + destination.title, x: 0, y: y0, role: .section)
             let height = Inbox.listHeight(state) - 1

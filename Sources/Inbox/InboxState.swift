@@ -75,6 +75,14 @@ public struct InboxState: Equatable, Sendable {
     public var counts = ServerCounts(unseen: 0, unread: 0, stale: true)
     public var destination: Destination?
     public var destinationTop = 0
+
+    /// The help screen: every key, one line each.
+    public static let helpLines = [
+        "j/k ↑/↓  move", "PgUp/PgDn  page", "g/G  first/last", "Space →/←  expand/collapse a thread",
+        "Enter  open the row", "a / d  accept / decline a follow request", "f  follow back a new follower",
+        "/  filter by text or kind:NAME", "r  sync now", "s  notification settings", "p  preview the row's push",
+        "t  next theme", "mouse  wheel scrolls, click selects, double click opens", "q Esc  back / quit", "?  this help",
+    ]
     /// A question waiting for y/n (declining a request asks first).
     public var confirming: Confirmation?
     /// A one-line note shown in the footer after an action.
@@ -208,7 +216,7 @@ public enum Inbox {
             return []
         }
         if state.screen != .activity {
-            let length = state.destination?.lines.count ?? 0
+            let length = state.destination?.lines.count ?? (state.screen == .help ? InboxState.helpLines.count : 0)
             switch key {
             case .escape, .character("q"), .left:
                 state.screen = .activity
@@ -217,6 +225,10 @@ public enum Inbox {
             case .up, .character("k"): state.destinationTop = max(0, state.destinationTop - 1)
             case .pageDown: state.destinationTop = min(max(0, length - 1), state.destinationTop + listHeight(state) - 1)
             case .pageUp: state.destinationTop = max(0, state.destinationTop - listHeight(state) + 1)
+            case .wheelDown: state.destinationTop = min(max(0, length - 1), state.destinationTop + 3)
+            case .wheelUp: state.destinationTop = max(0, state.destinationTop - 3)
+            case .home, .character("g"): state.destinationTop = 0
+            case .end, .character("G"): state.destinationTop = max(0, length - (listHeight(state) - 1))
             default: break
             }
             return []
@@ -305,7 +317,9 @@ public enum Inbox {
             state.screen = .destination(rowId: id)
             state.destination = nil
             return [.loadPush(id)]
-        case .character("?"): state.screen = .help
+        case .character("?"):
+            state.screen = .help
+            state.destinationTop = 0
         case .escape where state.filter != nil:
             state.filter = nil
             state.selection = firstSelectable(state.lines) ?? 0

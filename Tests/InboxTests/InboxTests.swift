@@ -137,6 +137,25 @@ struct InboxStateTests {
         #expect(ActivityView.render(state).lines[0].hasPrefix("Window too small"))
     }
 
+    @Test("? lists every key, and scrolls when the window is short")
+    func help() {
+        var (state, _) = opened()
+        _ = Inbox.reduce(&state, .resized(width: 60, height: 10))
+        _ = Inbox.reduce(&state, .keyPressed(.character("?")))
+        var text = ActivityView.render(state).lines.joined(separator: "\n")
+        #expect(text.contains("j/k ↑/↓  move"))
+        #expect(!text.contains("?  this help"))
+        for _ in 0..<10 { _ = Inbox.reduce(&state, .keyPressed(.character("j"))) }
+        text = ActivityView.render(state).lines.joined(separator: "\n")
+        #expect(text.contains("?  this help"))
+        _ = Inbox.reduce(&state, .keyPressed(.character("g")))
+        _ = Inbox.reduce(&state, .resized(width: 60, height: 30))
+        text = ActivityView.render(state).lines.joined(separator: "\n")
+        #expect(text.contains("a / d  accept / decline a follow request"))
+        _ = Inbox.reduce(&state, .keyPressed(.character("q")))
+        #expect(state.screen == .activity)
+    }
+
     @Test("a accepts a follow request; d asks first and declines only on y; f follows back a new follower")
     func actions() {
         var (state, _) = opened()
