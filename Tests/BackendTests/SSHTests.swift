@@ -8,25 +8,6 @@ struct SSHTests {
     let folder = NSTemporaryDirectory() + "stepo-ssh-" + UUID().uuidString
     let sshd = "/usr/sbin/sshd"
 
-    @discardableResult
-    func tmux(_ arguments: String...) throws -> String {
-        let result = try Spawn.run(["tmux", "-u", "-S", folder + "/tmux.sock"] + arguments, environment: ["LC_ALL": "C.UTF-8"])
-        guard result.status == 0 else {
-            throw Spawn.Failure(description: "tmux \(arguments.joined(separator: " ")): \(result.stderr)")
-        }
-        return result.stdout
-    }
-
-    func waitFor(_ condition: (String) -> Bool) throws -> String {
-        let deadline = Date().addingTimeInterval(20)
-        var text = try tmux("capture-pane", "-p", "-t", "ssh")
-        while !condition(text) && Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.2)
-            text = try tmux("capture-pane", "-p", "-t", "ssh")
-        }
-        return text
-    }
-
     /// Whether something accepts TCP connections on 127.0.0.1:`port`.
     func listening(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -79,38 +60,40 @@ struct SSHTests {
             Issue.record("\(sshd) is missing: `bash .ci/deps` installs openssh-server")
             return
         }
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let tmux = try Tmux(folder: folder)
         let (server, port) = try startServer()
         defer { server.stop() }
         let user = String(cString: getpwuid(getuid())!.pointee.pw_name)
-        let remote = "env LC_ALL=C.UTF-8 XDG_DATA_HOME=\(folder)/data XDG_STATE_HOME=\(folder)/state \(Stepo.binary)"
+        let remote = tmux.inbox(term: nil)  // the TERM is the one ssh carries
         let ssh = "ssh -F /dev/null -t -i \(folder)/client -o IdentitiesOnly=yes -o StrictHostKeyChecking=no "
             + "-o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -p \(port) \(user)@127.0.0.1 '\(remote)'; "
             + "echo ssh-ended; sleep 30"
-        try tmux("new-session", "-d", "-s", "ssh", "-x", "100", "-y", "30", ssh)
-        defer { _ = try? tmux("kill-server") }
+        try tmux.start(ssh)
+        defer { tmux.stop() }
 
-        var text = try waitFor { $0.contains(" New") && $0.contains("synced") }
+        var text = try tmux.waitFor { $0.contains(" New") && $0.contains("synced") }
         #expect(text.contains("● Linh Trần and 1 other"))
         #expect(text.contains("● An Nguyễn Requested to follow you"))
-        try tmux("send-keys", "-t", "ssh", "Space")
-        text = try waitFor { $0.contains("▾") }
+        try tmux.keys("Space")
+        text = try tmux.waitFor { $0.contains("▾") }
         #expect(text.contains("Maya Okonkwo Stepped with you by heart"))
 
         // The window size travels over SSH: smaller, too small, then back.
-        try tmux("resize-window", "-t", "ssh", "-x", "60", "-y", "16")
-        text = try waitFor { $0.split(separator: "\n").first?.contains("Activity") == true && $0.contains("q quit") }
-        #expect(text.split(separator: "\n").allSatisfy { $0.count <= 60 })
-        #expect(text.contains("q quit"))
-        try tmux("resize-window", "-t", "ssh", "-x", "30", "-y", "8")
-        text = try waitFor { $0.contains("Window too small") }
-        #expect(text.contains("Window too small"))
-        try tmux("resize-window", "-t", "ssh", "-x", "100", "-y", "30")
-        text = try waitFor { $0.contains(" New") }
-        #expect(text.contains("● An Nguyễn Requested to follow you"))
+        // Shrinking crops the old screen at the top or the bottom; only a redraw for 60×16 has
+        // the header on the first row and the footer on the last.
+        let redrawn = { (screen: String) in
+            let rows = screen.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.isEmpty }
+            return rows.first?.hasPrefix(" Activity") == true && rows.last?.contains("q quit") == true
+        }
+        try tmux.resize(width: 60, height: 16)
+        text = try tmux.waitFor(redrawn)
+        #expect(redrawn(text))
+        let (small, restored) = try tmux.tooSmallAndBack()
+        #expect(small.contains("Window too small"))
+        #expect(restored.contains("● An Nguyễn Requested to follow you"))
 
-        try tmux("send-keys", "-t", "ssh", "q")
-        text = try waitFor { $0.contains("ssh-ended") }
+        try tmux.keys("q")
+        text = try tmux.waitFor { $0.contains("ssh-ended") }
         #expect(text.contains("ssh-ended"))
     }
 }
