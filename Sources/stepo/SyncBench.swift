@@ -73,8 +73,7 @@ struct SyncBench {
                 FROM n
                 """, Timestamp.parse("2026-11-29T00:00:00Z")!)
         }
-        var tokens: [String] = []
-        for i in 1...50 { tokens.append(try store.createToken(for: try store.user("u\(i)"), admin: false, at: 0)) }
+        let tokens = try (1...50).map { try store.createToken(for: try store.user("u\($0)"), admin: false, at: 0) }
         let admin = try store.createToken(for: nil, admin: true, at: 0)
 
         let server = Process()
