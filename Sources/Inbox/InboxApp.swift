@@ -118,10 +118,14 @@ public final class InboxApp {
                 sendSoon()
             case .loadPush(let id):
                 let width = state.width
+                let thread = state.row(id)?.json["thread"]?.string
+                let others = state.rows.filter {
+                    $0.id != id && !$0.deleted && $0.json["thread"]?.string == thread && $0.json["push"]?.string == "sent"
+                }.sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
                 background { engine in
                     let apns = try engine.fetch("GET", "/v1/rows/\(id)/push", query: ["platform": "apns"])
                     let fcm = try engine.fetch("GET", "/v1/rows/\(id)/push", query: ["platform": "fcm"])
-                    return .destinationLoaded(PushPreview.destination(apns: apns, fcm: fcm, width: width))
+                    return .destinationLoaded(PushPreview.destination(apns: apns, fcm: fcm, width: width, thread: others))
                 }
             case let .act(type, user):
                 try? replica.enqueue([("type", .string(type)), ("user", .string(user))])

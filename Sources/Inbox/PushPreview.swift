@@ -1,9 +1,12 @@
 import Notifications
+import Replica
 
 /// A row's push as the lock screen shows it — iOS collapsed and expanded, the Android banner,
 /// the grouped thread — drawn from the real APNs and FCM payloads, with the JSON beneath.
 public enum PushPreview {
-    public static func destination(apns: JSON, fcm: JSON, width: Int) -> Destination {
+    /// - Parameter thread: the other rows of the same thread that were pushed, newest first:
+    ///   the lock screen stacks them under this one.
+    public static func destination(apns: JSON, fcm: JSON, width: Int, thread: [ReplicaRow] = []) -> Destination {
         let aps = apns["payload"]?["aps"] ?? .null
         let title = aps["alert"]?["title"]?.string ?? ""
         let body = aps["alert"]?["body"]?.string ?? ""
@@ -35,7 +38,16 @@ public enum PushPreview {
             + (image.map { [("[ photo: \($0) ]", .dim)] } ?? []))
         box("Android · banner", [((face != nil ? "(face) " : "") + title + " · now", .actor)] + wrap(body, lines: 2).map { ($0, .body) }
             + (message["notification"]?["image"]?.string.map { [("[ BigPicture: \($0) ]", .dim)] } ?? []))
-        box("Grouped · thread", [("thread \(aps["thread-id"]?.string ?? "") · badge \(badge) · \(aps["interruption-level"]?.string ?? "")", .dim)])
+        // iOS stacks a thread's notifications under the newest; Android groups them by tag.
+        var stack: [(String, Role)] = [(title, .actor)] + wrap(body, lines: 1).map { ($0, .body) }
+        if !thread.isEmpty {
+            stack.append(("\(thread.count) more notification\(thread.count == 1 ? "" : "s")", .dim))
+            for row in thread.prefix(3) {
+                stack.append(("  " + TextWidth.fit(row.title + ": " + row.body, width: inner - 4), .body))
+            }
+        }
+        stack.append(("thread \(aps["thread-id"]?.string ?? "") · badge \(badge) · \(aps["interruption-level"]?.string ?? "")", .dim))
+        box("Grouped · thread", stack)
         lines.append(("APNs request", .section))
         lines += apns.pretty.split(separator: "\n").map { (String($0), Role.body) }
         lines.append(("", .normal))

@@ -213,6 +213,14 @@ struct InboxStateTests {
         #expect(text.contains("│ (face) Maya Okonkwo · now"))
         #expect(text.contains("│ thread step:s1 · badge 3 · active"))
         #expect(preview.lines.contains { $0.text.contains("\"apns-priority\": \"10\"") })
+
+        // The grouped card stacks the thread's other pushed rows under this one.
+        let grouped = PushPreview.destination(apns: Payload.apns(content), fcm: Payload.fcm(content), width: 80,
+                                              thread: [Self.rows[1]]).lines.map(\.text)
+        let card = grouped.drop { !$0.contains("Grouped · thread") }.prefix(6)
+        #expect(Array(card.dropFirst()) == ["│ Maya Okonkwo", "│ Stepped with you by heart: Trail run", "│ 1 more notification",
+                                            "│   Kofi Asante: Stepped with you by share: Trail run",
+                                            "│ thread step:s1 · badge 3 · active"])
     }
 
     @Test("/ filters the list by text or by kind; Esc clears it")
