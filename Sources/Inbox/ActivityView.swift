@@ -150,7 +150,8 @@ public enum ActivityView {
         }
         let y = state.height - 1
         grid.paint(row: y, role: .footer)
-        grid.put(" j/k scroll  q back", x: 0, y: y, role: .footer)
+        grid.put(state.destination?.title == "Step" ? " j/k scroll  i hearts and shares  q back" : " j/k scroll  q back",
+                 x: 0, y: y, role: .footer)
     }
 
     /// `text` with U+0336 after each character: struck through in any UTF-8 terminal.

@@ -23,7 +23,7 @@ public struct Destination: Equatable, Sendable {
         case "link":
             return Destination(title: "Stepo", lines: [(row.body, .body), ("", .normal), ("Link: " + (tap["url"]?.string ?? ""), .actor)], focus: 0)
         case "interactions":
-            return step(tap, row: row, replica: replica, now: now)
+            return interactions(tap["step"]?.string ?? "", replica: replica, now: now)
         default:
             return gone(row)
         }
@@ -72,6 +72,26 @@ public struct Destination: Equatable, Sendable {
         }
         if tap["comments"]?.string == "open" && focus == 0 { focus = commentsStart }
         return Destination(title: "Step", lines: lines, focus: focus)
+    }
+
+    /// Who hearted and shared a step, newest first, as the rows that reached this user say.
+    public static func interactions(_ stepId: String, replica: Replica, now: Int64) -> Destination {
+        guard let step = try? replica.entity("steps", stepId), step["deleted"]?.bool != true else {
+            return Destination(title: "Not available", lines: [
+                ("This content is no longer available", .body), ("", .normal), ("Falling back to the feed", .dim),
+            ], focus: 0)
+        }
+        var lines: [(String, Role)] = [(step["caption"]?.string ?? "", .body)]
+        lines.append(("♥ \(step["hearts"]?.int ?? 0) hearts · ↗ \(step["shares"]?.int ?? 0) shares", .dim))
+        lines.append(("", .normal))
+        let rows = (try? replica.interactions(onStep: stepId)) ?? []
+        if rows.isEmpty { lines.append(("No hearts or shares have reached you on this step yet.", .dim)) }
+        for row in rows {
+            let mark = row.kind.lowercased().hasSuffix("share") ? "↗" : "♥"
+            let how = row.kind.hasPrefix("steppedWith") ? "stepped with you" : (mark == "↗" ? "shared" : "hearted")
+            lines.append(("\(mark) \(row.title) · \(how) · \(RelativeTime.text(row.createdAt, now: now))", .actor))
+        }
+        return Destination(title: "Interactions", lines: lines, focus: 0)
     }
 
     static func profile(_ id: String, action: String, replica: Replica) -> Destination {

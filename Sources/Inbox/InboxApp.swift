@@ -134,6 +134,8 @@ public final class InboxApp {
                 if let row = state.row(id) {
                     dispatch(.destinationLoaded(Destination.build(for: row, replica: replica, now: InboxApp.now)))
                 }
+            case .loadInteractions(let step):
+                dispatch(.destinationLoaded(Destination.interactions(step, replica: replica, now: InboxApp.now)))
             }
         }
         return false

@@ -39,6 +39,8 @@ public enum Effect: Equatable, Sendable {
     case setPreference(String, Bool)
     /// Fetch the row's APNs and FCM payloads and show them as the lock screen would.
     case loadPush(Int)
+    /// Build the list of who hearted and shared this step (from the replica).
+    case loadInteractions(step: String)
     /// The selection nears the end of the rows held: hold more (older) rows.
     case loadMore
     case syncNow
@@ -79,7 +81,8 @@ public struct InboxState: Equatable, Sendable {
     /// The help screen: every key, one line each.
     public static let helpLines = [
         "j/k ↑/↓  move", "PgUp/PgDn  page", "g/G  first/last", "Space →/←  expand/collapse a thread",
-        "Enter  open the row", "a / d  accept / decline a follow request", "f  follow back a new follower",
+        "Enter  open the row", "i  on a step: who hearted and shared it", "a / d  accept / decline a follow request",
+        "f  follow back a new follower",
         "/  filter by text or kind:NAME", "r  sync now", "s  notification settings", "p  preview the row's push",
         "t  next theme", "mouse  wheel scrolls, click selects, double click opens", "q Esc  back / quit", "?  this help",
     ]
@@ -227,6 +230,12 @@ public enum Inbox {
             case .pageUp: state.destinationTop = max(0, state.destinationTop - listHeight(state) + 1)
             case .wheelDown: state.destinationTop = min(max(0, length - 1), state.destinationTop + 3)
             case .wheelUp: state.destinationTop = max(0, state.destinationTop - 3)
+            case .character("i"):
+                // From a step, the people behind its hearts and shares.
+                guard state.destination?.title == "Step", case .destination(let id) = state.screen,
+                      let step = state.row(id)?.json["tap"]?["step"]?.string else { break }
+                state.destinationTop = 0
+                return [.loadInteractions(step: step)]
             case .home, .character("g"): state.destinationTop = 0
             case .end, .character("G"): state.destinationTop = max(0, length - (listHeight(state) - 1))
             default: break

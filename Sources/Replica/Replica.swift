@@ -63,10 +63,12 @@ public final class Replica: @unchecked Sendable {
             -- The people, steps, comments and journeys the rows point at: destinations open offline.
             CREATE TABLE entities (kind TEXT NOT NULL, id TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (kind, id)) WITHOUT ROWID;
             """)
-        migrator.register("0003-comments-by-step", """
+        migrator.register("0003-by-step", """
             -- A step's comments without reading every comment: an index on the JSON's step and time.
             CREATE INDEX entities_comments_by_step ON entities(json_extract(json, '$.step'), json_extract(json, '$.at'))
                 WHERE kind = 'comments';
+            -- The rows about a step (its interactions list).
+            CREATE INDEX rows_by_step ON rows(json_extract(json, '$.tap.step')) WHERE json_extract(json, '$.tap.step') IS NOT NULL;
             """)
         try migrator.migrate(db)
         try locked {
@@ -106,15 +108,30 @@ public final class Replica: @unchecked Sendable {
     public func rows(limit: Int = 500) throws -> [ReplicaRow] {
         try locked {
             try db.query("""
-                SELECT id, version, created_at, kind, title, body, seen_at, read_at, deleted, json
-                FROM rows ORDER BY created_at DESC, id DESC LIMIT ?
-                """, [limit]) { row in
-                ReplicaRow(id: row.int(0), version: row.int(1), createdAt: row.int64(2), kind: row.string(3),
-                           title: row.string(4), body: row.string(5), seenAt: row.optionalInt64(6),
-                           readAt: row.optionalInt64(7), deleted: row.bool(8),
-                           json: (try? JSON.parse(row.string(9))) ?? .null)
-            }
+                SELECT \(Replica.rowColumns) FROM rows ORDER BY created_at DESC, id DESC LIMIT ?
+                """, [limit], Replica.row)
         }
+    }
+
+    /// The hearts and shares on a step that reached this user as rows, newest first: the
+    /// people behind a batched "and 12 others".
+    public func interactions(onStep step: String) throws -> [ReplicaRow] {
+        try locked {
+            try db.query("""
+                SELECT \(Replica.rowColumns) FROM rows
+                WHERE json_extract(json, '$.tap.step') = ? AND kind IN ('heart', 'share', 'steppedWithHeart', 'steppedWithShare')
+                ORDER BY created_at DESC, id DESC
+                """, [step], Replica.row)
+        }
+    }
+
+    private static let rowColumns = "id, version, created_at, kind, title, body, seen_at, read_at, deleted, json"
+
+    private static func row(_ row: Row) -> ReplicaRow {
+        ReplicaRow(id: row.int(0), version: row.int(1), createdAt: row.int64(2), kind: row.string(3),
+                   title: row.string(4), body: row.string(5), seenAt: row.optionalInt64(6),
+                   readAt: row.optionalInt64(7), deleted: row.bool(8),
+                   json: (try? JSON.parse(row.string(9))) ?? .null)
     }
 
     /// A stored entity: `kind` is `users`, `steps`, `comments` or `journeys`.

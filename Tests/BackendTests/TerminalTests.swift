@@ -59,6 +59,10 @@ struct TerminalTests {
         try tmux.keys("k", "k", "k", "k", "k", "k", "k", "k", "k", "k")
         text = try tmux.waitFor { $0.contains("Trail run before work — up the ridge and back.") }
         #expect(text.contains("♥ 3 hearts · ↗ 0 shares"))
+        // i: the people behind the step's hearts and shares (the batch's interactions list).
+        try tmux.keys("i")
+        text = try tmux.waitFor { $0.contains(" Interactions") }
+        #expect(text.contains("♥ Maya Okonkwo · stepped with you · "))
         try tmux.keys("q")
         text = try tmux.waitFor { $0.contains(" New") }
 

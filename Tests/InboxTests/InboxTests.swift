@@ -223,6 +223,19 @@ struct InboxStateTests {
                                             "│ thread step:s1 · badge 3 · active"])
     }
 
+    @Test("i on a step asks for the people behind its hearts and shares; elsewhere it does nothing")
+    func interactions() {
+        var (state, _) = opened()
+        var row = Self.rows[0]
+        row.json = .object([("thread", "step:s1"), ("tap", .object([("screen", "step"), ("step", "s1")]))])
+        _ = Inbox.reduce(&state, .rowsLoaded([row] + Self.rows.dropFirst()))
+        state.screen = .destination(rowId: row.id)
+        _ = Inbox.reduce(&state, .destinationLoaded(Destination(title: "Step", lines: [("Trail run", .body)], focus: 0)))
+        #expect(Inbox.reduce(&state, .keyPressed(.character("i"))) == [.loadInteractions(step: "s1")])
+        _ = Inbox.reduce(&state, .destinationLoaded(Destination(title: "Interactions", lines: [("♥ Maya", .actor)], focus: 0)))
+        #expect(Inbox.reduce(&state, .keyPressed(.character("i"))) == [])
+    }
+
     @Test("/ filters the list by text or by kind; Esc clears it")
     func filtering() {
         var (state, _) = opened()
