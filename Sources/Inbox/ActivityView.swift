@@ -150,8 +150,20 @@ public enum ActivityView {
         }
         let y = state.height - 1
         grid.paint(row: y, role: .footer)
-        grid.put(state.destination?.title == "Step" ? " j/k scroll  i hearts and shares  q back" : " j/k scroll  q back",
-                 x: 0, y: y, role: .footer)
+        var keys = state.destination?.title == "Step" ? "j/k scroll  i hearts and shares  q back" : "j/k scroll  q back"
+        if state.destination?.lines.contains(where: { $0.role == .badge }) == true, case .destination(let id) = state.screen {
+            switch state.row(id)?.kind {
+            case "followRequest": keys = "a accept  d decline  " + keys
+            case "newFollower": keys = "f follow back  " + keys
+            default: break
+            }
+        }
+        if let question = state.confirming {
+            keys = "Decline \(question.name)'s request? y / n"
+        } else if let notice = state.notice {
+            keys = notice + "  ·  " + keys
+        }
+        grid.put(" " + TextWidth.fit(keys, width: state.width - 2), x: 0, y: y, role: .footer)
     }
 
     /// `text` with U+0336 after each character: struck through in any UTF-8 terminal.

@@ -203,7 +203,43 @@ public enum Inbox {
         }
     }
 
+    /// a accepts and d (after a y) declines a follow request row; f follows back a new follower.
+    private static func act(_ state: inout InboxState, _ key: Key, on row: ReplicaRow) -> [Effect] {
+        guard let actor = row.json["actor"]?.string else { return [] }
+        switch (key, row.kind) {
+        case (.character("a"), "followRequest"):
+            state.notice = "Accepted \(row.title)"
+            settleProfileButtons(&state, "Accepted")
+            return [.act(type: "acceptRequest", user: actor)]
+        case (.character("d"), "followRequest"):
+            state.confirming = Confirmation(user: actor, name: row.title)
+        case (.character("f"), "newFollower"):
+            state.notice = "Following \(row.title)"
+            settleProfileButtons(&state, "Following")
+            return [.act(type: "followBack", user: actor)]
+        default:
+            break
+        }
+        return []
+    }
+
+    /// On an open profile, the offered buttons give way to what was done.
+    private static func settleProfileButtons(_ state: inout InboxState, _ done: String) {
+        guard var destination = state.destination, destination.title == "Profile",
+              let index = destination.lines.firstIndex(where: { $0.role == .badge }) else { return }
+        destination.lines[index] = ("\(done) ✓", .actor)
+        state.destination = destination
+    }
+
     private static func keyPressed(_ state: inout InboxState, _ key: Key) -> [Effect] {
+        // A decline waits for y (from the list or from the requester's profile).
+        if let question = state.confirming {
+            state.confirming = nil
+            guard key == .character("y") else { state.notice = "Kept the request"; return [] }
+            state.notice = "Declined \(question.name)'s request"
+            settleProfileButtons(&state, "Declined")
+            return [.act(type: "declineRequest", user: question.user)]
+        }
         if state.screen == .settings {
             switch key {
             case .escape, .character("q"), .left: state.screen = .activity
@@ -238,6 +274,12 @@ public enum Inbox {
                 return [.loadInteractions(step: step)]
             case .home, .character("g"): state.destinationTop = 0
             case .end, .character("G"): state.destinationTop = max(0, length - (listHeight(state) - 1))
+            case .character("a"), .character("d"), .character("f"):
+                // The profile's inline Accept / Decline or Follow back, for the row that opened it.
+                guard state.destination?.title == "Profile", case .destination(let id) = state.screen,
+                      let row = state.row(id) else { break }
+                state.notice = nil
+                return act(&state, key, on: row)
             default: break
             }
             return []
@@ -257,29 +299,12 @@ public enum Inbox {
             state.top = 0
             return []
         }
-        if let question = state.confirming {
-            state.confirming = nil
-            guard key == .character("y") else { state.notice = "Kept the request"; return [] }
-            state.notice = "Declined \(question.name)'s request"
-            return [.act(type: "declineRequest", user: question.user)]
-        }
         state.notice = nil
         let lines = state.lines
         switch key {
         case .character("a"), .character("d"), .character("f"):
-            guard let id = state.selectedRowIds.first, let row = state.row(id), let actor = row.json["actor"]?.string else { break }
-            switch (key, row.kind) {
-            case (.character("a"), "followRequest"):
-                state.notice = "Accepted \(row.title)"
-                return [.act(type: "acceptRequest", user: actor)]
-            case (.character("d"), "followRequest"):
-                state.confirming = Confirmation(user: actor, name: row.title)
-            case (.character("f"), "newFollower"):
-                state.notice = "Following \(row.title)"
-                return [.act(type: "followBack", user: actor)]
-            default:
-                break
-            }
+            guard let id = state.selectedRowIds.first, let row = state.row(id) else { break }
+            return act(&state, key, on: row)
         case .wheelDown: move(&state, lines, by: 3)
         case .wheelUp: move(&state, lines, by: -3)
         case .click(let row), .doubleClick(let row):

@@ -109,12 +109,18 @@ struct TerminalTests {
         #expect(text.contains("https://stepo.app/new/journey-links"))
         try tmux.keys("q", "Escape")
 
-        // A decline: it asks first, then the request is gone from the store.
+        // A decline, from the Decline the request's profile offers: it asks first, then the
+        // request is gone from the store.
         try tmux.keys("/")
         try tmux.type("An Ng")
-        try tmux.keys("Enter", "d")
-        text = try tmux.waitFor { $0.contains("Decline An Nguyễn's request? y / n") || $0.contains("Decline An Nguy") }
+        try tmux.keys("Enter", "Enter")
+        text = try tmux.waitFor { $0.contains(" Profile") && $0.contains("a accept  d decline") }
+        try tmux.keys("d")
+        text = try tmux.waitFor { $0.contains("Decline An Nguyễn's request? y / n") }
+        #expect(text.contains("Decline An Nguyễn's request? y / n"))
         try tmux.keys("y")
+        text = try tmux.waitFor { $0.contains("Declined ✓") }
+        #expect(text.contains("Declined ✓"))
         let an = try #require(try store.user("an"))
         let until = Date().addingTimeInterval(15)
         while Date() < until, try store.hasPendingRequest(from: an.key, to: me.key) { Thread.sleep(forTimeInterval: 0.2) }

@@ -236,6 +236,26 @@ struct InboxStateTests {
         #expect(Inbox.reduce(&state, .keyPressed(.character("i"))) == [])
     }
 
+    @Test("a profile's inline Accept / Decline acts for the row that opened it, and gives way to what was done")
+    func profileButtons() {
+        var (state, _) = opened()
+        let request = Self.rows[2]  // An Nguyễn's follow request
+        state.screen = .destination(rowId: request.id)
+        let profile = Destination(title: "Profile", lines: [("An Nguyễn", .title), ("[ a  Accept ]   [ d  Decline ]", .badge)], focus: 0)
+        _ = Inbox.reduce(&state, .destinationLoaded(profile))
+        #expect(ActivityView.render(state).lines.last?.contains("a accept  d decline") == true)
+        #expect(Inbox.reduce(&state, .keyPressed(.character("f"))) == [])  // not a new-follower row
+        #expect(Inbox.reduce(&state, .keyPressed(.character("d"))) == [])
+        #expect(ActivityView.render(state).lines.last?.contains("Decline An Nguyễn's request? y / n") == true)
+        #expect(Inbox.reduce(&state, .keyPressed(.character("y"))) == [.act(type: "declineRequest", user: "an")])
+        #expect(state.destination?.lines.map(\.text) == ["An Nguyễn", "Declined ✓"])
+        #expect(state.screen == .destination(rowId: request.id))
+
+        _ = Inbox.reduce(&state, .destinationLoaded(profile))
+        #expect(Inbox.reduce(&state, .keyPressed(.character("a"))) == [.act(type: "acceptRequest", user: "an")])
+        #expect(state.destination?.lines.map(\.text) == ["An Nguyễn", "Accepted ✓"])
+    }
+
     @Test("/ filters the list by text or by kind; Esc clears it")
     func filtering() {
         var (state, _) = opened()
