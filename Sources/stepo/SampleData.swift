@@ -30,14 +30,24 @@ enum SampleData {
 
     /// Seeds an empty store with the sample stream; does nothing when it already has events.
     /// Returns the number of rows created.
+    ///
+    /// The stream's times move forward by whole days, so its newest event lands within the last
+    /// 24 hours: the demo world reads as two live weeks ("3h", "2d") on whatever day it is
+    /// opened, and every interval inside it (the 24-hour windows, the ceiling) stays as written.
+    /// `stepo ingest sample-data/events.ndjson` takes the times as they are.
     @discardableResult
-    static func seedIfEmpty(_ store: Store) throws -> Int {
+    static func seedIfEmpty(_ store: Store, now: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) throws -> Int {
         guard try store.db.scalar("SELECT count(*) FROM events") == 0 else { return 0 }
         guard let path = locate() else {
             throw CommandError(description: "cannot find sample-data/\(fileName); set STEPO_SAMPLE_DATA to its folder")
         }
-        let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { throw CommandError(description: "cannot read \(path)") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw CommandError(description: "cannot read \(path)") }
+        let shifted = try SampleStream.movedToToday(data, now: now)
+        let fresh = URL(fileURLWithPath: store.db.path).deletingLastPathComponent().appendingPathComponent(".seed-\(getpid()).ndjson").path
+        try shifted.write(to: URL(fileURLWithPath: fresh))
+        defer { unlink(fresh) }
+        let descriptor = open(fresh, O_RDONLY)
+        guard descriptor >= 0 else { throw CommandError(description: "cannot read \(fresh)") }
         defer { close(descriptor) }
         let reader = LineReader(fileDescriptor: descriptor)
         var problems: [String] = []

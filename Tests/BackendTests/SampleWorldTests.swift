@@ -73,3 +73,39 @@ struct SampleWorldTests {
         #expect(try world.store.currentVersion() == version)
     }
 }
+
+@Suite("The demo world moved to today")
+struct SampleStreamTests {
+    static func times(_ data: Data) throws -> [Int64] {
+        try data.split(separator: UInt8(ascii: "\n")).map { try #require(Timestamp.parse(try JSON.parse(Data($0))["at"]?.string ?? "")) }
+    }
+
+    @Test("whole days forward, so the newest event is within the last 24 hours; every interval kept")
+    func moved() throws {
+        let original = try #require(FileManager.default.contents(atPath: SampleWorldTests.samplePath))
+        let now = try #require(Timestamp.parse("2027-03-14T08:00:00Z"))
+        let moved = try SampleStream.movedToToday(original, now: now)
+        let before = try Self.times(original), after = try Self.times(moved)
+        #expect(before.count == after.count)
+        let shift = after[0] - before[0]
+        #expect(shift > 0 && shift % Timestamp.day == 0)
+        #expect(zip(before, after).allSatisfy { $1 - $0 == shift })
+        let newest = try #require(after.max())
+        #expect(newest <= now && now - newest < Timestamp.day)
+        // Only the times changed: the same events, ingested, make the same rows.
+        let a = try World(), b = try World()
+        let reportA = try Ingestor(store: a.store).ingest(LineReader(data: original), onRow: { _ in }, onReject: { _, _ in })
+        let reportB = try Ingestor(store: b.store).ingest(LineReader(data: moved), onRow: { _ in }, onReject: { _, _ in })
+        #expect(reportA.rows == reportB.rows && reportB.rejected == 0)
+        let bodies = { (w: World) in try w.store.activity(of: try #require(try w.store.user("chaucao"))).map(\.body) }
+        #expect(try bodies(a) == bodies(b))
+    }
+
+    @Test("a stream already within the last day, or a clock behind it, is left as it is")
+    func unchanged() throws {
+        let original = try #require(FileManager.default.contents(atPath: SampleWorldTests.samplePath))
+        let newest = try #require(try Self.times(original).max())
+        #expect(try SampleStream.movedToToday(original, now: newest + Timestamp.day - 1) == original)
+        #expect(try SampleStream.movedToToday(original, now: newest - 10 * Timestamp.day) == original)
+    }
+}

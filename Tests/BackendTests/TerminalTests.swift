@@ -1,4 +1,5 @@
 import Foundation
+import Notifications
 import Testing
 @testable import Backend
 
@@ -79,8 +80,10 @@ struct TerminalTests {
         #expect(try store.counts(for: me.key).unread == 103)
 
         // A new row written while the tab is open arrives within a second or two, with the badge.
-        let newcomer = #"{"id":"live-u","type":"user","at":"2026-11-29T12:30:00Z","user":{"id":"zed","username":"zed","name":"Zed Okafor"}}"#
-        let follow = #"{"id":"live-f","type":"follow","at":"2026-11-29T12:31:00Z","actor":"zed","target":"chaucao"}"#
+        // Now: the seeded world was moved to today, so a live row is the newest whatever the date.
+        let at = Timestamp.format(Int64(Date().timeIntervalSince1970 * 1000))
+        let newcomer = #"{"id":"live-u","type":"user","at":"\#(at)","user":{"id":"zed","username":"zed","name":"Zed Okafor"}}"#
+        let follow = #"{"id":"live-f","type":"follow","at":"\#(at)","actor":"zed","target":"chaucao"}"#
         for line in [newcomer, follow] { _ = try Ingestor(store: store).apply(Data(line.utf8)) }
         let arrived = Date()
         text = try tmux.waitFor { $0.contains("Zed Okafor Requested to follow you") }
