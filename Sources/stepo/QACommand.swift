@@ -65,7 +65,7 @@ let qaCommand = Command(
             problems.append("\(label): taps to \(screen) \(detail), the board says \(expected.screen) \(expected.detail)")
             continue
         }
-        let titles = ["step": "Step", "profile": "Profile", "journey": "Journey", "link": "Stepo"]
+        let titles = ["step": "Step", "profile": "Profile", "journey": "Journey", "link": "Stepo", "interactions": "Interactions"]
         if destination.title != titles[screen] {
             problems.append("\(label): opened \(destination.title), expected \(titles[screen] ?? screen)")
         } else if destination.lines.contains(where: { $0.text == "(not synced yet)" }) {
