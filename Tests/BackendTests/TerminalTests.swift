@@ -37,7 +37,7 @@ struct TerminalTests {
     }
 
     @Test("stepo opens the Activity tab: New with dots, a thread expands, a row opens, stamps reach the store",
-          arguments: ["xterm-256color", "screen-256color", "vt100", "linux"])
+          arguments: ["xterm-256color", "screen-256color", "tmux-256color", "vt100", "linux"])
     func inbox(term: String) throws {
         let tmux = try Tmux(folder: folder)
         try tmux.start(tmux.inbox(term: term))
