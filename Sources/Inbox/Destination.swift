@@ -25,22 +25,27 @@ public struct Destination: Equatable, Sendable {
         case "interactions":
             return interactions(tap["step"]?.string ?? "", replica: replica, now: now)
         default:
-            return gone(row)
+            return gone(row, replica: replica)
         }
     }
 
-    /// Deleted content: the board's words, then where it falls back.
-    static func gone(_ row: ReplicaRow) -> Destination {
-        let actor = row.json["actor"]?.string
-        return Destination(title: "Not available", lines: [
-            ("This content is no longer available", .body), ("", .normal),
-            (actor.map { "Falling back to @\($0)'s profile" } ?? "Falling back to the feed", .dim),
-        ], focus: 0)
+    /// Deleted content: the board's words, then where it falls back — the actor's profile,
+    /// shown beneath (or the feed, when there is no actor).
+    static func gone(_ row: ReplicaRow, replica: Replica) -> Destination {
+        var lines: [(text: String, role: Role)] = [("This content is no longer available", .body), ("", .normal)]
+        if let actor = row.json["actor"]?.string {
+            lines.append(("Falling back to their profile:", .dim))
+            lines.append(("", .normal))
+            lines += profile(actor, action: "none", replica: replica).lines
+        } else {
+            lines.append(("Falling back to the feed", .dim))
+        }
+        return Destination(title: "Not available", lines: lines, focus: 0)
     }
 
     static func step(_ tap: JSON, row: ReplicaRow, replica: Replica, now: Int64) -> Destination {
         let id = tap["step"]?.string ?? ""
-        guard !row.deleted, let step = try? replica.entity("steps", id), step["deleted"]?.bool != true else { return gone(row) }
+        guard !row.deleted, let step = try? replica.entity("steps", id), step["deleted"]?.bool != true else { return gone(row, replica: replica) }
         var lines: [(String, Role)] = []
         let journeyTitle = step["journeyTitle"]?.string ?? ""
         let owner = (step["owner"]?.string).flatMap { try? replica.entity("users", $0) }

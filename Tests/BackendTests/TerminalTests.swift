@@ -112,6 +112,16 @@ struct TerminalTests {
         #expect(text.contains("https://stepo.app/new/journey-links"))
         try tmux.keys("q", "Escape")
 
+        // Deleted content: the board's words, then the actor's profile beneath.
+        try tmux.keys("/")
+        try tmux.type("Blurry")
+        try tmux.keys("Enter", "Enter")
+        text = try tmux.waitFor { $0.contains(" Not available") && $0.contains("@hana") }
+        #expect(text.contains("This content is no longer available"))
+        #expect(text.contains("Falling back to their profile:"))
+        #expect(text.contains("Hana Watanabe"))
+        try tmux.keys("q", "Escape")
+
         // A decline, from the Decline the request's profile offers: it asks first, then the
         // request is gone from the store.
         try tmux.keys("/")
