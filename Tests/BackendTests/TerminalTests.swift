@@ -91,31 +91,23 @@ struct TerminalTests {
         #expect(Date().timeIntervalSince(arrived) < 3)
 
         // Each kind of destination: a profile (An's request), a journey (Marco's finale), a link.
-        try tmux.keys("/")
-        try tmux.type("An Ng")
-        try tmux.keys("Enter", "Enter")
+        try tmux.filter("An Ng", then: "Enter")
         text = try tmux.waitFor { $0.contains(" Profile") }
         #expect(text.contains("@an.nguyen"))
         #expect(text.contains("They asked to follow you"))
         #expect(text.contains("Accept"))
         try tmux.keys("q", "Escape")
-        try tmux.keys("/")
-        try tmux.type("finale")
-        try tmux.keys("Enter", "Enter")
+        try tmux.filter("finale", then: "Enter")
         text = try tmux.waitFor { $0.contains(" Journey") }
         #expect(text.contains("Learn to play guitar"))
         try tmux.keys("q", "Escape")
-        try tmux.keys("/")
-        try tmux.type("kind:announcement")
-        try tmux.keys("Enter", "G", "Enter")
+        try tmux.filter("kind:announcement", then: "G", "Enter")
         text = try tmux.waitFor { $0.contains("Link: ") }
         #expect(text.contains("https://stepo.app/new/journey-links"))
         try tmux.keys("q", "Escape")
 
         // Deleted content: the board's words, then the actor's profile beneath.
-        try tmux.keys("/")
-        try tmux.type("Blurry")
-        try tmux.keys("Enter", "Enter")
+        try tmux.filter("Blurry", then: "Enter")
         text = try tmux.waitFor { $0.contains(" Not available") && $0.contains("@hana") }
         #expect(text.contains("This content is no longer available"))
         #expect(text.contains("Falling back to their profile:"))
@@ -124,9 +116,7 @@ struct TerminalTests {
 
         // A decline, from the Decline the request's profile offers: it asks first, then the
         // request is gone from the store.
-        try tmux.keys("/")
-        try tmux.type("An Ng")
-        try tmux.keys("Enter", "Enter")
+        try tmux.filter("An Ng", then: "Enter")
         text = try tmux.waitFor { $0.contains(" Profile") && $0.contains("a accept  d decline") }
         try tmux.keys("d")
         text = try tmux.waitFor { $0.contains("Decline An Nguyễn's request? y / n") }

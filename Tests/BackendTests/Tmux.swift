@@ -40,6 +40,13 @@ struct Tmux {
         for character in text { try run(["send-keys", "-t", session, "-l", String(character)]) }
     }
 
+    /// Filters the inbox's list by `text` (its `/`), then presses `keys` on what is left.
+    func filter(_ text: String, then keys: String...) throws {
+        try self.keys("/")
+        try type(text)
+        try run(["send-keys", "-t", session, "Enter"] + keys)
+    }
+
     func resize(width: Int, height: Int) throws {
         try run(["resize-window", "-t", session, "-x", "\(width)", "-y", "\(height)"])
     }
