@@ -62,7 +62,7 @@ struct TerminalTests {
         #expect(text.contains("♥ 3 hearts · ↗ 0 shares"))
         // i: the people behind the step's hearts and shares (the batch's interactions list).
         try tmux.keys("i")
-        text = try tmux.waitFor { $0.contains(" Interactions") }
+        text = try tmux.waitFor { $0.contains(" Interactions") && $0.contains("♥ Maya Okonkwo") }
         #expect(text.contains("♥ Maya Okonkwo · stepped with you · "))
         try tmux.keys("q")
         text = try tmux.waitFor { $0.contains(" New") }

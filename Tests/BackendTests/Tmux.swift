@@ -53,11 +53,19 @@ struct Tmux {
 
     func screen() throws -> String { try run(["capture-pane", "-p", "-t", session]) }
 
-    /// Waits (up to `seconds`) until the screen satisfies `condition`; returns the last screen.
+    /// Waits (up to `seconds`) until the screen satisfies `condition` and has settled (the same
+    /// on a second look: a capture can land halfway through a redraw); returns the last screen.
     func waitFor(seconds: Double = 15, _ condition: (String) -> Bool) throws -> String {
         let deadline = Date().addingTimeInterval(seconds)
         var text = try screen()
-        while !condition(text) && Date() < deadline {
+        while Date() < deadline {
+            if condition(text) {
+                Thread.sleep(forTimeInterval: 0.1)
+                let again = try screen()
+                if again == text { return text }
+                text = again
+                continue
+            }
             Thread.sleep(forTimeInterval: 0.2)
             text = try screen()
         }
