@@ -56,9 +56,9 @@ public enum ActivityView {
         case .card(let card):
             let rows = card.rowIds.compactMap(state.row)
             guard let newest = rows.first else { return }
-            let isNew = rows.contains { state.newIds.contains($0.id) }
-            if isNew { grid.paint(row: y, role: .newRow) }
             let unseen = rows.filter { state.newIds.contains($0.id) }.count
+            let isNew = unseen > 0
+            if isNew { grid.paint(row: y, role: .newRow) }
             let title: String
             let body: String
             if card.isThread {
@@ -126,9 +126,7 @@ public enum ActivityView {
                 grid.put("  \(box) \(item.name)", x: 0, y: y, role: i == state.settingsSelection ? .selected : .actor)
                 grid.put("      " + TextWidth.fit(item.about, width: state.width - 7), x: 0, y: y + 1, role: .dim)
             }
-            let y = state.height - 1
-            grid.paint(row: y, role: .footer)
-            grid.put(" " + (state.notice.map { $0 + "  ·  " } ?? "") + "j/k move  Space toggle  q back", x: 0, y: y, role: .footer)
+            putFooter(footerLine("j/k move  Space toggle  q back", state), state, &grid)
             return
         }
         if case .help = state.screen {
@@ -148,22 +146,34 @@ public enum ActivityView {
         } else {
             grid.put("  Opening…", x: 0, y: y0 + 1, role: .dim)
         }
+        var keys = state.destination?.title == "Step" ? "j/k scroll  i hearts and shares  q back" : "j/k scroll  q back"
+        // A profile offering its buttons takes the keys of the row that opened it.
+        if state.destination?.lines.contains(where: { $0.role == .badge }) == true, case .destination(let id) = state.screen {
+            keys = actionKeys(state.row(id)) + keys
+        }
+        putFooter(footerLine(keys, state), state, &grid)
+    }
+
+    /// The keys a row offers: a/d on a follow request, f on a new follower.
+    static func actionKeys(_ row: ReplicaRow?) -> String {
+        switch row?.kind {
+        case "followRequest": return "a accept  d decline  "
+        case "newFollower": return "f follow back  "
+        default: return ""
+        }
+    }
+
+    /// The footer's words: the question waiting for y/n, else `keys` after the last notice.
+    static func footerLine(_ keys: String, _ state: InboxState) -> String {
+        if let question = state.confirming { return "Decline \(question.name)'s request? y / n" }
+        if let notice = state.notice { return notice + "  ·  " + keys }
+        return keys
+    }
+
+    static func putFooter(_ text: String, _ state: InboxState, _ grid: inout Grid) {
         let y = state.height - 1
         grid.paint(row: y, role: .footer)
-        var keys = state.destination?.title == "Step" ? "j/k scroll  i hearts and shares  q back" : "j/k scroll  q back"
-        if state.destination?.lines.contains(where: { $0.role == .badge }) == true, case .destination(let id) = state.screen {
-            switch state.row(id)?.kind {
-            case "followRequest": keys = "a accept  d decline  " + keys
-            case "newFollower": keys = "f follow back  " + keys
-            default: break
-            }
-        }
-        if let question = state.confirming {
-            keys = "Decline \(question.name)'s request? y / n"
-        } else if let notice = state.notice {
-            keys = notice + "  ·  " + keys
-        }
-        grid.put(" " + TextWidth.fit(keys, width: state.width - 2), x: 0, y: y, role: .footer)
+        grid.put(" " + TextWidth.fit(text, width: state.width - 2), x: 0, y: y, role: .footer)
     }
 
     /// `text` with U+0336 after each character: struck through in any UTF-8 terminal.
@@ -172,27 +182,19 @@ public enum ActivityView {
     }
 
     static func footer(_ state: InboxState, _ grid: inout Grid) {
-        let y = state.height - 1
-        grid.paint(row: y, role: .footer)
         var keys = "j/k move  Enter open  r sync  ? help  q quit"
-        if let id = state.selectedRowIds.first, let row = state.row(id) {
-            if state.selectedRowIds.count > 1 { keys = "Space expand  " + keys }
-            switch row.kind {
-            case "followRequest": keys = "a accept  d decline  " + keys
-            case "newFollower": keys = "f follow back  " + keys
-            default: break
-            }
+        if let id = state.selectedRowIds.first {
+            keys = actionKeys(state.row(id)) + (state.selectedRowIds.count > 1 ? "Space expand  " : "") + keys
         }
+        let text: String
         if state.typingFilter {
-            keys = "/" + (state.filter ?? "") + "▏  Enter keep  Esc clear  (text, or kind:NAME)"
-        } else if let question = state.confirming {
-            keys = "Decline \(question.name)'s request? y / n"
-        } else if let notice = state.notice {
-            keys = notice + "  ·  " + keys
-        } else if let filter = state.filter, !filter.isEmpty {
-            keys = "filter /\(filter) (Esc clears)  ·  " + keys
+            text = "/" + (state.filter ?? "") + "▏  Enter keep  Esc clear  (text, or kind:NAME)"
+        } else if state.confirming == nil, state.notice == nil, let filter = state.filter, !filter.isEmpty {
+            text = "filter /\(filter) (Esc clears)  ·  " + keys
+        } else {
+            text = footerLine(keys, state)
         }
-        grid.put(" " + TextWidth.fit(keys, width: state.width - 2), x: 0, y: y, role: .footer)
+        putFooter(text, state, &grid)
     }
 }
 

@@ -25,15 +25,15 @@ public struct Destination: Equatable, Sendable {
         case "interactions":
             return interactions(tap["step"]?.string ?? "", replica: replica, now: now)
         default:
-            return gone(row, replica: replica)
+            return gone(actor: row.json["actor"]?.string, replica: replica)
         }
     }
 
     /// Deleted content: the board's words, then where it falls back — the actor's profile,
     /// shown beneath (or the feed, when there is no actor).
-    static func gone(_ row: ReplicaRow, replica: Replica) -> Destination {
+    static func gone(actor: String?, replica: Replica) -> Destination {
         var lines: [(text: String, role: Role)] = [("This content is no longer available", .body), ("", .normal)]
-        if let actor = row.json["actor"]?.string {
+        if let actor {
             lines.append(("Falling back to their profile:", .dim))
             lines.append(("", .normal))
             lines += profile(actor, action: "none", replica: replica).lines
@@ -45,7 +45,7 @@ public struct Destination: Equatable, Sendable {
 
     static func step(_ tap: JSON, row: ReplicaRow, replica: Replica, now: Int64) -> Destination {
         let id = tap["step"]?.string ?? ""
-        guard !row.deleted, let step = try? replica.entity("steps", id), step["deleted"]?.bool != true else { return gone(row, replica: replica) }
+        guard !row.deleted, let step = try? replica.entity("steps", id), step["deleted"]?.bool != true else { return gone(actor: row.json["actor"]?.string, replica: replica) }
         var lines: [(String, Role)] = []
         let journeyTitle = step["journeyTitle"]?.string ?? ""
         let owner = (step["owner"]?.string).flatMap { try? replica.entity("users", $0) }
@@ -82,9 +82,7 @@ public struct Destination: Equatable, Sendable {
     /// Who hearted and shared a step, newest first, as the rows that reached this user say.
     public static func interactions(_ stepId: String, replica: Replica, now: Int64) -> Destination {
         guard let step = try? replica.entity("steps", stepId), step["deleted"]?.bool != true else {
-            return Destination(title: "Not available", lines: [
-                ("This content is no longer available", .body), ("", .normal), ("Falling back to the feed", .dim),
-            ], focus: 0)
+            return gone(actor: nil, replica: replica)
         }
         var lines: [(String, Role)] = [(step["caption"]?.string ?? "", .body)]
         lines.append(("♥ \(step["hearts"]?.int ?? 0) hearts · ↗ \(step["shares"]?.int ?? 0) shares", .dim))

@@ -76,7 +76,9 @@ public final class InboxApp {
         let pending = (try? replica.pendingCount()) ?? 0
         switch engine.status {
         case .never: return "syncing…"
-        case .synced(let at): return "synced \(RelativeTime.text(Int64(at.timeIntervalSince1970 * 1000), now: InboxApp.now)) ago".replacingOccurrences(of: "now ago", with: "just now")
+        case .synced(let at):
+            let ago = RelativeTime.text(Int64(at.timeIntervalSince1970 * 1000), now: InboxApp.now)
+            return ago == "now" ? "synced just now" : "synced \(ago) ago"
         case .offline: return "offline · \(pending) pending"
         }
     }

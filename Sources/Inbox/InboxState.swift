@@ -58,7 +58,12 @@ public enum Screen: Equatable, Sendable {
 
 /// Everything the inbox shows, as a value.
 public struct InboxState: Equatable, Sendable {
-    public var rows: [ReplicaRow] = [] { didSet { relist() } }
+    public var rows: [ReplicaRow] = [] {
+        didSet {
+            byId = Dictionary(rows.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            relist()
+        }
+    }
     /// Rows unseen when the tab opened: the New section, until the next visit.
     public var newIds: Set<Int> = [] { didSet { relist() } }
     public var expanded: Set<String> = [] { didSet { relist() } }
@@ -78,14 +83,6 @@ public struct InboxState: Equatable, Sendable {
     public var destination: Destination?
     public var destinationTop = 0
 
-    /// The help screen: every key, one line each.
-    public static let helpLines = [
-        "j/k ↑/↓  move", "PgUp/PgDn  page", "g/G  first/last", "Space →/←  expand/collapse a thread",
-        "Enter  open the row", "i  on a step: who hearted and shared it", "a / d  accept / decline a follow request",
-        "f  follow back a new follower",
-        "/  filter by text or kind:NAME", "r  sync now", "s  notification settings", "p  preview the row's push",
-        "t  next theme", "mouse  wheel scrolls, click selects, double click opens", "q Esc  back / quit", "?  this help",
-    ]
     /// A question waiting for y/n (declining a request asks first).
     public var confirming: Confirmation?
     /// A one-line note shown in the footer after an action.
@@ -99,6 +96,15 @@ public struct InboxState: Equatable, Sendable {
     public var typingFilter = false
     /// Whether the rows held fill their window (older rows may exist in the replica).
     public var rowWindowFull = false
+
+    /// The help screen: every key, one line each.
+    public static let helpLines = [
+        "j/k ↑/↓  move", "PgUp/PgDn  page", "g/G  first/last", "Space →/←  expand/collapse a thread",
+        "Enter  open the row", "i  on a step: who hearted and shared it", "a / d  accept / decline a follow request",
+        "f  follow back a new follower", "/  filter by text or kind:NAME", "r  sync now", "s  notification settings",
+        "p  preview the row's push", "t  next theme", "mouse  wheel scrolls, click selects, double click opens",
+        "q Esc  back / quit", "?  this help",
+    ]
 
     /// The settings screen's lines: the master switch, the four categories, and V2's custom alerts.
     public static let settingItems: [(key: String, name: String, about: String)] = [
@@ -114,7 +120,6 @@ public struct InboxState: Equatable, Sendable {
 
     private mutating func relist() {
         lines = ActivityList.lines(rows: visibleRows, newIds: newIds, expanded: expanded, now: now)
-        byId = Dictionary(rows.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     private var byId: [Int: ReplicaRow] = [:]
@@ -166,16 +171,14 @@ public enum Inbox {
             let selected = state.selectedRowIds.first
             let known = Set(state.rows.map(\.id))
             state.rows = rows
-            if !first {
-                // Arrived during this visit: since the last visit too, so New (and seen at once).
-                state.newIds.formUnion(rows.filter { $0.seenAt == nil && !known.contains($0.id) }.map(\.id))
-            }
             if first {
                 // Opening the tab: what is unseen now is New, and everything gets stamped seen.
                 state.newIds = Set(rows.filter { $0.seenAt == nil }.map(\.id))
                 state.selection = firstSelectable(state.lines) ?? 0
                 return state.newIds.isEmpty ? [] : [.markAllSeen]
             }
+            // Arrived during this visit: since the last visit too, so New (and seen at once).
+            state.newIds.formUnion(rows.filter { $0.seenAt == nil && !known.contains($0.id) }.map(\.id))
             if let selected, let at = state.lines.firstIndex(where: { line in
                 if case .card(let card) = line { return card.rowIds.contains(selected) }
                 if case .member(let id, _) = line { return id == selected }
@@ -256,16 +259,18 @@ public enum Inbox {
         }
         if state.screen != .activity {
             let length = state.destination?.lines.count ?? (state.screen == .help ? InboxState.helpLines.count : 0)
+            let page = listHeight(state) - 1
+            func scroll(by delta: Int) { state.destinationTop = max(0, min(length - 1, state.destinationTop + delta)) }
             switch key {
             case .escape, .character("q"), .left:
                 state.screen = .activity
                 state.destination = nil
-            case .down, .character("j"): state.destinationTop = min(max(0, length - 1), state.destinationTop + 1)
-            case .up, .character("k"): state.destinationTop = max(0, state.destinationTop - 1)
-            case .pageDown: state.destinationTop = min(max(0, length - 1), state.destinationTop + listHeight(state) - 1)
-            case .pageUp: state.destinationTop = max(0, state.destinationTop - listHeight(state) + 1)
-            case .wheelDown: state.destinationTop = min(max(0, length - 1), state.destinationTop + 3)
-            case .wheelUp: state.destinationTop = max(0, state.destinationTop - 3)
+            case .down, .character("j"): scroll(by: 1)
+            case .up, .character("k"): scroll(by: -1)
+            case .pageDown: scroll(by: page)
+            case .pageUp: scroll(by: -page)
+            case .wheelDown: scroll(by: 3)
+            case .wheelUp: scroll(by: -3)
             case .character("i"):
                 // From a step, the people behind its hearts and shares.
                 guard state.destination?.title == "Step", case .destination(let id) = state.screen,
@@ -273,7 +278,7 @@ public enum Inbox {
                 state.destinationTop = 0
                 return [.loadInteractions(step: step)]
             case .home, .character("g"): state.destinationTop = 0
-            case .end, .character("G"): state.destinationTop = max(0, length - (listHeight(state) - 1))
+            case .end, .character("G"): state.destinationTop = max(0, length - page)
             case .character("a"), .character("d"), .character("f"):
                 // The profile's inline Accept / Decline or Follow back, for the row that opened it.
                 guard state.destination?.title == "Profile", case .destination(let id) = state.screen,

@@ -16,14 +16,11 @@ enum Terminal {
     /// their marks ("Trần" as "Tran"), `?` for the rest.
     nonisolated(unsafe) static var asciiOnly = false
 
-    /// ASCII stand-ins for the glyphs the inbox draws.
-    static let asciiGlyphs: [Character: String] = [
-        "●": "*", "▸": ">", "▾": "v", "▏": "|", "…": ".", "—": "-", "·": "-", "♥": "<3", "↗": "^", "★": "*",
-        "┌": "+", "└": "+", "─": "-", "│": "|", "[": "[", "␛": "^", "�": "?",
-    ]
-
-    /// Letters that folding marks away does not reach.
-    static let asciiLetters: [Character: Character] = [
+    /// ASCII stand-ins for the glyphs the inbox draws, and for the letters that folding their
+    /// marks away does not reach.
+    static let asciiStandIns: [Character: Character] = [
+        "●": "*", "▸": ">", "▾": "v", "▏": "|", "…": ".", "—": "-", "·": "-", "♥": "<", "↗": "^", "★": "*",
+        "┌": "+", "└": "+", "─": "-", "│": "|", "␛": "^", "�": "?",
         "Đ": "D", "đ": "d", "Ø": "O", "ø": "o", "Ł": "L", "ł": "l", "ß": "s", "Æ": "A", "æ": "a", "Œ": "O", "œ": "o",
     ]
 
@@ -35,10 +32,8 @@ enum Terminal {
         if character.isASCII { return character }
         if let known = standIns[character] { return known }
         var result: Character = "?"
-        if let glyph = asciiGlyphs[character]?.first {
-            result = glyph
-        } else if let letter = asciiLetters[character] {
-            result = letter
+        if let standIn = asciiStandIns[character] {
+            result = standIn
         } else {
             let folded = String(character).folding(options: [.diacriticInsensitive, .widthInsensitive], locale: nil)
             if folded.count == 1, let first = folded.first, first.isASCII, !first.isWhitespace || character.isWhitespace {
