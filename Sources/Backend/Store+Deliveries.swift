@@ -148,18 +148,10 @@ extension Store {
         for (recipientId, kind) in CommentRecipients.resolve(owner: owner.id, parentAuthor: parentAuthor,
                                                              mentioned: mentioned, insideWindow: inside) {
             guard let recipient = people[recipientId] else { continue }
-            let visible = kind == .mention ? try canSee(recipient, stepOwner: owner) : true
+            let visible = kind == .mention ? try canView(contentOf: owner, viewer: recipient) : true
             let n = Notification(kind: kind, actor: actor.person, subject: subject)
             try d.deliver(n, to: recipient, actor: actor, refs: refs, visible: visible)
         }
-    }
-
-    /// Whether `user` may see a comment on a step owned by `owner`: not across a block, and on
-    /// a private account only as a follower.
-    func canSee(_ user: UserRecord, stepOwner owner: UserRecord) throws -> Bool {
-        if user.key == owner.key { return true }
-        if try blocked(user.key, owner.key) { return false }
-        return try !owner.isPrivate || follows(user.key, owner.key)
     }
 
     func applyTier(supporter: UserRecord, journey: JourneyRecord, tier: String, _ d: Delivery) throws {

@@ -56,11 +56,6 @@ extension Store {
     private static let changesSQL = "\(ActivityRow.select) WHERE n.recipient = ? AND n.version > ? ORDER BY n.version, n.id LIMIT ?"
     private static let changesOfVersionSQL = "\(ActivityRow.select) WHERE n.recipient = ? AND n.version = ? ORDER BY n.id"
 
-    /// The newest version among the user's rows (0 when none).
-    public func latestVersion(for user: UserRecord) throws -> Int {
-        try db.scalar("SELECT max(version) FROM notifications WHERE recipient = ?", user.key) ?? 0
-    }
-
     /// Applies, in one transaction, the mutations of `client` for `user` that were not applied
     /// before (each at most once, by sequence number), records the last sequence applied, and
     /// returns it with fresh counts. A refused mutation refuses the whole batch.

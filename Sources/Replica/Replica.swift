@@ -153,7 +153,7 @@ public final class Replica: @unchecked Sendable {
     public var rowCount: Int { (try? locked { try db.scalar("SELECT count(*) FROM rows") }) ?? 0 }
 
     /// The highest version applied.
-    public var version: Int { (try? locked { try meta("version").flatMap(Int.init) }) ?? 0 }
+    public var version: Int { (try? locked { try number("version") }) ?? 0 }
 
     public var clientId: String { (try? locked { try meta("client") }) ?? "c-unknown" }
 
@@ -166,7 +166,7 @@ public final class Replica: @unchecked Sendable {
     /// The last counts the server gave; stale while mutations wait to be sent.
     public var counts: ServerCounts {
         (try? locked {
-            ServerCounts(unseen: try meta("unseen").flatMap(Int.init) ?? 0, unread: try meta("unread").flatMap(Int.init) ?? 0,
+            ServerCounts(unseen: try number("unseen"), unread: try number("unread"),
                          stale: try pendingCount() > 0)
         }) ?? ServerCounts(unseen: 0, unread: 0, stale: true)
     }
@@ -184,7 +184,7 @@ public final class Replica: @unchecked Sendable {
         try locked {
             try db.transaction {
                 try db.run("UPDATE rows SET seen_at = ? WHERE seen_at IS NULL", at)
-                try enqueue([("type", "seen"), ("upTo", .int(try meta("version").flatMap(Int.init) ?? 0))])
+                try enqueue([("type", "seen"), ("upTo", .int(try number("version")))])
             }
         }
     }
@@ -203,7 +203,7 @@ public final class Replica: @unchecked Sendable {
     public func enqueue(_ fields: [(String, JSON)]) throws {
         try locked {
             try db.transaction {
-                let seq = (try meta("nextSeq").flatMap(Int.init) ?? 1)
+                let seq = try number("nextSeq", otherwise: 1)
                 try db.run("INSERT INTO pending(seq, mutation) VALUES (?, ?)", seq, JSON.object([("seq", .int(seq))] + fields).serialized)
                 try setMeta("nextSeq", String(seq + 1))
             }
@@ -249,7 +249,7 @@ public final class Replica: @unchecked Sendable {
                             """, kind, id, entity.serialized)
                     }
                 }
-                try setMeta("version", String(max(next, try meta("version").flatMap(Int.init) ?? 0)))
+                try setMeta("version", String(max(next, try number("version"))))
                 try store(counts)
             }
         }
@@ -263,6 +263,10 @@ public final class Replica: @unchecked Sendable {
 
     private func meta(_ key: String) throws -> String? {
         try db.first("SELECT value FROM meta WHERE key = ?", [key]) { $0.string(0) }
+    }
+
+    private func number(_ key: String, otherwise: Int = 0) throws -> Int {
+        try meta(key).flatMap(Int.init) ?? otherwise
     }
 
     private func setMeta(_ key: String, _ value: String) throws {

@@ -35,15 +35,19 @@ func printActivity(_ store: Store, _ user: UserRecord, limit: Int, json: Bool) t
     Output.line("Activity · \(Preview.visible(user.name)) (@\(user.username)) · \(counts.unseen) unseen · \(counts.unread) unread")
     let now = Int64(Date().timeIntervalSince1970 * 1000)
     for row in rows {
-        let mark = row.seenAt == nil ? "●" : (row.readAt == nil ? "○" : " ")
-        let age = relativeTime(row.createdAt, now: now).padding(toLength: 11, withPad: " ", startingAt: 0)
-        let deleted = row.deleted ? "  [deleted]" : ""
-        Output.line(" \(mark) \(age) \(Preview.visible(row.title)) — \(Preview.visible(row.body))\(deleted)  #\(row.id) \(row.kind.rawValue)")
+        Output.line(listingLine(seen: row.seenAt != nil, read: row.readAt != nil, at: row.createdAt, title: row.title,
+                                body: row.body, deleted: row.deleted, id: row.id, kind: row.kind.rawValue, now: now))
     }
 }
 
-/// now, 2m, 3h, 2d, then a date (the inbox's words).
-func relativeTime(_ at: Int64, now: Int64) -> String { RelativeTime.text(at, now: now) }
+/// One row of a text listing: ● unseen, ○ unread, the age in the inbox's words, the copy (made
+/// inert), [deleted], the row id and kind.
+func listingLine(seen: Bool, read: Bool, at: Int64, title: String, body: String, deleted: Bool, id: Int, kind: String,
+                 now: Int64) -> String {
+    let mark = !seen ? "●" : (!read ? "○" : " ")
+    let age = RelativeTime.text(at, now: now).padding(toLength: 11, withPad: " ", startingAt: 0)
+    return " \(mark) \(age) \(Preview.visible(title)) — \(Preview.visible(body))\(deleted ? "  [deleted]" : "")  #\(id) \(kind)"
+}
 
 let seenCommand = Command(
     name: "seen",

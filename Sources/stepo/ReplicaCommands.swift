@@ -33,8 +33,7 @@ struct Client {
         } else {
             guard arguments["token"] == nil else { throw UsageError(description: "--token goes with --server URL") }
             let store = try openStore(arguments)
-            let seeded = try SampleData.seedIfEmpty(store)
-            if seeded > 0 { Output.error("stepo: seeded \(store.db.path) with the sample world (\(seeded) rows)") }
+            try SampleData.seedIfEmpty(store)
             user = arguments["user"] ?? SampleData.demoUser
             guard try store.user(user) != nil else { throw CommandError(description: "unknown user \(Preview.visible(user))") }
             replica = try Replica(path: try Replica.defaultPath(server: "embedded", user: user))
@@ -98,9 +97,8 @@ let replicaActivity: (Arguments) throws -> Int32 = { arguments in
     Output.line("Activity (replica) · @\(Preview.visible(client.user)) · \(client.countsLine) · version \(client.replica.version)")
     let now = Int64(Date().timeIntervalSince1970 * 1000)
     for row in rows {
-        let mark = row.seenAt == nil ? "●" : (row.readAt == nil ? "○" : " ")
-        let age = relativeTime(row.createdAt, now: now).padding(toLength: 11, withPad: " ", startingAt: 0)
-        Output.line(" \(mark) \(age) \(Preview.visible(row.title)) — \(Preview.visible(row.body))\(row.deleted ? "  [deleted]" : "")  #\(row.id) \(row.kind)")
+        Output.line(listingLine(seen: row.seenAt != nil, read: row.readAt != nil, at: row.createdAt, title: row.title,
+                                body: row.body, deleted: row.deleted, id: row.id, kind: row.kind, now: now))
     }
     return 0
 }
@@ -133,21 +131,11 @@ let inboxCommand = Command(
     return InboxApp(replica: client.replica, engine: client.engine, theme: theme, themeFolders: folders).run()
 }
 
-/// Where themes are found: $STEPO_THEMES, then `themes/` beside or above the binary, the
-/// source tree it was built from, and the working directory.
+/// Where themes are found: $STEPO_THEMES, then `themes/` wherever the project's files are
+/// (see `projectPaths`).
 func themeFolders() -> [String] {
-    var folders: [String] = []
-    if let explicit = ProcessInfo.processInfo.environment["STEPO_THEMES"] { folders.append(explicit) }
-    var folder = URL(fileURLWithPath: CommandLine.executablePath).deletingLastPathComponent()
-    for _ in 0..<6 {
-        folders.append(folder.appendingPathComponent("themes").path)
-        folders.append(folder.appendingPathComponent("share/stepo/themes").path)
-        folder.deleteLastPathComponent()
-    }
-    folders.append(URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("themes").path)
-    folders.append(FileManager.default.currentDirectoryPath + "/themes")
+    let explicit = ProcessInfo.processInfo.environment["STEPO_THEMES"].map { [$0] } ?? []
     var seen = Set<String>()
-    return folders.map { URL(fileURLWithPath: $0).standardized.path }
+    return (explicit + projectPaths("themes")).map { URL(fileURLWithPath: $0).standardized.path }
         .filter { FileManager.default.fileExists(atPath: $0) && seen.insert($0).inserted }
 }

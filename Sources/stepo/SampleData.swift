@@ -8,28 +8,18 @@ enum SampleData {
     static let demoUser = "chaucao"
 
     /// The sample event file, found however stepo was started: `$STEPO_SAMPLE_DATA`, then
-    /// beside or above the executable (`.build/debug/stepo` in a checkout, `share/stepo` when
-    /// installed), then the source tree this binary was built from, then the working directory.
+    /// wherever the project's files are (`projectPaths`).
     static func locate() -> String? {
-        let fm = FileManager.default
         var candidates: [String] = []
         if let explicit = ProcessInfo.processInfo.environment["STEPO_SAMPLE_DATA"] {
             candidates.append(explicit.hasSuffix(".ndjson") ? explicit : explicit + "/" + fileName)
         }
-        var folder = URL(fileURLWithPath: CommandLine.executablePath).deletingLastPathComponent()
-        for _ in 0..<6 {
-            candidates.append(folder.appendingPathComponent("sample-data/\(fileName)").path)
-            candidates.append(folder.appendingPathComponent("share/stepo/sample-data/\(fileName)").path)
-            folder.deleteLastPathComponent()
-        }
-        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        candidates.append(source.appendingPathComponent("sample-data/\(fileName)").path)
-        candidates.append(fm.currentDirectoryPath + "/sample-data/\(fileName)")
-        return candidates.first { fm.isReadableFile(atPath: $0) }
+        candidates += projectPaths("sample-data/\(fileName)")
+        return candidates.first { FileManager.default.isReadableFile(atPath: $0) }
     }
 
-    /// Seeds an empty store with the sample stream; does nothing when it already has events.
-    /// Returns the number of rows created.
+    /// Seeds an empty store with the sample stream, and says so on stderr; does nothing when it
+    /// already has events. Returns the number of rows created.
     ///
     /// The stream's times move forward by whole days, so its newest event lands within the last
     /// 24 hours: the demo world reads as two live weeks ("3h", "2d") on whatever day it is
@@ -57,8 +47,26 @@ enum SampleData {
         if !problems.isEmpty {
             throw CommandError(description: "the sample data has bad lines:\n" + problems.joined(separator: "\n"))
         }
+        Output.error("stepo: seeded \(store.db.path) with the sample world (\(report.rows) rows)")
         return report.rows
     }
+}
+
+/// Where a file of the project (`relative` to its root) may be, in order: beside or above the
+/// executable (`.build/debug/stepo` in a checkout, `share/stepo` when installed), then the
+/// source tree this binary was built from, then the working directory.
+func projectPaths(_ relative: String) -> [String] {
+    var paths: [String] = []
+    var folder = URL(fileURLWithPath: CommandLine.executablePath).deletingLastPathComponent()
+    for _ in 0..<6 {
+        paths.append(folder.appendingPathComponent(relative).path)
+        paths.append(folder.appendingPathComponent("share/stepo/" + relative).path)
+        folder.deleteLastPathComponent()
+    }
+    let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    paths.append(source.appendingPathComponent(relative).path)
+    paths.append(FileManager.default.currentDirectoryPath + "/" + relative)
+    return paths
 }
 
 extension CommandLine {
@@ -72,12 +80,11 @@ let demoCommand = Command(
     name: "demo",
     summary: "Seed the default store from sample-data on first run and show the demo user's activity.",
     usage: "stepo demo [--db FILE] [--user ID] [--json]",
-    details: "This is what `stepo` with no arguments does until the Activity inbox lands.",
+    details: "What `stepo` prints when it has no terminal to open the inbox in.",
     options: ["db", "user"], flags: ["json"]
 ) { arguments in
     let store = try openStore(arguments)
-    let created = try SampleData.seedIfEmpty(store)
-    if created > 0 { Output.error("stepo: seeded \(store.db.path) with the sample world (\(created) rows)") }
+    try SampleData.seedIfEmpty(store)
     let id = arguments["user"] ?? SampleData.demoUser
     guard let user = try store.user(id) else { throw CommandError(description: "unknown user \(Preview.visible(id))") }
     try printActivity(store, user, limit: 500, json: arguments.has("json"))

@@ -24,8 +24,9 @@ func overview() -> String {
     return """
     usage: stepo [COMMAND] [OPTIONS]
 
-    Stepo's notification system: engine, store and activity. With no command, shows the demo
-    user's activity from the default store (seeded from sample-data on first run).
+    Stepo's notification system: engine, store and activity. With no command, opens the demo
+    user's Activity inbox on the default store (seeded from sample-data on first run); without
+    a terminal, prints that activity as text.
 
     Commands:
     \(lines.joined(separator: "\n"))
@@ -50,16 +51,16 @@ case "--version":
     Output.flush()
     status = 0
 case let name? where name.hasPrefix("--"):
-    // `stepo --server URL --token T`: the client against a real server (the inbox, when it
-    // lands); for now, sync and show the replica.
-    // `stepo --user ID`, `stepo --theme T`: the inbox in a terminal, the text listing elsewhere.
+    // `stepo --server URL --token T`, `stepo --user ID`, `stepo --theme T`: the inbox in a
+    // terminal; elsewhere the text listing (of the replica, for a server), where a theme means nothing.
     let terminal = isatty(0) == 1 && isatty(1) == 1
     if terminal {
         status = inboxCommand.execute(words)
-    } else if words.contains("--server") {
-        status = activityCommand.execute(["--replica"] + words)
     } else {
-        status = demoCommand.execute(words.filter { $0 != "--theme" })
+        var listing = words
+        if let at = listing.firstIndex(of: "--theme") { listing.removeSubrange(at..<min(at + 2, listing.count)) }
+        listing.removeAll { $0.hasPrefix("--theme=") }
+        status = words.contains("--server") ? activityCommand.execute(["--replica"] + listing) : demoCommand.execute(listing)
     }
 case let name?:
     if let command = commands.first(where: { $0.name == name }) {
