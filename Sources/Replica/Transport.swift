@@ -61,12 +61,10 @@ private final class ResultBox: @unchecked Sendable {
 }
 
 /// The API in this process: the router called directly, as the given user. Each call borrows
-/// a router (a store connection) from a small pool, so a long-poll waiting on the router's
-/// change signal never holds up a stamp sent beside it.
+/// a router (a store connection) from a pool, so a long-poll waiting on the router's change
+/// signal never holds up a stamp sent beside it.
 public final class InProcessTransport: Transport, @unchecked Sendable {
-    private let makeRouter: () throws -> Router
-    private let lock = NSLock()
-    private var idle: [Router] = []
+    private let routers: RouterPool
     private let user: String
     public let serverName: String
 
@@ -74,31 +72,21 @@ public final class InProcessTransport: Transport, @unchecked Sendable {
     public init(user: String, serverName: String = "embedded", makeRouter: @escaping () throws -> Router) {
         self.user = user
         self.serverName = serverName
-        self.makeRouter = makeRouter
+        routers = RouterPool(open: makeRouter)
     }
 
     /// One router only: for callers that use the transport from one thread at a time (a
     /// second concurrent call is refused rather than sharing the connection).
-    public convenience init(router: Router, user: String, serverName: String = "embedded") {
-        self.init(user: user, serverName: serverName) {
-            throw Unreachable(description: "this in-process transport serves one call at a time")
-        }
-        idle = [router]
+    public init(router: Router, user: String, serverName: String = "embedded") {
+        self.user = user
+        self.serverName = serverName
+        routers = RouterPool(only: [router], otherwise: Unreachable(description: "this in-process transport serves one call at a time"))
     }
 
     public func perform(method: String, path: String, query: [String: String], body: Data?) throws -> (status: Int, body: Data) {
         var request = HTTPRequest(method: method, path: path, query: query, body: body ?? Data())
         request.trustedUser = user
-        lock.lock()
-        let borrowed = idle.popLast()
-        lock.unlock()
-        let router = try borrowed ?? makeRouter()
-        defer {
-            lock.lock()
-            idle.append(router)
-            lock.unlock()
-        }
-        let response = router.respondWaiting(to: request)
+        let response = try routers.borrow { $0.respondWaiting(to: request) }
         return (response.status, response.body)
     }
 }

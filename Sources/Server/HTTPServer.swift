@@ -19,7 +19,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// Starts serving the store at `databasePath` on `address:port` (port 0: any free port).
     public init(databasePath: String, address: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 4,
                 log: (@Sendable (String) -> Void)? = nil) throws {
-        routers = RouterPool(databasePath: databasePath)
+        routers = RouterPool { Router(store: try Store(path: databasePath)) }
         self.log = log
         _ = try routers.borrow(then: { _ in })  // open (and migrate) the store before listening
         var socketAddress = sockaddr_in()
@@ -214,26 +214,4 @@ final class Waiters: @unchecked Sendable {
 
 final class ValuesBox {
     var values: [String: String] = [:]
-}
-
-/// Routers (each with its own store connection) lent to request threads one at a time.
-final class RouterPool: @unchecked Sendable {
-    private let databasePath: String
-    private let lock = NSLock()
-    private var idle: [Router] = []
-
-    init(databasePath: String) { self.databasePath = databasePath }
-
-    func borrow<T>(then body: (Router) throws -> T) throws -> T {
-        lock.lock()
-        let existing = idle.popLast()
-        lock.unlock()
-        let router = try existing ?? Router(store: Store(path: databasePath))
-        defer {
-            lock.lock()
-            idle.append(router)
-            lock.unlock()
-        }
-        return try body(router)
-    }
 }
