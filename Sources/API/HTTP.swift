@@ -80,6 +80,9 @@ public struct APIError: Error, Sendable {
     public static func malformed(_ message: String) -> APIError { APIError(400, "malformed", message) }
     public static let unauthorized = APIError(401, "unauthorized", "a valid bearer token is required")
     public static let forbidden = APIError(403, "forbidden", "this token may not do that")
+    public static func accountInactive(_ state: Event.AccountState) -> APIError {
+        APIError(403, "accountInactive", "this account is \(state.rawValue): its tokens no longer work")
+    }
     public static func notFound(_ what: String = "no such resource") -> APIError { APIError(404, "notFound", what) }
     public static func methodNotAllowed(_ allowed: [String]) -> APIError {
         APIError(405, "methodNotAllowed", "use \(allowed.joined(separator: " or "))")

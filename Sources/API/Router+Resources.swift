@@ -1,49 +1,56 @@
 import Backend
 import Foundation
 import Notifications
+import Wire
 
 /// The tap destinations: a step, its interactions, a profile, a journey; and preferences.
+/// Each asks `Visibility`, as a sync does.
 extension Router {
+    /// Where a reader goes when `owner`'s content is gone: their profile while they may see
+    /// them, else the feed.
+    private func gone(owner: UserRecord?, _ visibility: Visibility) throws -> APIError {
+        guard let owner, try visibility.canSee(person: owner) else { return .gone(fallbackTo: nil) }
+        return .gone(fallbackTo: owner.id)
+    }
+
     /// A step the viewer may open: 404 when unknown, 410 when deleted or no longer visible.
-    private func visibleStep(_ request: HTTPRequest, _ id: String) throws -> (StepRecord, UserRecord) {
-        let viewer = try user(request)
-        guard let step = try store.step(id), step.publishedAt != nil || step.ownerKey == viewer.key else {
+    private func visibleStep(_ request: HTTPRequest, _ id: String) throws -> (StepRecord, Visibility) {
+        let visibility = Visibility(store: store, viewer: try user(request))
+        guard let step = try store.step(id), step.publishedAt != nil || step.ownerKey == visibility.viewer.key else {
             throw APIError.notFound("no step \(id)")
         }
-        let owner = try store.user(key: step.ownerKey)
-        guard step.deletedAt == nil, let owner, try store.canView(contentOf: owner, viewer: viewer) else {
-            throw APIError.gone(fallbackTo: owner.flatMap { $0.isActive ? $0.id : nil })
-        }
-        return (step, viewer)
+        guard try visibility.canSee(step: step) else { throw try gone(owner: try store.user(key: step.ownerKey), visibility) }
+        return (step, visibility)
     }
 
     func step(_ request: HTTPRequest, _ id: String) throws -> HTTPResponse {
-        let (step, _) = try visibleStep(request, id)
-        return .ok(.object([("step", try store.stepJSON(step)), ("comments", .array(try store.commentsJSON(ofStep: step)))]))
+        let (step, visibility) = try visibleStep(request, id)
+        return .ok(.object([("step", try store.stepEntity(step).json),
+                            ("comments", .array(try store.comments(ofStep: step, visibility: visibility).map(\.json)))]))
     }
 
     func interactions(_ request: HTTPRequest, _ id: String) throws -> HTTPResponse {
-        let (step, _) = try visibleStep(request, id)
-        return .ok(.object([("step", .string(step.id)), ("interactions", .array(try store.interactionsJSON(ofStep: step)))]))
+        let (step, visibility) = try visibleStep(request, id)
+        let list = try store.interactions(onStep: step, visibility: visibility).map { item in
+            JSON.object([("type", .string(item.interaction.rawValue)), ("user", .string(item.user)),
+                         ("at", .string(Timestamp.format(item.at)))])
+        }
+        return .ok(.object([("step", .string(step.id)), ("interactions", .array(list))]))
     }
 
     func profile(_ request: HTTPRequest, _ id: String) throws -> HTTPResponse {
-        let viewer = try user(request)
+        let visibility = Visibility(store: store, viewer: try user(request))
         guard let person = try store.user(id) else { throw APIError.notFound("no user \(id)") }
-        guard person.isActive, try person.key == viewer.key || !store.blocked(person.key, viewer.key) else {
-            throw APIError.gone(fallbackTo: nil)
-        }
-        return .ok(.object([("user", try store.userJSON(person, viewer: viewer))]))
+        guard try visibility.canSee(person: person) else { throw APIError.gone(fallbackTo: nil) }
+        return .ok(.object([("user", try store.person(person, seenBy: visibility.viewer).json)]))
     }
 
     func journey(_ request: HTTPRequest, _ id: String) throws -> HTTPResponse {
-        let viewer = try user(request)
+        let visibility = Visibility(store: store, viewer: try user(request))
         guard let journey = try store.journey(id) else { throw APIError.notFound("no journey \(id)") }
-        let owner = try store.user(key: journey.ownerKey)
-        guard let owner, try store.canView(contentOf: owner, viewer: viewer) else {
-            throw APIError.gone(fallbackTo: owner.flatMap { $0.isActive ? $0.id : nil })
-        }
-        return .ok(.object([("journey", try store.journeyJSON(journey, people: request.query["panel"] != "none"))]))
+        guard try visibility.canSee(journey: journey) else { throw try gone(owner: try store.user(key: journey.ownerKey), visibility) }
+        let entity = try store.journeyEntity(journey, people: request.query["panel"] != "none", captions: true, visibility: visibility)
+        return .ok(.object([("journey", entity.json)]))
     }
 
     /// `GET /v1/rows/{id}/push?platform=apns|fcm`: the push of one of the user's rows, as it
@@ -51,17 +58,15 @@ extension Router {
     func push(_ request: HTTPRequest, _ id: String) throws -> HTTPResponse {
         let viewer = try user(request)
         guard let rowId = Int(id), try store.row(rowId, of: viewer) != nil else { throw APIError.notFound("no row \(id)") }
+        let platform = request.query["platform"] ?? "apns"
+        guard platform == "apns" || platform == "fcm" else { throw APIError.invalid("platform must be apns or fcm") }
         let content: PushContent
         do {
             content = try store.pushContent(row: rowId)
         } catch let error as PushUnavailable {
             throw APIError.gone(fallbackTo: nil).with(message: error.description)
         }
-        switch request.query["platform"] ?? "apns" {
-        case "apns": return .ok(Payload.apns(content))
-        case "fcm": return .ok(Payload.fcm(content))
-        default: throw APIError.invalid("platform must be apns or fcm")
-        }
+        return .ok(platform == "apns" ? Payload.apns(content) : Payload.fcm(content))
     }
 
     /// `GET|PUT /v1/preferences`: the four categories and the master switch (custom follow
@@ -69,10 +74,10 @@ extension Router {
     func preferences(_ request: HTTPRequest) throws -> HTTPResponse {
         var viewer = try user(request)
         if request.method == "PUT" {
-            let changes = try Router.preferenceChanges(try jsonBody(request), in: "the preferences")
+            let changes = try Mutation.preferenceChanges(try jsonBody(request), in: "the preferences")
             try writing {
                 _ = try store.apply(Event(id: "preferences:\(viewer.id):\(UUID().uuidString)", at: now(),
-                                          body: .preferences(user: viewer.id, changes: changes)))
+                                          body: .preferences(user: viewer.id, changes: changes.map { ($0.category, $0.on) })))
             }
             viewer = try store.user(key: viewer.key) ?? viewer
         }

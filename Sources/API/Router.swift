@@ -1,7 +1,7 @@
 import Backend
 import Foundation
 import Notifications
-import SQLite
+import Wire
 
 /// The API as a function from request to response. The HTTP server and the in-process
 /// transport call the same router; it owns one store connection, so use one per thread.
@@ -27,8 +27,7 @@ public final class Router {
 
     /// Whether `poll`'s user has a change after its version now.
     public func hasChanges(_ poll: LongPoll) -> Bool {
-        (try? store.db.scalar("SELECT EXISTS (SELECT 1 FROM notifications WHERE recipient = ? AND version > ?)",
-                              poll.userKey, poll.after)) == 1
+        (try? store.hasChanges(for: poll.userKey, after: poll.after)) ?? true
     }
 
     /// Answers `request`, waiting in this thread when it is a long-poll with nothing yet: for
@@ -53,8 +52,7 @@ public final class Router {
             return try route(request)
         } catch let error as APIError {
             return error.response
-        } catch let error as MutationError {
-            if case .noSuchRow = error { return APIError.notFound(error.description).response }
+        } catch let error as WireError {
             return APIError.invalid(error.description).response
         } catch {
             return APIError(500, "internal", "the store failed: \(error)").response
@@ -72,7 +70,9 @@ public final class Router {
         let id = rest.count > 1 ? rest[1] : ""
         switch (rest.first ?? "", rest.count, rest.last ?? "") {
         case ("health", 1, _):
-            return try only("GET") { .ok(.object([("ok", true), ("version", .int(try store.currentVersion()))])) }
+            return try only("GET") {
+                .ok(.object([("ok", true), ("version", .int(try store.currentVersion())), ("store", .string(store.identity))]))
+            }
         case ("me", 1, _):
             return try only("GET") {
                 let me = try user(request)
@@ -103,15 +103,31 @@ public final class Router {
         }
     }
 
-    /// The user the bearer token speaks for.
+    /// The user the bearer token speaks for: 401 without a valid token (unknown, revoked or
+    /// expired), 403 for an admin token or an account that is banned or deactivated — from the
+    /// moment its state changes, whatever token it holds.
     func user(_ request: HTTPRequest) throws -> UserRecord {
+        let user: UserRecord
         if let trusted = request.trustedUser {
-            guard let user = try store.user(trusted) else { throw APIError.unauthorized }
-            return user
+            guard let found = try store.user(trusted) else { throw APIError.unauthorized }
+            user = found
+        } else {
+            guard let token = request.bearerToken, let holder = try store.holder(ofToken: token, at: now()) else {
+                throw APIError.unauthorized
+            }
+            guard let found = holder.user else { throw APIError.forbidden }
+            user = found
         }
-        guard let token = request.bearerToken, let holder = try store.holder(ofToken: token) else { throw APIError.unauthorized }
-        guard let user = holder.user else { throw APIError.forbidden }
+        guard user.isActive else { throw APIError.accountInactive(user.state) }
         return user
+    }
+
+    /// An admin token's holder, or 401/403.
+    func admin(_ request: HTTPRequest) throws {
+        guard let token = request.bearerToken, let holder = try store.holder(ofToken: token, at: now()) else {
+            throw APIError.unauthorized
+        }
+        guard holder.isAdmin else { throw APIError.forbidden }
     }
 
     func jsonBody(_ request: HTTPRequest) throws -> JSON {

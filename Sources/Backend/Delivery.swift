@@ -1,5 +1,6 @@
 import Notifications
 import SQLite
+import Wire
 
 /// What applying one event produced: the rows it created (an id range) and a note for `explain`.
 public struct EventOutcome: Sendable {
@@ -21,11 +22,14 @@ public struct EventOutcome: Sendable {
     }
 }
 
-/// The integer keys a row points at, for tap destinations and deletion.
+/// What a row points at: the integer keys (for deletion and visibility), a recognition's tier,
+/// and the same as producer ids (the row's `subject`).
 struct RowRefs {
     var step: Int?
     var comment: Int?
     var journey: Int?
+    var tier: String?
+    var subject = RowSubject()
 }
 
 /// The state of one event being applied: its version (taken once, when a row first changes)
@@ -70,15 +74,13 @@ final class Delivery {
             try suppress(recipient: recipient.key, kind: notification.kind, reason: reason)
         case .row(let push):
             let version = changeVersion()
-            let tap = notification.tap.jsonText
-            let id = try insertRow(notification, tap: tap, recipient: recipient.key, actor: actor?.key, refs: refs,
+            let id = try insertRow(notification, recipient: recipient.key, actor: actor?.key, refs: refs,
                                    push: push, version: version)
             noteRows(id...id)
-            outcome.writtenRows.append(ActivityRow(id: id, event: event.id, recipient: recipient.id, kind: notification.kind,
-                                                   actor: actor?.id, title: notification.title, body: notification.body,
-                                                   media: notification.media, tapJSON: tap,
-                                                   thread: notification.thread, push: push, createdAt: event.at,
-                                                   version: version, seenAt: nil, readAt: nil, deleted: false))
+            outcome.writtenRows.append(ActivityRow(
+                id: id, event: event.id, recipient: recipient.id, kind: notification.kind, actor: actor?.id,
+                title: notification.title, body: notification.body, media: notification.media, tap: notification.tap,
+                thread: notification.thread, push: push, subject: refs.subject, createdAt: event.at, version: version))
         }
     }
 
@@ -88,16 +90,17 @@ final class Delivery {
     }
 
     private static let insertSQL = """
-        INSERT INTO notifications(event, recipient, kind, actor, title, body, push_body, push_image, face, image,
-                                  step, comment, journey, tap, thread, push, created_at, version)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO notifications(event, recipient, ord, kind, actor, title, body, push_body, push_image, face, image,
+                                  step, comment, journey, tier, tap, thread, push, created_at, version)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
 
-    private func insertRow(_ n: Notification, tap: String, recipient: Int, actor: Int?, refs: RowRefs, push: PushStatus,
+    private func insertRow(_ n: Notification, recipient: Int, actor: Int?, refs: RowRefs, push: PushStatus,
                            version: Int) throws -> Int {
-        try store.db.run(Delivery.insertSQL, key, recipient, n.kind.rawValue, actor, n.title, n.body,
+        let ord = try store.takeOrd(for: recipient)
+        try store.db.run(Delivery.insertSQL, key, recipient, ord, n.kind.rawValue, actor, n.title, n.body,
             n.pushBody == n.body ? nil : n.pushBody, n.pushImage,
-            n.media.face, n.media.image, refs.step, refs.comment, refs.journey, tap, n.thread,
+            n.media.face, n.media.image, refs.step, refs.comment, refs.journey, refs.tier, n.tap.jsonText, n.thread,
             push.description, event.at, version)
         return Int(store.db.lastInsertRowID)
     }

@@ -49,7 +49,7 @@ struct Fanout {
         """
         CASE WHEN u.pref_all = 0 OR \(Fanout.preferenceColumn(for: notification.kind)) = 0 THEN 'suppressed:preferences'
              WHEN EXISTS (SELECT 1 FROM notifications n
-                          WHERE n.recipient = u.id AND n.created_at > :since AND n.created_at <= :at AND n.push = 'sent'
+                          WHERE n.recipient = u.id AND n.push = 'sent' AND n.created_at > :since AND n.created_at <= :at
                           LIMIT 1 OFFSET \(QuietRules.dailyCeiling - 1)) THEN 'suppressed:dailyCeiling'
              ELSE 'sent'
         END
@@ -63,7 +63,7 @@ struct Fanout {
         var values: [String: SQLBindable] = [
             ":event": delivery.key, ":kind": n.kind.rawValue, ":actor": actor?.key, ":title": n.title,
             ":body": n.body, ":pushBody": n.pushBody == n.body ? nil : n.pushBody, ":pushImage": n.pushImage, ":face": n.media.face,
-            ":image": n.media.image, ":step": refs.step, ":comment": refs.comment, ":journey": refs.journey,
+            ":image": n.media.image, ":step": refs.step, ":comment": refs.comment, ":journey": refs.journey, ":tier": refs.tier,
             ":tap": n.tap.jsonText, ":thread": n.thread, ":at": at,
             ":since": at - QuietRules.ceilingWindow, ":actorActive": actor?.isActive ?? true,
         ]
@@ -99,12 +99,16 @@ struct Fanout {
                               face = :face, image = :image, tap = :tap, thread = :thread
             WHERE id = :event
             """).bind(named: values).run()
+        // Each row takes its recipient's next ord, and every recipient's count moves by one.
         try db.cached("""
-            INSERT INTO notifications(event, recipient, kind, actor, step, comment, journey, push, created_at, version)
-            SELECT :event, d.u, :kind, :actor, :step, :comment, :journey, d.push, :at, :version
-            FROM temp.fanout AS d WHERE d.reason IS NULL
+            INSERT INTO notifications(event, recipient, ord, kind, actor, step, comment, journey, tier, push, created_at, version)
+            SELECT :event, d.u, i.total + 1, :kind, :actor, :step, :comment, :journey, :tier, d.push, :at, :version
+            FROM temp.fanout AS d JOIN inboxes AS i ON i.user = d.u WHERE d.reason IS NULL
             """).bind(named: values).run()
         let inserted = db.changes
+        try db.cached("""
+            UPDATE inboxes SET total = total + 1 WHERE user IN (SELECT u FROM temp.fanout WHERE reason IS NULL)
+            """).bind(named: values).run()
         if inserted > 0 {
             let last = Int(db.lastInsertRowID)
             delivery.noteRows((last - inserted + 1)...last)

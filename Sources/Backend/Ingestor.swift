@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Notifications
+import Wire
 import SQLite
 
 /// Applies an NDJSON event stream to the store, line by line.

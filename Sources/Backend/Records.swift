@@ -97,8 +97,9 @@ public struct CommentRecord: Sendable {
     public var text: String
     public var parentKey: Int?
     public var deletedAt: Int64?
+    public var createdAt: Int64
 
-    static let columns = "id, ext, step, author, text, parent, deleted_at"
+    static let columns = "id, ext, step, author, text, parent, deleted_at, created_at"
 
     init(_ row: Row) { self.init(row, at: 0) }
 
@@ -111,6 +112,7 @@ public struct CommentRecord: Sendable {
         text = row.string(o + 4)
         parentKey = row.optionalInt(o + 5)
         deletedAt = row.optionalInt64(o + 6)
+        createdAt = row.int64(o + 7)
     }
 }
 

@@ -193,6 +193,128 @@ enum Schema {
             PRIMARY KEY (client, user)
         ) WITHOUT ROWID;
         """)
+        m.register("0003-inboxes-marks-visibility", """
+        -- The store's identity, made once with it: a replica belongs to one store.
+        CREATE TABLE settings (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
+        INSERT INTO settings(key, value) VALUES ('identity', lower(hex(randomblob(16))));
+
+        -- Rows gain `ord`, their place among the recipient's rows (1, 2, 3 …): a seen or read
+        -- mark is then one number, and counts are arithmetic instead of a scan. `seen_at` and
+        -- `read_at` now hold only stamps made row by row (a read); marks hold the rest.
+        CREATE TABLE notifications_v3 (
+            id INTEGER PRIMARY KEY,
+            event INTEGER NOT NULL REFERENCES events(id),
+            recipient INTEGER NOT NULL REFERENCES users(id),
+            ord INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            actor INTEGER REFERENCES users(id),
+            title TEXT,
+            body TEXT,
+            push_body TEXT,
+            push_image TEXT,
+            face TEXT,
+            image TEXT,
+            step INTEGER,
+            comment INTEGER,
+            journey INTEGER,
+            -- A recognition's tier: the copy keeps it when the journey's title is withheld.
+            tier TEXT,
+            tap TEXT,
+            thread TEXT,
+            push TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            version INTEGER NOT NULL,
+            seen_at INTEGER,
+            read_at INTEGER,
+            deleted INTEGER NOT NULL DEFAULT 0
+        );
+        INSERT INTO notifications_v3(id, event, recipient, ord, kind, actor, title, body, push_body, push_image, face, image,
+                                     step, comment, journey, tier, tap, thread, push, created_at, version, seen_at, read_at, deleted)
+        SELECT n.id, n.event, n.recipient, row_number() OVER (PARTITION BY n.recipient ORDER BY n.id), n.kind, n.actor,
+               n.title, n.body, n.push_body, n.push_image, n.face, n.image, n.step, n.comment, n.journey,
+               CASE WHEN n.kind IN ('recognitionReceived', 'recognitionEarned') THEN
+                   (SELECT t.tier FROM tiers AS t
+                    WHERE t.journey = n.journey
+                      AND t.supporter = CASE n.kind WHEN 'recognitionReceived' THEN n.actor ELSE n.recipient END
+                    ORDER BY t.at DESC LIMIT 1)
+               END,
+               n.tap, n.thread, n.push, n.created_at, n.version, n.seen_at, n.read_at, n.deleted
+        FROM notifications AS n;
+        DROP TABLE notifications;
+        ALTER TABLE notifications_v3 RENAME TO notifications;
+        -- A recipient's rows in the order they arrived (event, then id): listing, and finding
+        -- the last row a version covers.
+        CREATE INDEX notifications_by_recipient ON notifications(recipient, event);
+        -- Sync pulls a recipient's changes after a version.
+        CREATE INDEX notifications_by_version ON notifications(recipient, version);
+        -- The rolling ceiling reads at most 100 entries of these: only sent pushes.
+        CREATE INDEX notifications_sent ON notifications(recipient, created_at) WHERE push = 'sent';
+        -- Rows stamped one by one: few, and what a mark passing over them must subtract.
+        CREATE INDEX notifications_stamped_seen ON notifications(recipient, ord) WHERE seen_at IS NOT NULL;
+        CREATE INDEX notifications_stamped_read ON notifications(recipient, ord) WHERE read_at IS NOT NULL;
+        -- Who has already told whom "started following you": one ping per person, ever.
+        CREATE INDEX notifications_follow_pings ON notifications(recipient, actor) WHERE kind = 'newFollower';
+
+        -- Per recipient: rows in all, how far the seen and read marks reach (as ords), and the
+        -- rows past each mark stamped one by one. unseen = total - seen_ord - seen_above;
+        -- unread = total - read_ord - read_above. A read mark moves the seen mark with it.
+        CREATE TABLE inboxes (
+            user INTEGER PRIMARY KEY REFERENCES users(id),
+            total INTEGER NOT NULL DEFAULT 0,
+            seen_ord INTEGER NOT NULL DEFAULT 0,
+            read_ord INTEGER NOT NULL DEFAULT 0,
+            seen_above INTEGER NOT NULL DEFAULT 0,
+            read_above INTEGER NOT NULL DEFAULT 0
+        );
+        INSERT INTO inboxes(user, total, seen_above, read_above)
+        SELECT u.id, count(n.id), count(n.seen_at), count(n.read_at)
+        FROM users AS u LEFT JOIN notifications AS n ON n.recipient = u.id GROUP BY u.id;
+        -- Every seen and read mark, kept: a row's seenAt is the time of the first that covers it.
+        CREATE TABLE marks (
+            user INTEGER NOT NULL REFERENCES users(id),
+            version INTEGER NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('seen', 'read')),
+            through_ord INTEGER NOT NULL,
+            through_row INTEGER NOT NULL,
+            at INTEGER NOT NULL,
+            PRIMARY KEY (user, version)
+        ) WITHOUT ROWID;
+        CREATE INDEX marks_by_reach ON marks(user, through_ord);
+        CREATE INDEX marks_by_kind ON marks(user, kind, through_ord);
+
+        -- What a reader may no longer see, as changes of their sync: a block either way, an
+        -- unfollow of a private account (viewer = that reader), a switch to private or an
+        -- inactive account (viewer 0: everyone who does not follow them), a deleted comment
+        -- (viewer = the step's owner, who holds all its comments).
+        CREATE TABLE revocations (
+            version INTEGER NOT NULL,
+            viewer INTEGER NOT NULL,
+            owner INTEGER,
+            comment INTEGER,
+            reason TEXT NOT NULL CHECK (reason IN ('block', 'unfollow', 'private', 'inactive', 'comment'))
+        );
+        CREATE INDEX revocations_by_viewer ON revocations(viewer, version);
+
+        -- A step's hearts and shares, counted as they come: a step with 100,000 hearts is
+        -- shown without counting them again.
+        ALTER TABLE steps ADD COLUMN hearts INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE steps ADD COLUMN shares INTEGER NOT NULL DEFAULT 0;
+        UPDATE steps SET hearts = (SELECT count(*) FROM interactions WHERE step = steps.id AND type = 'heart'),
+                         shares = (SELECT count(*) FROM interactions WHERE step = steps.id AND type = 'share');
+        -- Who hearted and shared a step, newest first; a journey's newest tiers.
+        CREATE INDEX interactions_by_time ON interactions(step, at);
+        CREATE INDEX tiers_by_time ON tiers(journey, at);
+
+        -- A deleted comment's replies show it as their parent.
+        CREATE INDEX comments_by_parent ON comments(parent) WHERE parent IS NOT NULL;
+        CREATE INDEX steps_by_owner ON steps(owner);
+
+        -- Tokens may expire and be revoked; a label says which device holds one.
+        ALTER TABLE tokens ADD COLUMN expires_at INTEGER;
+        ALTER TABLE tokens ADD COLUMN revoked_at INTEGER;
+        ALTER TABLE tokens ADD COLUMN label TEXT;
+        CREATE INDEX tokens_by_user ON tokens(user);
+        """)
         return m
     }
 }

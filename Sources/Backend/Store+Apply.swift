@@ -1,5 +1,6 @@
 import Notifications
 import SQLite
+import Wire
 
 extension Store {
     /// Applies one event atomically: the world changes, the rows it creates, its record in
@@ -38,13 +39,19 @@ extension Store {
 
     private func applyBody(_ event: Event, _ d: Delivery) throws {
         switch event.body {
-        case .user(let info): try applyUser(info, at: event.at)
+        case .user(let info): try applyUser(info, d)
         case let .account(user, state):
-            try db.run("UPDATE users SET state = ? WHERE id = ?", state.rawValue, try requireUser(user).key)
+            let record = try requireUser(user)
+            try db.run("UPDATE users SET state = ? WHERE id = ?", state.rawValue, record.key)
+            // A banned or deactivated account's profile and content leave everyone's replicas.
+            if record.isActive && state != .active { try revoke(.inactive, viewer: nil, owner: record.key, d) }
         case let .privacy(user, isPrivate):
-            try db.run("UPDATE users SET private = ? WHERE id = ?", isPrivate, try requireUser(user).key)
-        case let .relation(type, actor, target):
-            try applyRelation(type, actor: try requireUser(actor), target: try requireUser(target), d)
+            let record = try requireUser(user)
+            try db.run("UPDATE users SET private = ? WHERE id = ?", isPrivate, record.key)
+            // Gone private: whoever does not follow them gives up what they hold of their content.
+            if isPrivate && !record.isPrivate { try revoke(.private, viewer: nil, owner: record.key, d) }
+        case let .relation(relation, actor, target):
+            try applyRelation(relation, actor: try requireUser(actor), target: try requireUser(target), d)
         case let .journey(id, owner, title):
             let ownerKey = try requireUser(owner).key
             if let existing = try journey(id) {
@@ -64,11 +71,11 @@ extension Store {
                        id, j.key, j.ownerKey, caption, photoUrl, isFinal, event.at)
         case .mediaReady(let id):
             try publish(try requireStep(id), d)
-        case let .interaction(type, actor, step):
-            let context = try requirePublishedStep(step, actor: actor)
-            try applyInteraction(type, actor: context.actor!, step: context, d)
+        case let .interaction(interaction, actor, step):
+            let context = try requirePublishedStep(step, actor: actor, at: event.at)
+            try applyInteraction(interaction, actor: context.actor!, step: context, d)
         case let .comment(actor, step, id, text, parent):
-            let context = try requirePublishedStep(step, actor: actor)
+            let context = try requirePublishedStep(step, actor: actor, at: event.at)
             try applyComment(actor: context.actor!, step: context, id: id, text: text, parent: parent, d)
         case .deleteStep(let id):
             let s = try requireStep(id)
@@ -84,6 +91,12 @@ extension Store {
             guard c.deletedAt == nil else { d.outcome.note = "comment \(id) was already deleted"; return }
             try db.run("UPDATE comments SET deleted_at = ? WHERE id = ?", event.at, c.key)
             try markRowsDeleted(madeBy: "SELECT event FROM comments WHERE id = :key", key: c.key, d)
+            // Who holds its words: the rows of its replies (it is their parent), and the step's
+            // owner (who holds every comment on their step).
+            try touchRows(madeBy: "SELECT event FROM comments WHERE parent = :key", key: c.key, d)
+            if let owner = try db.scalar("SELECT owner FROM steps WHERE id = ?", c.stepKey) {
+                try revoke(.comment, viewer: owner, comment: c.key, d)
+            }
         case let .tierCrossed(actor, journey, tier):
             try applyTier(supporter: try requireUser(actor), journey: try requireJourney(journey), tier: tier, d)
         case let .announcement(text, audience, link):
@@ -91,8 +104,7 @@ extension Store {
         case let .preferences(user, changes):
             let key = try requireUser(user).key
             for (category, value) in changes {
-                let column = category.map { "pref_\($0.rawValue)" } ?? "pref_all"
-                try db.run("UPDATE users SET \(column) = ? WHERE id = ?", value, key)
+                try db.run("UPDATE users SET \(Store.preferenceColumn(category)) = ? WHERE id = ?", value, key)
             }
         }
     }
@@ -114,21 +126,46 @@ extension Store {
         return step
     }
 
-    /// A step that may be interacted with (published, not deleted), with its owner and journey.
-    func requirePublishedStep(_ id: String, actor: String) throws -> StepContext {
+    /// A step that may be interacted with at `at` (published by then, not deleted), with its
+    /// owner and journey.
+    func requirePublishedStep(_ id: String, actor: String, at: Int64) throws -> StepContext {
         guard let context = try stepContext(id, actor: actor) else {
             _ = try requireUser(actor)  // an unknown actor is named first, as it comes first in the event
             throw EventError("unknown step \(id)")
         }
         guard context.actor != nil else { throw EventError("unknown user \(actor)") }
         guard context.step.deletedAt == nil else { throw EventError("step \(id) was deleted") }
-        guard context.step.publishedAt != nil else { throw EventError("step \(id) is not published yet (its media is still processing)") }
+        guard let published = context.step.publishedAt else {
+            throw EventError("step \(id) is not published yet (its media is still processing)")
+        }
+        guard at >= published else {
+            throw EventError("step \(id) was published at \(Timestamp.format(published)), after this event's time \(Timestamp.format(at))")
+        }
         return context
+    }
+
+    /// The column of a preference switch (`nil`: the master switch).
+    static func preferenceColumn(_ category: Category?) -> String {
+        category.map { "pref_\($0.rawValue)" } ?? "pref_all"
+    }
+
+    // MARK: Revocations
+
+    /// Why a reader gives up content they held.
+    enum Revocation: String {
+        case block, unfollow, `private`, inactive, comment
+    }
+
+    /// Records that `viewer` (nil: everyone it concerns) may no longer see `owner`'s content, or
+    /// the comment: their next sync tells their replica to give it up.
+    func revoke(_ reason: Revocation, viewer: Int?, owner: Int? = nil, comment: Int? = nil, _ d: Delivery) throws {
+        try db.run("INSERT INTO revocations(version, viewer, owner, comment, reason) VALUES (?, ?, ?, ?, ?)",
+                   d.changeVersion(), viewer ?? 0, owner, comment, reason.rawValue)
     }
 
     // MARK: World
 
-    private func applyUser(_ info: Event.UserInfo, at: Int64) throws {
+    private func applyUser(_ info: Event.UserInfo, _ d: Delivery) throws {
         if let holder = try user(username: info.username), holder.id != info.id {
             throw EventError("username \(info.username) already belongs to user \(holder.id)")
         }
@@ -137,10 +174,23 @@ extension Store {
                 UPDATE users SET username = ?, name = ?, avatar_url = coalesce(?, avatar_url),
                     private = coalesce(?, private), signed_in = coalesce(?, signed_in) WHERE id = ?
                 """, info.username, info.name, info.avatarUrl, info.isPrivate, info.signedIn, existing.key)
+            if info.isPrivate == true && !existing.isPrivate { try revoke(.private, viewer: nil, owner: existing.key, d) }
         } else {
             try db.run("INSERT INTO users(ext, username, name, avatar_url, private, signed_in, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       info.id, info.username, info.name, info.avatarUrl, info.isPrivate ?? false, info.signedIn ?? true, at)
+                       info.id, info.username, info.name, info.avatarUrl, info.isPrivate ?? false, info.signedIn ?? true, d.event.at)
+            try db.run("INSERT INTO inboxes(user) VALUES (?)", Int(db.lastInsertRowID))
         }
+    }
+
+    /// Gives the rows made by the events `eventsSQL` selects (by `:key`) this event's version,
+    /// so their recipients' next sync brings them again (and what they point at, as it is now).
+    private func touchRows(madeBy eventsSQL: String, key: Int, _ d: Delivery) throws {
+        let rows = """
+            SELECT n.id FROM events AS e JOIN notifications AS n ON n.id BETWEEN e.first_row AND e.last_row
+            WHERE e.id IN (\(eventsSQL))
+            """
+        let values: [String: SQLBindable] = [":key": key, ":version": d.changeVersion()]
+        try db.cached("UPDATE notifications SET version = :version WHERE id IN (\(rows))").bind(named: values).run()
     }
 
     /// Strikes through the rows made by the events `eventsSQL` selects (by `:key`): the rows

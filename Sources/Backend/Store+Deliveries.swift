@@ -1,14 +1,15 @@
 import Notifications
 import SQLite
+import Wire
 
 /// The events that produce notifications: relations, publishes, interactions, comments,
 /// tier crossings and announcements.
 extension Store {
-    func applyRelation(_ type: String, actor: UserRecord, target: UserRecord, _ d: Delivery) throws {
-        if actor.key == target.key { throw EventError("a user cannot \(type) themselves (\(actor.id))") }
+    func applyRelation(_ relation: Event.Relation, actor: UserRecord, target: UserRecord, _ d: Delivery) throws {
+        if actor.key == target.key { throw EventError("a user cannot \(relation.rawValue) themselves (\(actor.id))") }
         let at = d.event.at
-        switch type {
-        case "follow":
+        switch relation {
+        case .follow:
             if try blocked(actor.key, target.key) {
                 throw EventError("\(actor.id) cannot follow \(target.id): a block stands between them")
             }
@@ -24,39 +25,43 @@ extension Store {
                 try db.run("INSERT OR IGNORE INTO follows(followee, follower, created_at) VALUES (?, ?, ?)", target.key, actor.key, at)
                 // Follow, unfollow, follow again: the second follow is a re-ping and stays silent.
                 let pingedBefore = try db.scalar("""
-                    SELECT EXISTS (SELECT 1 FROM notifications WHERE recipient = ? AND actor = ? AND kind = 'newFollower')
+                    SELECT EXISTS (SELECT 1 FROM notifications WHERE kind = 'newFollower' AND recipient = ? AND actor = ?)
                     """, target.key, actor.key) == 1
                 let n = Notification(kind: .newFollower, actor: actor.person, subject: Subject())
                 try d.deliver(n, to: target, actor: actor, refs: RowRefs(), duplicate: already || pingedBefore)
             }
-        case "unfollow":
+        case .unfollow:
+            let wasFollowing = try follows(actor.key, target.key)
             try db.run("DELETE FROM follows WHERE followee = ? AND follower = ?", target.key, actor.key)
             try db.run("DELETE FROM follow_requests WHERE target = ? AND requester = ?", target.key, actor.key)
-        case "followRequestAccepted", "followRequestDeclined":
+            // No longer following a private account: its content leaves the actor's replica.
+            if wasFollowing && target.isPrivate { try revoke(.unfollow, viewer: actor.key, owner: target.key, d) }
+        case .followRequestAccepted, .followRequestDeclined:
             // The actor is the private user; the target is the one who asked.
             guard try hasPendingRequest(from: target.key, to: actor.key) else {
                 throw EventError("no pending follow request from \(target.id) to \(actor.id)")
             }
             try db.run("DELETE FROM follow_requests WHERE target = ? AND requester = ?", actor.key, target.key)
-            if type == "followRequestAccepted" {
+            if relation == .followRequestAccepted {
                 try db.run("INSERT OR IGNORE INTO follows(followee, follower, created_at) VALUES (?, ?, ?)", actor.key, target.key, at)
                 let n = Notification(kind: .followRequestAccepted, actor: actor.person, subject: Subject())
                 try d.deliver(n, to: target, actor: actor, refs: RowRefs())
             }
-        case "block":
+        case .block:
             try db.run("INSERT OR IGNORE INTO blocks(blocker, blocked) VALUES (?, ?)", actor.key, target.key)
             try db.run("DELETE FROM follows WHERE (followee = ? AND follower = ?) OR (followee = ? AND follower = ?)",
                        actor.key, target.key, target.key, actor.key)
             try db.run("DELETE FROM follow_requests WHERE (target = ? AND requester = ?) OR (target = ? AND requester = ?)",
                        actor.key, target.key, target.key, actor.key)
-        case "unblock":
+            // Silent both ways: each gives up what they hold of the other.
+            try revoke(.block, viewer: actor.key, owner: target.key, d)
+            try revoke(.block, viewer: target.key, owner: actor.key, d)
+        case .unblock:
             try db.run("DELETE FROM blocks WHERE blocker = ? AND blocked = ?", actor.key, target.key)
-        case "mute":
+        case .mute:
             try db.run("INSERT OR IGNORE INTO mutes(muter, muted) VALUES (?, ?)", actor.key, target.key)
-        case "unmute":
+        case .unmute:
             try db.run("DELETE FROM mutes WHERE muter = ? AND muted = ?", actor.key, target.key)
-        default:
-            throw EventError("unknown relation \(type)")
         }
     }
 
@@ -81,7 +86,7 @@ extension Store {
         let n = Notification(kind: rung, actor: owner.person, subject: Subject(
             stepId: step.id, caption: step.caption, photoUrl: step.photoUrl,
             journeyId: journey.id, journeyTitle: journey.title))
-        let refs = RowRefs(step: step.key, journey: journey.key)
+        let refs = RowRefs(step: step.key, journey: journey.key, subject: RowSubject(step: step.id, journey: journey.id))
         let arguments: [String: SQLBindable] = [":owner": owner.key, ":journeyKey": journey.key]
         let audience = Ladder.audience(of: rung)
         let followers = "SELECT follower AS u FROM follows WHERE followee = :owner"
@@ -101,15 +106,25 @@ extension Store {
         }
     }
 
-    func applyInteraction(_ type: String, actor: UserRecord, step context: StepContext, _ d: Delivery) throws {
+    func applyInteraction(_ interaction: Event.Interaction, actor: UserRecord, step context: StepContext, _ d: Delivery) throws {
         let (step, owner) = (context.step, context.owner)
         try db.run("INSERT OR IGNORE INTO interactions(step, type, actor, at, event) VALUES (?, ?, ?, ?, ?)",
-                   step.key, type, actor.key, d.event.at, d.key)
+                   step.key, interaction.rawValue, actor.key, d.event.at, d.key)
         let repeated = db.changes == 0
+        if !repeated {
+            try db.run(interaction == .heart ? "UPDATE steps SET hearts = hearts + 1 WHERE id = ?"
+                                             : "UPDATE steps SET shares = shares + 1 WHERE id = ?", step.key)
+        }
         let inside = StepWindow.contains(d.event.at, publishedAt: step.publishedAt ?? d.event.at)
-        let kind: Kind = type == "heart" ? (inside ? .steppedWithHeart : .heart) : (inside ? .steppedWithShare : .share)
+        let kind: Kind
+        switch interaction {
+        case .heart: kind = inside ? .steppedWithHeart : .heart
+        case .share: kind = inside ? .steppedWithShare : .share
+        }
         let n = Notification(kind: kind, actor: actor.person, subject: subject(of: step))
-        try d.deliver(n, to: owner, actor: actor, refs: RowRefs(step: step.key, journey: step.journeyKey), duplicate: repeated)
+        try d.deliver(n, to: owner, actor: actor, refs: RowRefs(step: step.key, journey: step.journeyKey,
+                                                                subject: RowSubject(step: step.id)),
+                      duplicate: repeated)
     }
 
     func applyComment(actor: UserRecord, step context: StepContext, id: String, text: String, parent: String?, _ d: Delivery) throws {
@@ -144,11 +159,12 @@ extension Store {
         var subject = subject(of: step)
         subject.commentId = id
         subject.commentText = text
-        let refs = RowRefs(step: step.key, comment: commentKey, journey: step.journeyKey)
+        let refs = RowRefs(step: step.key, comment: commentKey, journey: step.journeyKey,
+                           subject: RowSubject(step: step.id, comment: id))
         for (recipientId, kind) in CommentRecipients.resolve(owner: owner.id, parentAuthor: parentAuthor,
                                                              mentioned: mentioned, insideWindow: inside) {
             guard let recipient = people[recipientId] else { continue }
-            let visible = kind == .mention ? try canView(contentOf: owner, viewer: recipient) : true
+            let visible = kind == .mention ? try Visibility(store: self, viewer: recipient).canSeeContent(of: owner) : true
             let n = Notification(kind: kind, actor: actor.person, subject: subject)
             try d.deliver(n, to: recipient, actor: actor, refs: refs, visible: visible)
         }
@@ -160,7 +176,7 @@ extension Store {
         let repeated = db.changes == 0
         guard let owner = try user(key: journey.ownerKey) else { throw EventError("journey \(journey.id) lost its owner") }
         let subject = Subject(journeyId: journey.id, journeyTitle: journey.title, tier: tier)
-        let refs = RowRefs(journey: journey.key)
+        let refs = RowRefs(journey: journey.key, tier: tier, subject: RowSubject(journey: journey.id, tier: tier))
         try d.deliver(Notification(kind: .recognitionReceived, actor: supporter.person, subject: subject),
                       to: owner, actor: supporter, refs: refs, duplicate: repeated)
         try d.deliver(Notification(kind: .recognitionEarned, actor: owner.person, subject: subject),

@@ -1,114 +1,87 @@
 import Notifications
 import SQLite
+import Wire
 
-/// The entities tap destinations show — people, steps, comments, journeys — as JSON, from
-/// a viewer's point of view (follow state), with the visibility rules of the board.
+/// The entities tap destinations show — people, steps, comments, journeys — as typed values,
+/// from a reader's point of view. Whether the reader may see each is `Visibility`'s to say.
 extension Store {
-    /// Whether `viewer` may see `owner`'s content: their own, a public account's, or a private
-    /// one they follow — and never across a block.
-    public func canView(contentOf owner: UserRecord, viewer: UserRecord) throws -> Bool {
-        if owner.key == viewer.key { return true }
-        if try blocked(owner.key, viewer.key) { return false }
-        return try !owner.isPrivate || follows(viewer.key, owner.key)
+    /// The comments a step shows at most: the newest.
+    public static let commentsShown = 200
+    /// The people of a journey's panel shown at most: the newest tiers crossed.
+    public static let supportersShown = 50
+
+    public func person(_ user: UserRecord, seenBy viewer: UserRecord) throws -> PersonEntity {
+        PersonEntity(id: user.id, username: user.username, name: user.name, avatarUrl: user.avatarUrl,
+                     isPrivate: user.isPrivate, state: user.state,
+                     relationship: Relationship(following: try follows(viewer.key, user.key),
+                                                followsYou: try follows(user.key, viewer.key),
+                                                requested: try hasPendingRequest(from: viewer.key, to: user.key),
+                                                requestedYou: try hasPendingRequest(from: user.key, to: viewer.key)))
     }
 
-    public func userJSON(_ user: UserRecord, viewer: UserRecord) throws -> JSON {
-        .members([
-            ("id", .string(user.id)), ("username", .string(user.username)), ("name", .string(user.name)),
-            ("avatarUrl", user.avatarUrl.map(JSON.string)), ("private", .bool(user.isPrivate)),
-            ("state", .string(user.state.rawValue)),
-            ("following", .bool(try follows(viewer.key, user.key))),
-            ("followsYou", .bool(try follows(user.key, viewer.key))),
-            ("requested", .bool(try hasPendingRequest(from: viewer.key, to: user.key))),
-            ("requestedYou", .bool(try hasPendingRequest(from: user.key, to: viewer.key))),
-        ])
-    }
-
-    public func stepJSON(_ step: StepRecord) throws -> JSON {
+    public func stepEntity(_ step: StepRecord) throws -> StepEntity {
         let journey = try journey(key: step.journeyKey)
         let owner = try user(key: step.ownerKey)
-        let hearts = try db.scalar("SELECT count(*) FROM interactions WHERE step = ? AND type = 'heart'", step.key) ?? 0
-        let shares = try db.scalar("SELECT count(*) FROM interactions WHERE step = ? AND type = 'share'", step.key) ?? 0
-        return .members([
-            ("id", .string(step.id)), ("journey", journey.map { .string($0.id) }), ("journeyTitle", journey.map { .string($0.title) }),
-            ("owner", owner.map { .string($0.id) }), ("caption", .string(step.caption)), ("photoUrl", step.photoUrl.map(JSON.string)),
-            ("final", .bool(step.isFinal)), ("publishedAt", step.publishedAt.map { .string(Timestamp.format($0)) }),
-            ("deleted", .bool(step.deletedAt != nil)), ("hearts", .int(hearts)), ("shares", .int(shares)),
-        ])
+        let counts = try db.first("SELECT hearts, shares FROM steps WHERE id = ?", [step.key]) { ($0.int(0), $0.int(1)) } ?? (0, 0)
+        return StepEntity(id: step.id, journey: journey?.id ?? "", journeyTitle: journey?.title ?? "", owner: owner?.id ?? "",
+                          caption: step.caption, photoUrl: step.photoUrl, isFinal: step.isFinal,
+                          publishedAt: step.publishedAt, deleted: step.deletedAt != nil, hearts: counts.0, shares: counts.1)
     }
 
-    /// A step's comments, oldest first, with their authors' ids (at most `limit`).
-    public func commentsJSON(ofStep step: StepRecord, limit: Int = 200) throws -> [JSON] {
-        try db.query("""
-            SELECT c.ext, u.ext, c.text, p.ext, c.created_at, c.deleted_at IS NOT NULL
-            FROM comments AS c JOIN users AS u ON u.id = c.author LEFT JOIN comments AS p ON p.id = c.parent
-            WHERE c.step = ? ORDER BY c.created_at, c.id LIMIT ?
-            """, [step.key, limit]) { row in
-            let deleted = row.bool(5)
-            return JSON.members([
-                ("id", .string(row.string(0))), ("step", .string(step.id)), ("author", .string(row.string(1))),
-                ("text", deleted ? nil : .string(row.string(2))), ("parent", row.optionalString(3).map(JSON.string)),
-                ("at", .string(Timestamp.format(row.int64(4)))), ("deleted", .bool(deleted)),
-            ])
+    func commentEntity(_ comment: CommentRecord, on step: StepRecord) throws -> CommentEntity {
+        let author = try user(key: comment.authorKey)
+        let parent = try comment.parentKey.flatMap { try self.comment(key: $0) }
+        return CommentEntity(id: comment.id, step: step.id, author: author?.id ?? "", text: comment.text, parent: parent?.id,
+                             at: comment.createdAt, deleted: comment.deletedAt != nil)
+    }
+
+    /// The newest comments of a step the reader may see (deleted ones keep their place without
+    /// words), oldest first.
+    public func comments(ofStep step: StepRecord, visibility: Visibility) throws -> [CommentEntity] {
+        let records = try db.query("""
+            SELECT \(CommentRecord.columns) FROM comments WHERE step = ? ORDER BY created_at DESC, id DESC LIMIT ?
+            """, [step.key, Store.commentsShown], CommentRecord.init)
+        var shown: [CommentEntity] = []
+        for record in records.reversed() {
+            guard let author = try visibility.person(record.authorKey), try visibility.canSee(person: author) else { continue }
+            shown.append(try commentEntity(record, on: step))
+        }
+        return shown
+    }
+
+    /// Who hearted and shared a step, newest first, among the people the reader may see.
+    public func interactions(onStep step: StepRecord, visibility: Visibility, limit: Int = 500)
+        throws -> [(interaction: Event.Interaction, user: String, at: Int64)] {
+        let found = try db.query("""
+            SELECT type, actor, at FROM interactions WHERE step = ? ORDER BY at DESC LIMIT ?
+            """, [step.key, limit]) { (Event.Interaction(rawValue: $0.string(0)) ?? .heart, $0.int(1), $0.int64(2)) }
+        return try found.compactMap { interaction, actorKey, at in
+            guard let actor = try visibility.person(actorKey), try visibility.canSee(person: actor) else { return nil }
+            return (interaction, actor.id, at)
         }
     }
 
-    /// Who hearted and shared a step, newest first.
-    public func interactionsJSON(ofStep step: StepRecord) throws -> [JSON] {
-        try db.query("""
-            SELECT i.type, u.ext, i.at FROM interactions AS i JOIN users AS u ON u.id = i.actor
-            WHERE i.step = ? ORDER BY i.at DESC LIMIT 500
-            """, [step.key]) { row in
-            JSON.object([("type", .string(row.string(0))), ("user", .string(row.string(1))), ("at", .string(Timestamp.format(row.int64(2))))])
-        }
-    }
-
-    /// A journey with its published steps and, when asked, its people panel (companion tiers).
-    public func journeyJSON(_ journey: JourneyRecord, people: Bool = true) throws -> JSON {
+    /// A journey with its published steps in order (captions only when `captions`: a journey
+    /// fetched to be shown now, never one sent to a replica) and its people panel.
+    public func journeyEntity(_ journey: JourneyRecord, people: Bool, captions: Bool, visibility: Visibility) throws -> JourneyEntity {
         let owner = try user(key: journey.ownerKey)
         let steps = try db.query("""
-            SELECT ext, caption, photo_url, final, published_at FROM steps
+            SELECT ext, final, published_at, caption, photo_url FROM steps
             WHERE journey = ? AND published_at IS NOT NULL AND deleted_at IS NULL ORDER BY published_at
             """, [journey.key]) { row in
-            JSON.members([("id", .string(row.string(0))), ("caption", .string(row.string(1))),
-                          ("photoUrl", row.optionalString(2).map(JSON.string)), ("final", .bool(row.bool(3))),
-                          ("publishedAt", .string(Timestamp.format(row.int64(4))))])
+            JourneyEntity.Step(id: row.string(0), isFinal: row.bool(1), publishedAt: row.int64(2),
+                               caption: captions ? row.string(3) : nil, photoUrl: captions ? row.optionalString(4) : nil)
         }
-        let panel = people ? try db.query("""
-            SELECT u.ext, t.tier, t.at FROM tiers AS t JOIN users AS u ON u.id = t.supporter
-            WHERE t.journey = ? ORDER BY t.at DESC
-            """, [journey.key]) { row in
-            JSON.object([("user", .string(row.string(0))), ("tier", .string(row.string(1))), ("at", .string(Timestamp.format(row.int64(2))))])
-        } : []
-        return .members([("id", .string(journey.id)), ("title", .string(journey.title)), ("owner", owner.map { .string($0.id) }),
-                         ("steps", .array(steps)), ("people", people ? .array(panel) : nil)])
-    }
-
-    /// The entities a page of rows points at, for the replica to open destinations offline.
-    public func entitiesJSON(for rows: [ActivityRow], viewer: UserRecord) throws -> JSON {
-        var userIds: [String] = [], stepIds: [String] = [], journeyIds: [String] = []
-        func add(_ id: String?, to list: inout [String]) { if let id, !list.contains(id) { list.append(id) } }
-        for row in rows {
-            add(row.actor, to: &userIds)
-            switch row.tap {
-            case let .step(id, _, _), let .interactions(id): add(id, to: &stepIds)
-            case let .journey(id, _): add(id, to: &journeyIds)
-            case let .profile(id, _): add(id, to: &userIds)
-            case .link: break
+        var supporters: [JourneyEntity.Supporter]?
+        if people {
+            let found = try db.query("""
+                SELECT supporter, tier, at FROM tiers WHERE journey = ? ORDER BY at DESC LIMIT ?
+                """, [journey.key, Store.supportersShown]) { ($0.int(0), $0.string(1), $0.int64(2)) }
+            supporters = try found.compactMap { key, tier, at in
+                guard let supporter = try visibility.person(key), try visibility.canSee(person: supporter) else { return nil }
+                return JourneyEntity.Supporter(user: supporter.id, tier: tier, at: at)
             }
         }
-        var users: [JSON] = [], steps: [JSON] = [], comments: [JSON] = [], journeys: [JSON] = []
-        for id in stepIds {
-            guard let step = try step(id) else { continue }
-            steps.append(try stepJSON(step))
-            comments += try commentsJSON(ofStep: step)
-            if let owner = try user(key: step.ownerKey) { add(owner.id, to: &userIds) }
-            if let journey = try journey(key: step.journeyKey) { add(journey.id, to: &journeyIds) }
-        }
-        for comment in comments { add(comment["author"]?.string, to: &userIds) }
-        for id in journeyIds { if let journey = try journey(id) { journeys.append(try journeyJSON(journey)) } }
-        for id in userIds { if let user = try user(id) { users.append(try userJSON(user, viewer: viewer)) } }
-        return .object([("users", .array(users)), ("steps", .array(steps)), ("comments", .array(comments)),
-                        ("journeys", .array(journeys))])
+        return JourneyEntity(id: journey.id, title: journey.title, owner: owner?.id ?? "", steps: steps, people: supporters)
     }
 }

@@ -1,4 +1,5 @@
 import Notifications
+import Wire
 import SQLite
 
 /// One candidate of an event: the row it got, or the reason it got none.

@@ -1,4 +1,5 @@
 import Notifications
+import Wire
 import SQLite
 
 /// Why a row has no push to render.
@@ -19,10 +20,10 @@ extension Store {
     /// recipient's fresh unseen count as the absolute badge.
     public func pushContent(row id: Int) throws -> PushContent {
         guard let stored = try db.first("""
-            SELECT n.kind, \(ActivityRow.content("title")),
+            SELECT n.kind, \(RowReader.content("title")),
                    CASE WHEN n.title IS NULL THEN coalesce(e.push_body, e.body) ELSE coalesce(n.push_body, n.body) END,
-                   \(ActivityRow.content("push_image")), \(ActivityRow.content("face")), \(ActivityRow.content("thread")),
-                   \(ActivityRow.content("tap")), n.recipient, n.deleted
+                   \(RowReader.content("push_image")), \(RowReader.content("face")), \(RowReader.content("thread")),
+                   \(RowReader.content("tap")), n.recipient, n.deleted
             FROM notifications AS n JOIN events AS e ON e.id = n.event WHERE n.id = ?
             """, [id], { row in
                 (kind: Kind(rawValue: row.string(0)) ?? .announcement, title: row.string(1), body: row.string(2),

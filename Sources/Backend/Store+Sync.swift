@@ -1,76 +1,106 @@
 import Notifications
 import SQLite
+import Wire
 
-/// A client's mutation: a stamp, or an act on the world, numbered per client.
-public struct Mutation: Sendable {
-    public enum Action: Sendable {
-        case seen(upTo: Int)
-        case read(row: Int)
-        case followBack(user: String)
-        case acceptRequest(user: String)
-        case declineRequest(user: String)
-        case preferences([(Category?, Bool)])
-    }
-
-    public var seq: Int
-    public var action: Action
-
-    public init(seq: Int, action: Action) {
-        self.seq = seq
-        self.action = action
-    }
-}
-
-/// Why a batch of mutations was refused; nothing of it was applied.
-public enum MutationError: Error, Equatable, CustomStringConvertible {
-    /// The row is not the user's (or does not exist): the same answer either way.
-    case noSuchRow(Int)
-    case refused(seq: Int, reason: String)
-
-    public var description: String {
-        switch self {
-        case .noSuchRow(let id): return "no row \(id)"
-        case let .refused(seq, reason): return "mutation \(seq): \(reason)"
-        }
-    }
-}
-
+/// Pulls and client mutations: what the sync protocol asks of the store.
 extension Store {
-    /// The user's rows changed after `version`, oldest change first, at most about `limit`:
-    /// a page ends at a version boundary, so the next page starts cleanly after `next`. One
-    /// change larger than `limit` (a seen stamp of many rows) comes whole.
-    public func changes(for user: UserRecord, after version: Int, limit: Int) throws -> (rows: [ActivityRow], next: Int) {
-        var rows = try db.query(Store.changesSQL, [user.key, version, limit + 1], ActivityRow.init)
-        guard rows.count > limit, let last = rows.last?.version else {
-            return (rows, rows.last?.version ?? version)
+    /// The reader's changes after `version`, at most about `limit` rows, evaluated now.
+    ///
+    /// One snapshot gives the rows changed (oldest change first, cut at a version boundary),
+    /// the marks and revocations up to the page's end, and the entities the rows point at.
+    /// Each row's copy, and each entity, goes through `Visibility`: a row whose content the
+    /// reader may no longer see goes withheld, and what they may no longer hold is listed
+    /// in `drops` — from this page's rows, and from the revocations since `version`.
+    public func activityPage(for user: UserRecord, after version: Int, limit: Int) throws -> ActivityPage {
+        try snapshot {
+            var reader = RowReader()
+            var stored = try db.query("""
+                \(RowReader.select) WHERE n.recipient = ? AND n.version > ? ORDER BY n.version, n.id LIMIT ?
+                """, [user.key, version, limit + 1]) { reader.read($0) }
+            var more = false
+            if stored.count > limit, let last = stored.last?.row.version {
+                more = true
+                if stored.first?.row.version == last {
+                    // One change bigger than a page (a deleted step's many rows): take all of it.
+                    stored = try db.query("\(RowReader.select) WHERE n.recipient = ? AND n.version = ? ORDER BY n.id",
+                                          [user.key, last]) { reader.read($0) }
+                } else {
+                    stored.removeAll { $0.row.version == last }
+                }
+            }
+            let next = more ? (stored.last?.row.version ?? version) : max(version, try currentVersion())
+            try applyMarks(to: &stored, of: user.key)
+            let visibility = Visibility(store: self, viewer: user)
+            var collector = EntityCollector(store: self, visibility: visibility)
+            var rows: [ActivityRow] = []
+            rows.reserveCapacity(stored.count)
+            for row in stored {
+                if try visibility.canQuote(row) {
+                    rows.append(row.row)
+                    try collector.quote(row)
+                } else {
+                    rows.append(row.row.withholding())
+                    try collector.withhold(row)
+                }
+            }
+            // A first pull holds nothing yet: there is nothing to give up.
+            if version > 0 { try collector.revoke(try revocations(for: user.key, after: version, through: next)) }
+            let counters = try counters(of: user.key)
+            return ActivityPage(rows: rows, entities: try collector.entities(), counts: counters.counts, next: next,
+                                marks: try marks(of: user.key, after: version, through: next), drops: collector.drops,
+                                store: identity, total: version == 0 ? counters.total : nil, more: more)
         }
-        if let first = rows.first?.version, first == last {
-            // One change bigger than a page: take all of it.
-            rows = try db.query(Store.changesOfVersionSQL, [user.key, last], ActivityRow.init)
-            return (rows, last)
-        }
-        rows.removeAll { $0.version == last }
-        return (rows, rows.last?.version ?? version)
     }
 
-    private static let changesSQL = "\(ActivityRow.select) WHERE n.recipient = ? AND n.version > ? ORDER BY n.version, n.id LIMIT ?"
-    private static let changesOfVersionSQL = "\(ActivityRow.select) WHERE n.recipient = ? AND n.version = ? ORDER BY n.id"
+    /// A revocation a reader's sync must act on.
+    struct RevocationEntry {
+        var reason: Revocation
+        var owner: UserRecord?
+        var comment: String?
+    }
 
-    /// Applies, in one transaction, the mutations of `client` for `user` that were not applied
-    /// before (each at most once, by sequence number), records the last sequence applied, and
-    /// returns it with fresh counts. A refused mutation refuses the whole batch.
-    public func apply(_ mutations: [Mutation], client: String, for user: UserRecord, at: Int64) throws -> (applied: Int, counts: Counts) {
+    private func revocations(for userKey: Int, after: Int, through: Int) throws -> [RevocationEntry] {
+        let found = try db.query("""
+            SELECT reason, owner, c.ext FROM revocations AS r LEFT JOIN comments AS c ON c.id = r.comment
+            WHERE r.viewer IN (?, 0) AND r.version > ? AND r.version <= ? ORDER BY r.version
+            """, [userKey, after, through]) { (Revocation(rawValue: $0.string(0)) ?? .block, $0.optionalInt(1), $0.optionalString(2)) }
+        return try found.map { reason, owner, comment in
+            RevocationEntry(reason: reason, owner: try owner.flatMap { try user(key: $0) }, comment: comment)
+        }
+    }
+
+    /// Whether `userKey` has any change after `version`: a row, a mark or a revocation.
+    public func hasChanges(for userKey: Int, after version: Int) throws -> Bool {
+        try db.scalar("""
+            SELECT EXISTS (SELECT 1 FROM notifications WHERE recipient = ? AND version > ?)
+                OR EXISTS (SELECT 1 FROM marks WHERE user = ? AND version > ?)
+                OR EXISTS (SELECT 1 FROM revocations WHERE viewer IN (?, 0) AND version > ?)
+            """, userKey, version, userKey, version, userKey, version) == 1
+    }
+
+    // MARK: Mutations
+
+    /// Applies, in one transaction and in order of `seq`, the mutations of `client` for `user`
+    /// that were not applied before (each at most once), and records the last sequence seen.
+    /// A mutation the world refuses (a row that is not theirs, a request already answered) is
+    /// consumed and reported in the receipt, not retried; the others apply.
+    public func apply(_ mutations: [Mutation], client: String, for user: UserRecord, at: Int64) throws -> MutationReceipt {
         try db.transaction {
             var last = try db.scalar("SELECT last_seq FROM client_mutations WHERE client = ? AND user = ?", client, user.key) ?? 0
+            var refused: [MutationReceipt.Refusal] = []
             for mutation in mutations.sorted(by: { $0.seq < $1.seq }) where mutation.seq > last {
-                try apply(mutation, client: client, for: user, at: at)
+                do {
+                    try db.transaction { try apply(mutation, client: client, for: user, at: at) }
+                } catch let error as EventError {
+                    refused.append(MutationReceipt.Refusal(seq: mutation.seq, reason: error.description))
+                }
                 last = mutation.seq
             }
             try db.run("""
                 INSERT INTO client_mutations(client, user, last_seq) VALUES (?, ?, ?)
                 ON CONFLICT (client, user) DO UPDATE SET last_seq = excluded.last_seq
                 """, client, user.key, last)
-            return (last, try counts(for: user.key))
+            return MutationReceipt(applied: last, counts: try counts(for: user.key), refused: refused)
         }
     }
 
@@ -80,22 +110,146 @@ extension Store {
         case .seen(let upTo):
             try markSeen(user, upTo: upTo, at: at)
             return
+        case .readAll(let upTo):
+            try markAllRead(user, upTo: upTo, at: at)
+            return
         case .read(let row):
-            guard try markRead(user, row: row, at: at) != nil else { throw MutationError.noSuchRow(row) }
+            guard try markRead(user, row: row, at: at) != nil else { throw EventError("no row \(row)") }
             return
         case .followBack(let other):
-            body = .relation("follow", actor: user.id, target: other)
+            body = .relation(.follow, actor: user.id, target: other)
         case .acceptRequest(let other):
-            body = .relation("followRequestAccepted", actor: user.id, target: other)
+            body = .relation(.followRequestAccepted, actor: user.id, target: other)
         case .declineRequest(let other):
-            body = .relation("followRequestDeclined", actor: user.id, target: other)
+            body = .relation(.followRequestDeclined, actor: user.id, target: other)
         case .preferences(let changes):
-            body = .preferences(user: user.id, changes: changes)
+            body = .preferences(user: user.id, changes: changes.map { ($0.category, $0.on) })
         }
-        do {
-            try apply(Event(id: "mutation:\(client):\(user.id):\(mutation.seq)", at: at, body: body))
-        } catch let error as EventError {
-            throw MutationError.refused(seq: mutation.seq, reason: error.description)
+        try apply(Event(id: "mutation:\(client):\(user.id):\(mutation.seq)", at: at, body: body))
+    }
+}
+
+/// Gathers the entities a page's rows point at, and what the reader must give up.
+struct EntityCollector {
+    let store: Store
+    let visibility: Visibility
+    private var users: [Int] = []
+    private var userSet = Set<Int>()
+    private var steps: [Int] = []
+    private var stepSet = Set<Int>()
+    private var journeys: [Int] = []
+    private var journeySet = Set<Int>()
+    private var comments: [Int] = []
+    private var commentSet = Set<Int>()
+    private(set) var drops = Drops()
+    private var dropped = Set<String>()
+
+    init(store: Store, visibility: Visibility) {
+        self.store = store
+        self.visibility = visibility
+    }
+
+    private mutating func addUser(_ key: Int?) {
+        guard let key, userSet.insert(key).inserted else { return }
+        users.append(key)
+    }
+
+    private mutating func drop(_ id: String, _ list: WritableKeyPath<Drops, [String]>, _ kind: String) {
+        guard dropped.insert(kind + ":" + id).inserted else { return }
+        drops[keyPath: list].append(id)
+    }
+
+    /// A row that quotes its content: everything it points at travels with it.
+    mutating func quote(_ row: StoredRow) throws {
+        addUser(row.actorKey)
+        if let key = row.stepKey, stepSet.insert(key).inserted { steps.append(key) }
+        if let key = row.journeyKey, journeySet.insert(key).inserted { journeys.append(key) }
+        if let key = row.commentKey, commentSet.insert(key).inserted { comments.append(key) }
+    }
+
+    /// A withheld row: what it points at and the reader may not see is to be given up.
+    mutating func withhold(_ row: StoredRow) throws {
+        if let key = row.actorKey, let actor = try visibility.person(key) {
+            if try visibility.canSee(person: actor) { addUser(key) } else { drop(actor.id, \.people, "person") }
         }
+        if let key = row.stepKey, let step = try visibility.step(key) {
+            if try visibility.canSee(step: step) {
+                if stepSet.insert(key).inserted { steps.append(key) }
+            } else {
+                drop(step.id, \.steps, "step")
+            }
+        }
+        if let key = row.journeyKey, let journey = try store.journey(key: key) {
+            if try visibility.canSee(journey: journey) {
+                if journeySet.insert(key).inserted { journeys.append(key) }
+            } else {
+                drop(journey.id, \.journeys, "journey")
+            }
+        }
+        if let key = row.commentKey, let comment = try store.comment(key: key), !(try visibility.canSee(comment: comment)) {
+            drop(comment.id, \.comments, "comment")
+        }
+    }
+
+    /// What the revocations since the last pull take away, as it stands now.
+    mutating func revoke(_ entries: [Store.RevocationEntry]) throws {
+        for entry in entries {
+            switch entry.reason {
+            case .block, .inactive:
+                guard let owner = entry.owner, owner.key != visibility.viewer.key,
+                      !(try visibility.canSee(person: owner)) else { continue }
+                drop(owner.id, \.people, "person")
+            case .private, .unfollow:
+                guard let owner = entry.owner, !(try visibility.canSeeContent(of: owner)) else { continue }
+                drop(owner.id, \.owners, "owner")
+            case .comment:
+                if let comment = entry.comment { drop(comment, \.comments, "comment") }
+            }
+        }
+    }
+
+    /// The entities gathered, each as the reader may see it now.
+    mutating func entities() throws -> Entities {
+        var result = Entities()
+        var commentEntities: [CommentEntity] = []
+        for key in steps {
+            guard let step = try visibility.step(key), try visibility.canSee(step: step) else { continue }
+            result.steps.append(try store.stepEntity(step))
+            addUser(step.ownerKey)
+            if step.ownerKey == visibility.viewer.key {
+                // The owner holds every comment on their step.
+                commentEntities += try store.comments(ofStep: step, visibility: visibility)
+            }
+        }
+        // The comments rows are about, with the comment each answers.
+        var extra: [Int] = []
+        for key in comments {
+            if let parent = try store.comment(key: key)?.parentKey, !commentSet.contains(parent) { extra.append(parent) }
+        }
+        var shownComments = Set(commentEntities.map(\.id))
+        for key in comments + extra {
+            guard let record = try store.comment(key: key), try visibility.canSee(comment: record),
+                  let step = try visibility.step(record.stepKey), !shownComments.contains(record.id) else { continue }
+            shownComments.insert(record.id)
+            commentEntities.append(try store.commentEntity(record, on: step))
+        }
+        result.comments = commentEntities
+        for comment in commentEntities {
+            if let author = try store.user(comment.author) { addUser(author.key) }
+        }
+        for key in journeys {
+            guard let journey = try store.journey(key: key), try visibility.canSee(journey: journey) else { continue }
+            let entity = try store.journeyEntity(journey, people: true, captions: false, visibility: visibility)
+            result.journeys.append(entity)
+            addUser(journey.ownerKey)
+            for supporter in entity.people ?? [] {
+                if let person = try store.user(supporter.user) { addUser(person.key) }
+            }
+        }
+        for key in users {
+            guard let person = try visibility.person(key), try visibility.canSee(person: person) else { continue }
+            result.users.append(try store.person(person, seenBy: visibility.viewer))
+        }
+        return result
     }
 }

@@ -6,9 +6,11 @@ import SQLite
 ///
 /// One `Store` is one connection; use it from one thread at a time.
 public final class Store {
-    public let db: Database
+    let db: Database
     /// Set only inside `withInteractionCache`.
     var interactionCache: InteractionCache?
+    /// This store's identity, made with it (see `identity`).
+    public let identity: String
 
     /// Opens (creating and migrating when needed) the store at `path`.
     ///
@@ -19,6 +21,23 @@ public final class Store {
         db = try Database(path: path, foreignKeys: false)
         try db.execute("PRAGMA cache_size = -65536; PRAGMA mmap_size = 1073741824")
         try Schema.migrator.migrate(db)
+        identity = try db.first("SELECT value FROM settings WHERE key = 'identity'") { $0.string(0) } ?? ""
+    }
+
+    /// The file this store lives in.
+    public var path: String { db.path }
+
+    /// Whether no event was ever applied (a store just made).
+    public var isEmpty: Bool { ((try? db.scalar("SELECT EXISTS (SELECT 1 FROM events WHERE ext IS NOT NULL)")) ?? 0) == 0 }
+
+    /// Runs `body` in one write transaction (nested: a savepoint).
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try db.transaction(body)
+    }
+
+    /// Runs `body` on one consistent snapshot of the store (a read transaction).
+    public func snapshot<T>(_ body: () throws -> T) throws -> T {
+        try db.transaction(immediate: false, body)
     }
 
     // MARK: Versions
@@ -60,6 +79,10 @@ public final class Store {
 
     public func step(_ id: String) throws -> StepRecord? {
         try db.first("SELECT \(StepRecord.columns) FROM steps WHERE ext = ?", [id], StepRecord.init)
+    }
+
+    public func step(key: Int) throws -> StepRecord? {
+        try db.first("SELECT \(StepRecord.columns) FROM steps WHERE id = ?", [key], StepRecord.init)
     }
 
     /// The step with its owner, and the user `actor` (nil in the context when unknown).
@@ -122,7 +145,7 @@ public final class Store {
     public func pushesInLastDay(to recipient: Int, at: Int64) throws -> Int {
         try db.scalar("""
             SELECT count(*) FROM notifications
-            WHERE recipient = ? AND created_at > ? AND created_at <= ? AND push = 'sent'
+            WHERE recipient = ? AND push = 'sent' AND created_at > ? AND created_at <= ?
             """, recipient, at - QuietRules.ceilingWindow, at) ?? 0
     }
 
@@ -138,7 +161,7 @@ public final class Store {
         SELECT EXISTS (SELECT 1 FROM blocks WHERE blocker = ? AND blocked = ?)
                OR EXISTS (SELECT 1 FROM blocks WHERE blocker = ? AND blocked = ?),
                EXISTS (SELECT 1 FROM notifications
-                       WHERE recipient = ? AND created_at > ? AND created_at <= ? AND push = 'sent'
+                       WHERE recipient = ? AND push = 'sent' AND created_at > ? AND created_at <= ?
                        LIMIT 1 OFFSET \(QuietRules.dailyCeiling - 1))
         """
 

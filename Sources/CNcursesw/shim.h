@@ -10,6 +10,7 @@
 #include <langinfo.h>
 #include <string.h>
 #include <wchar.h>
+#include <stdio.h>
 #include <ncursesw/curses.h>
 
 /* Attribute macros are function-like or casts Swift cannot import. */
@@ -46,4 +47,23 @@ static inline int stepo_locale_is_utf8(void) {
 
 /* Terminal cells a code point takes under the current locale (-1: not printable). */
 static inline int stepo_wcwidth(unsigned int c) { return wcwidth((wchar_t)c); }
+
+/* How usable a terminal description is: -1 unknown to terminfo, 0 known but without cursor
+   addressing (a "dumb" terminal: nothing can be drawn in place), 1 usable. */
+#include <ncursesw/term.h>
+static inline int stepo_term_usable(const char *name) {
+    int error = 0;
+    TERMINAL *saved = cur_term;
+    if (setupterm((char *)name, 1, &error) != OK) { set_curterm(saved); return -1; }
+    const char *cup = tigetstr("cup");
+    int usable = (cup != NULL && cup != (char *)-1) ? 1 : 0;
+    TERMINAL *probe = cur_term;
+    set_curterm(saved);
+    del_curterm(probe);
+    return usable;
+}
+
+/* The C streams of the standard descriptors, for newterm. */
+static inline FILE *stepo_stdout(void) { return stdout; }
+static inline FILE *stepo_stdin(void) { return stdin; }
 #endif

@@ -1,7 +1,9 @@
 import Notifications
 import Replica
+import Wire
 
-/// Draws the Activity tab into a grid: header, list, footer. Pure: a state in, cells out.
+/// Draws the inbox into a grid: header, the list or the screen over it, footer. Pure: a
+/// state in, cells out.
 public enum ActivityView {
     public static let minimumWidth = 40
     public static let minimumHeight = 10
@@ -13,11 +15,17 @@ public enum ActivityView {
             return grid
         }
         header(state, &grid)
-        if case .activity = state.screen {
+        switch state.screens.last {
+        case nil:
             list(state, &grid)
-            footer(state, &grid)
-        } else {
-            destination(state, &grid)
+            putFooter(listFooter(state), state, &grid)
+        case .settings(let selection)?:
+            settings(state, selection, &grid)
+        case .help(let top)?:
+            text(" Keys", InboxState.helpLines.map { TextLine($0, .body) }, top: top, state, &grid)
+            putFooter(footerLine("j/k scroll  q back", state), state, &grid)
+        case .destination(let screen)?:
+            destination(screen, state, &grid)
         }
         return grid
     }
@@ -25,9 +33,11 @@ public enum ActivityView {
     static func header(_ state: InboxState, _ grid: inout Grid) {
         grid.paint(row: 0, role: .header)
         var x = grid.put(" Activity", x: 0, y: 0, role: .title) + 1
-        let badge = state.counts.unseen > 0 ? " \(state.counts.unseen) " : " 0 "
-        x += grid.put(badge + (state.counts.stale ? "(stale) " : ""), x: x, y: 0, role: .badge)
-        let status = state.syncStatus
+        x += grid.put(" \(state.sync.counts.unseen) " + (state.sync.counts.stale ? "(stale) " : ""), x: x, y: 0, role: .badge)
+        var status = state.sync.status
+        if let progress = state.sync.progress, progress.total > 0 {
+            status = "syncing \(min(100, progress.received * 100 / progress.total))%"
+        }
         let room = state.width - x - 1
         if room > 0 {
             let text = TextWidth.fit(status, width: room)
@@ -36,131 +46,185 @@ public enum ActivityView {
     }
 
     static func list(_ state: InboxState, _ grid: inout Grid) {
-        let lines = state.lines
-        let height = Inbox.listHeight(state)
+        let lines = state.list.lines
         guard !lines.isEmpty else {
-            grid.put("  Nothing here yet: when someone steps with you, it shows up here.", x: 0, y: 2, role: .dim)
+            grid.put("  " + emptyWords(state), x: 0, y: 2, role: .dim)
             return
         }
-        for (offset, index) in (state.top..<min(lines.count, state.top + height)).enumerated() {
+        let end = min(lines.count, state.list.top + state.listHeight)
+        for (offset, index) in (state.list.top..<end).enumerated() {
             let y = 1 + offset
             draw(lines[index], state: state, y: y, &grid)
-            if index == state.selection { grid.paint(row: y, role: .selected) }
+            if index == state.list.selection { grid.tint(row: y, .selected) }
         }
     }
 
+    /// What an empty list says: no match, a first sync under way, or nothing yet.
+    static func emptyWords(_ state: InboxState) -> String {
+        if let filter = state.filter, !filter.text.isEmpty { return "No rows match /\(filter.text)" }
+        if !state.list.loaded { return "Opening…" }
+        if let progress = state.sync.progress, progress.received < progress.total { return "Syncing your activity…" }
+        return "Nothing here yet: when someone steps with you, it shows up here."
+    }
+
     static func draw(_ line: ListLine, state: InboxState, y: Int, _ grid: inout Grid) {
+        let newAbove = state.newAbove ?? Int.max
         switch line {
         case .header(let section):
             grid.put(" \(section.rawValue)", x: 0, y: y, role: .section)
-        case .card(let card):
-            let rows = card.rowIds.compactMap(state.row)
-            guard let newest = rows.first else { return }
-            let unseen = rows.filter { state.newIds.contains($0.id) }.count
-            let isNew = unseen > 0
-            if isNew { grid.paint(row: y, role: .newRow) }
+        case let .card(card, _):
+            let newest = card.newest
+            let isNew = card.newRows > 0
+            if isNew { grid.tint(row: y, .newRow) }
             let title: String
             let body: String
+            var marks = carries(newest)
             if card.isThread {
-                let people = Array(Set(rows.map(\.title)))
-                title = people.count > 1 ? "\(newest.title) and \(people.count - 1) other\(people.count > 2 ? "s" : "")" : newest.title
-                // The step's caption: from a row whose copy quotes it (a heart, share or step),
-                // else the newest row's own words.
-                let captionRow = rows.first { !["steppedWithComment", "comment", "reply", "mention"].contains($0.kind) } ?? newest
-                let caption = state.rowCaption(captionRow)
-                body = "· \(caption)" + (unseen > 0 ? "  (\(unseen) new)" : "") + (state.expanded.contains(card.key) ? "  ▾" : "  ▸")
+                let others = card.people - 1
+                title = others > 0 ? "\(newest.title) and \(others) other\(others > 1 ? "s" : "")" : newest.title
+                let caption = card.caption ?? newest.body
+                let fresh = card.newRows >= ListCard.newRowsCounted ? "\(card.newRows)+ new" : "\(card.newRows) new"
+                body = "· \(caption)" + (card.newRows > 0 && card.newRows < card.rows ? "  (\(fresh))" : "")
+                    + (state.expanded.contains(card.key) ? "  ▾" : "  ▸")
+                marks = facepile(card.faces, people: card.people)
             } else {
                 title = newest.title
                 body = newest.body
             }
-            row(title: title, body: body, at: newest.createdAt, dot: isNew, deleted: rows.allSatisfy(\.deleted),
-                carries: card.isThread ? facepile(rows) : carries(newest), state: state, y: y, &grid)
-        case .member(let id, _):
-            guard let member = state.row(id) else { return }
-            row(title: "   " + member.title, body: member.body, at: member.createdAt, dot: state.newIds.contains(id),
-                deleted: member.deleted, carries: carries(member), state: state, y: y, &grid)
+            row(title: title, body: body, at: newest.createdAt, state: isNew ? .new : (newest.readAt == nil ? .unread : .read),
+                deleted: card.allDeleted, carries: marks, y: y, now: state.now, width: state.width, &grid)
+        case let .member(member, _):
+            let isNew = member.id > newAbove
+            row(title: "   " + member.title, body: member.body, at: member.createdAt,
+                state: isNew ? .new : (member.readAt == nil ? .unread : .read), deleted: member.deleted,
+                carries: carries(member), y: y, now: state.now, width: state.width, &grid)
+        case let .more(_, count):
+            grid.put("      … \(count) more: open the step (i) to see everyone", x: 0, y: y, role: .dim)
         }
     }
 
-    /// What a row carries, as a small mark: the step photo.
-    static func carries(_ row: ReplicaRow) -> String {
-        row.json["media"]?["image"]?.string != nil ? "▣" : ""
-    }
-
-    /// A thread's facepile: the initials of up to four people.
-    static func facepile(_ rows: [ReplicaRow]) -> String {
-        var seen: [String] = []
-        for row in rows where !seen.contains(row.title) { seen.append(row.title) }
-        let initials = seen.prefix(4).map { name in
-            String(name.split(separator: " ").prefix(2).compactMap(\.first))
+    /// What a row carries, as small marks: the step photo; a recognition's tier chip.
+    static func carries(_ row: ActivityRow) -> String {
+        var marks: [String] = []
+        if (row.kind == .recognitionEarned || row.kind == .recognitionReceived), let tier = row.subject.tier {
+            marks.append("[\(tier)]")
         }
-        return "(" + initials.joined(separator: " ") + (seen.count > 4 ? " +" : "") + ")"
+        if row.media.image != nil { marks.append("▣") }
+        return marks.joined(separator: " ")
     }
 
-    static func row(title: String, body: String, at: Int64, dot: Bool, deleted: Bool, carries: String = "",
-                    state: InboxState, y: Int, _ grid: inout Grid) {
-        let time = (carries.isEmpty ? "" : carries + " ") + RelativeTime.text(at, now: state.now)
+    /// A thread's facepile: the initials of up to four people, + when there are more.
+    static func facepile(_ names: [String], people: Int) -> String {
+        let initials = names.prefix(4).map { name in String(name.split(separator: " ").prefix(2).compactMap(\.first)) }
+        return "(" + initials.joined(separator: " ") + (people > 4 ? " +" : "") + ")"
+    }
+
+    /// How a row stands: arrived since the last visit (New, with the dot), not opened yet, or read.
+    enum Standing { case new, unread, read }
+
+    /// One list row: the mark (● New, ○ unread, nothing once read), the name (bold until read),
+    /// the copy, what it carries, the time.
+    static func row(title: String, body: String, at: Int64, state standing: Standing, deleted: Bool, carries: String,
+                    y: Int, now: Int64, width: Int, _ grid: inout Grid) {
+        let time = (carries.isEmpty ? "" : carries + " ") + RelativeTime.text(at, now: now)
         let timeWidth = TextWidth.cells(time)
         var x = 1
-        x += grid.put(dot ? "●" : " ", x: x, y: y, role: .dot) + 1
-        let room = state.width - x - timeWidth - 2
-        let used = grid.put(TextWidth.fit(title, width: max(0, room)), x: x, y: y, role: deleted ? .deleted : .actor)
+        let mark: (String, Role) = switch standing {
+        case .new: ("●", .dot)
+        case .unread: ("○", .time)
+        case .read: (" ", .normal)
+        }
+        x += grid.put(mark.0, x: x, y: y, role: mark.1) + 1
+        let room = width - x - timeWidth - 2
+        let nameRole: Role = deleted ? .deleted : (standing == .read ? .body : .actor)
+        let used = grid.put(TextWidth.fit(title, width: max(0, room)), x: x, y: y, role: nameRole)
         x += used + 1
         if room - used - 1 > 0 {
             let text = TextWidth.fit(body, width: room - used - 1)
             // Deleted content is struck through: a combining long stroke over each character.
-            grid.put(deleted ? ActivityView.struck(text) : text, x: x, y: y, role: deleted ? .deleted : .body)
+            grid.put(deleted ? struck(text) : text, x: x, y: y, role: deleted ? .deleted : (standing == .read ? .dim : .body))
         }
-        grid.put(time, x: state.width - timeWidth - 1, y: y, role: .time)
+        grid.put(time, x: width - timeWidth - 1, y: y, role: .time)
     }
 
-    static func destination(_ state: InboxState, _ grid: inout Grid) {
+    /// `text` with U+0336 after each character: struck through in any UTF-8 terminal.
+    static func struck(_ text: String) -> String {
+        text.map { String($0) + "\u{0336}" }.joined()
+    }
+
+    // MARK: Screens over the list
+
+    static func settings(_ state: InboxState, _ selection: Int, _ grid: inout Grid) {
         let y0 = 1
-        if case .settings = state.screen {
-            grid.put(" Notification settings", x: 0, y: y0, role: .section)
-            for (i, item) in InboxState.settingItems.enumerated() {
-                let y = y0 + 2 + i * 2
-                let on = state.settings?[item.key]
-                let box = item.key == "customFollow" ? "[–]" : (on == nil ? "[…]" : (on! ? "[x]" : "[ ]"))
-                if i == state.settingsSelection { grid.paint(row: y, role: .selected) }
-                grid.put("  \(box) \(item.name)", x: 0, y: y, role: i == state.settingsSelection ? .selected : .actor)
-                grid.put("      " + TextWidth.fit(item.about, width: state.width - 7), x: 0, y: y + 1, role: .dim)
-            }
-            putFooter(footerLine("j/k move  Space toggle  q back", state), state, &grid)
+        grid.put(" Notification settings", x: 0, y: y0, role: .section)
+        for (i, item) in InboxState.settingItems.enumerated() {
+            let y = y0 + 2 + i * 2
+            let on = state.settings?[item.key]
+            let box = item.key == "customFollow" ? "[–]" : (on.map { $0 ? "[x]" : "[ ]" } ?? "[…]")
+            if i == selection { grid.tint(row: y, .selected) }
+            grid.put("  \(box) \(item.name)", x: 0, y: y, role: i == selection ? .selected : .actor)
+            grid.put("      " + TextWidth.fit(item.about, width: state.width - 7), x: 0, y: y + 1, role: .dim)
+        }
+        putFooter(footerLine("j/k move  Space toggle  q back", state), state, &grid)
+    }
+
+    /// A scrolling text screen under a title.
+    static func text(_ title: String, _ lines: [TextLine], top: Int, _ state: InboxState, _ grid: inout Grid) {
+        let y0 = 1
+        grid.put(title, x: 0, y: y0, role: .section)
+        let height = state.listHeight - 1
+        for (offset, index) in (top..<min(lines.count, top + height)).enumerated() {
+            let line = lines[index]
+            if line.role == .selected { grid.tint(row: y0 + 1 + offset, .selected) }
+            grid.put("  " + TextWidth.fit(line.text, width: state.width - 3), x: 0, y: y0 + 1 + offset, role: line.role)
+        }
+    }
+
+    static func destination(_ screen: DestinationScreen, _ state: InboxState, _ grid: inout Grid) {
+        guard let destination = screen.destination else {
+            grid.put("  Opening…", x: 0, y: 2, role: .dim)
+            putFooter(footerLine("q back", state), state, &grid)
             return
         }
-        if case .help = state.screen {
-            let height = Inbox.listHeight(state) - 1
-            let lines = InboxState.helpLines.dropFirst(state.destinationTop).prefix(max(0, height))
-            for (i, line) in lines.enumerated() {
-                grid.put("  " + TextWidth.fit(line, width: state.width - 3), x: 0, y: y0 + 1 + i, role: .body)
+        text(" " + destination.title, DestinationView.lines(destination, width: state.width, now: state.now), top: screen.top,
+             state, &grid)
+        var keys = "j/k scroll  q back"
+        switch destination {
+        case .step: keys = "j/k scroll  i hearts and shares  q back"
+        case .profile(let page):
+            switch page.openAction {
+            case .acceptDecline: keys = "a accept  d decline  " + keys
+            case .followBack: keys = "f follow back  " + keys
+            case .none: break
             }
-        } else if let destination = state.destination {
-            grid.put(" " + destination.title, x: 0, y: y0, role: .section)
-            let height = Inbox.listHeight(state) - 1
-            for (offset, index) in (state.destinationTop..<min(destination.lines.count, state.destinationTop + height)).enumerated() {
-                let line = destination.lines[index]
-                if line.role == .selected { grid.paint(row: y0 + 1 + offset, role: .selected) }
-                grid.put("  " + TextWidth.fit(line.text, width: state.width - 3), x: 0, y: y0 + 1 + offset, role: line.role)
-            }
-        } else {
-            grid.put("  Opening…", x: 0, y: y0 + 1, role: .dim)
-        }
-        var keys = state.destination?.title == "Step" ? "j/k scroll  i hearts and shares  q back" : "j/k scroll  q back"
-        // A profile offering its buttons takes the keys of the row that opened it.
-        if state.destination?.lines.contains(where: { $0.role == .badge }) == true, case .destination(let id) = state.screen {
-            keys = actionKeys(state.row(id)) + keys
+        default: break
         }
         putFooter(footerLine(keys, state), state, &grid)
     }
 
+    // MARK: Footer
+
     /// The keys a row offers: a/d on a follow request, f on a new follower.
-    static func actionKeys(_ row: ReplicaRow?) -> String {
+    static func actionKeys(_ row: ActivityRow?) -> String {
         switch row?.kind {
-        case "followRequest": return "a accept  d decline  "
-        case "newFollower": return "f follow back  "
+        case .followRequest?: return "a accept  d decline  "
+        case .newFollower?: return "f follow back  "
         default: return ""
         }
+    }
+
+    static func listFooter(_ state: InboxState) -> String {
+        var keys = "j/k move  Enter open  r sync  ? help  q quit"
+        if let line = state.list.selectedLine {
+            var expand = ""
+            if case .card(let card, _) = line, card.isThread { expand = "Space expand  " }
+            keys = actionKeys(line.row) + expand + keys
+        }
+        if let filter = state.filter {
+            if filter.typing { return "/" + filter.text + "▏  Enter keep  Esc clear  (text, or kind:NAME)" }
+            if state.confirming == nil, state.notice == nil { return "filter /\(filter.text) (Esc clears)  ·  " + keys }
+        }
+        return footerLine(keys, state)
     }
 
     /// The footer's words: the question waiting for y/n, else `keys` after the last notice.
@@ -174,35 +238,6 @@ public enum ActivityView {
         let y = state.height - 1
         grid.paint(row: y, role: .footer)
         grid.put(" " + TextWidth.fit(text, width: state.width - 2), x: 0, y: y, role: .footer)
-    }
-
-    /// `text` with U+0336 after each character: struck through in any UTF-8 terminal.
-    static func struck(_ text: String) -> String {
-        text.map { String($0) + "\u{0336}" }.joined()
-    }
-
-    static func footer(_ state: InboxState, _ grid: inout Grid) {
-        var keys = "j/k move  Enter open  r sync  ? help  q quit"
-        if let id = state.selectedRowIds.first {
-            keys = actionKeys(state.row(id)) + (state.selectedRowIds.count > 1 ? "Space expand  " : "") + keys
-        }
-        let text: String
-        if state.typingFilter {
-            text = "/" + (state.filter ?? "") + "▏  Enter keep  Esc clear  (text, or kind:NAME)"
-        } else if state.confirming == nil, state.notice == nil, let filter = state.filter, !filter.isEmpty {
-            text = "filter /\(filter) (Esc clears)  ·  " + keys
-        } else {
-            text = footerLine(keys, state)
-        }
-        putFooter(text, state, &grid)
-    }
-}
-
-extension InboxState {
-    /// A step row's caption, for a thread card: from the row's preview after the colon.
-    func rowCaption(_ row: ReplicaRow) -> String {
-        guard let colon = row.body.firstIndex(of: ":") else { return row.body }
-        return String(row.body[row.body.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
     }
 }
 

@@ -5,14 +5,23 @@ public enum Role: String, CaseIterable, Sendable {
     case normal, title, header, footer, section, actor, body, time, dot, newRow, selected, dim, deleted, badge, status
 }
 
-/// One terminal cell: the character it shows (nil for the second half of a wide one) and its role.
+/// One terminal cell: the character it shows (nil for the second half of a wide one), its role
+/// (foreground and attributes), and the row's tint (a background under every cell of the row:
+/// New's warmth, the selection), if any.
 public struct Cell: Equatable, Sendable {
     public var character: Character?
     public var role: Role
+    public var tint: Role?
+
+    public init(character: Character?, role: Role, tint: Role? = nil) {
+        self.character = character
+        self.role = role
+        self.tint = tint
+    }
 }
 
 /// An off-screen grid of cells. Views draw into it; the terminal copies it out; tests read it.
-public struct Grid: Sendable {
+public struct Grid: Equatable, Sendable {
     public let width: Int
     public let height: Int
     public private(set) var cells: [Cell]
@@ -41,17 +50,24 @@ public struct Grid: Sendable {
                 continue
             }
             guard column - x + w <= room else { break }
-            cells[y * width + column] = Cell(character: character, role: role)
-            if w == 2 { cells[y * width + column + 1] = Cell(character: nil, role: role) }
+            let tint = cells[y * width + column].tint
+            cells[y * width + column] = Cell(character: character, role: role, tint: tint)
+            if w == 2 { cells[y * width + column + 1] = Cell(character: nil, role: role, tint: tint) }
             column += w
         }
         return column - x
     }
 
-    /// Paints a whole row's role (a highlight or a tint) without changing its characters.
+    /// Paints a whole row's role (a bar: header, footer) without changing its characters.
     public mutating func paint(row y: Int, role: Role) {
         guard y >= 0, y < height else { return }
         for x in 0..<width { cells[y * width + x].role = role }
+    }
+
+    /// Tints a whole row: every cell, text and gaps alike, takes `tint`'s background.
+    public mutating func tint(row y: Int, _ tint: Role) {
+        guard y >= 0, y < height else { return }
+        for x in 0..<width { cells[y * width + x].tint = tint }
     }
 
     /// The grid as text, one line per row, trailing spaces kept: what a test reads.

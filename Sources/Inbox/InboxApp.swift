@@ -1,9 +1,10 @@
 import Foundation
 import Notifications
 import Replica
+import Wire
 
 /// Runs the Activity tab in the terminal: reads only the replica, keeps it synced in the
-/// background, and runs the reducer's effects.
+/// background, runs the reducer's effects, and sends what they learn back as actions.
 public final class InboxApp {
     private let replica: Replica
     private let engine: SyncEngine
@@ -12,6 +13,7 @@ public final class InboxApp {
     private let mailbox = Mailbox()
     private var theme: Theme
     private let themeFolders: [String]
+    private var lastDrawn: Grid?
 
     /// `theme` is drawn first; `t` cycles through the themes in `themeFolders`.
     public init(replica: Replica, engine: SyncEngine, theme: Theme, themeFolders: [String]) {
@@ -24,137 +26,213 @@ public final class InboxApp {
 
     static var now: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
-    /// The newest rows the tab holds at first, and how many more each time the selection
-    /// nears the end: never every row of a large replica at once.
-    public static let rowWindow = 2000
-    private var window = InboxApp.rowWindow
-
     /// Opens the tab at once from the replica, syncs behind it, returns the exit status on quit.
-    public func run() -> Int32 {
-        Terminal.start(theme: theme)
+    /// Throws `TerminalUnavailable` before drawing anything when this terminal cannot be drawn in.
+    public func run() throws -> Int32 {
+        let notice = try Terminal.start(theme: theme)
         defer { Terminal.stop() }
         let size = Terminal.size
         dispatch(.resized(width: size.width, height: size.height))
-        reload()
+        dispatch(.syncChanged(syncLine()))
+        dispatch(.opened(seenThrough: replica.seenThrough))
+        if let notice { dispatch(.failed(notice)) }
         let flag = changed
-        engine.onChange = { flag.set() }
+        engine.onChange = { flag.set(); Terminal.wake() }
+        engine.onProgress = { _, _ in flag.set(); Terminal.wake() }
         Thread { [engine] in engine.run(longPoll: 25) }.start()
-        var lastRefresh = Date()
+        var lastTick = Date()
         while true {
-            Terminal.draw(ActivityView.render(state))
-            switch Terminal.read() {
-            case .key(let key):
-                if dispatch(.keyPressed(key)) { engine.stop(); return 0 }
-            case let .resized(width, height):
-                dispatch(.resized(width: width, height: height))
-            case .none:
-                break
+            draw()
+            for input in Terminal.next(timeout: 1.0) {
+                switch input {
+                case .key(let key):
+                    if dispatch(.keyPressed(key)) { engine.stop(); return 0 }
+                case let .resized(width, height):
+                    dispatch(.resized(width: width, height: height))
+                case .woken:
+                    break
+                }
             }
             for action in mailbox.takeAll() { dispatch(action) }
+            for refusal in engine.takeRefusals() { dispatch(.refused(refusal)) }
             if changed.take() {
-                reload()  // sync changed the replica: read the rows again
-            } else if Date().timeIntervalSince(lastRefresh) > 1 {
-                // Only the clock moved: refresh relative times and the sync line, not the rows.
-                lastRefresh = Date()
-                state.now = InboxApp.now
-                dispatch(.syncChanged(status: statusText(), counts: replica.counts))
+                dispatch(.syncChanged(syncLine()))
+                dispatch(.replicaChanged(unseenArrived: replica.newestRow > replica.seenThrough))
+            }
+            if Date().timeIntervalSince(lastTick) >= 1 {
+                // The clock: relative times and the sync line.
+                lastTick = Date()
+                dispatch(.ticked(now: InboxApp.now))
+                dispatch(.syncChanged(syncLine()))
             }
         }
     }
 
-    /// Reads the replica again (new rows, stamps, sync status).
-    private func reload() {
-        state.now = InboxApp.now
-        if let rows = try? replica.rows(limit: window) {
-            state.rowWindowFull = rows.count == window
-            dispatch(.rowsLoaded(rows))
-        }
-        dispatch(.syncChanged(status: statusText(), counts: replica.counts))
+    /// Draws when the screen would change, and only then: an idle inbox is idle.
+    private func draw() {
+        let grid = ActivityView.render(state)
+        guard grid != lastDrawn else { return }
+        Terminal.draw(grid)
+        lastDrawn = grid
     }
 
-    private func statusText() -> String {
+    private func syncLine() -> SyncLine {
         let pending = (try? replica.pendingCount()) ?? 0
+        let status: String
         switch engine.status {
-        case .never: return "syncing…"
+        case .never: status = "syncing…"
         case .synced(let at):
             let ago = RelativeTime.text(Int64(at.timeIntervalSince1970 * 1000), now: InboxApp.now)
-            return ago == "now" ? "synced just now" : "synced \(ago) ago"
-        case .offline: return "offline · \(pending) pending"
+            status = ago == "now" ? "synced just now" : "synced \(ago) ago"
+        case .offline: status = "offline · \(pending) pending"
         }
+        return SyncLine(status: status, counts: replica.counts, progress: replica.initialSync)
     }
 
     /// Reduces an action and runs its effects; true when the app should quit.
     @discardableResult
     private func dispatch(_ action: Action) -> Bool {
         for effect in Inbox.reduce(&state, action) {
-            switch effect {
-            case .quit: return true
-            case .markAllSeen:
-                try? replica.markAllSeen(at: InboxApp.now)
-                sendSoon()
-            case .markRead(let id):
-                try? replica.markRead(id, at: InboxApp.now)
-                sendSoon()
-            case .syncNow:
-                sendSoon()
-            case .nextTheme:
-                let names = Theme.available(in: themeFolders)
-                let next = names.isEmpty ? nil : names[((names.firstIndex(of: theme.name) ?? -1) + 1) % names.count]
-                if let next, let loaded = try? Theme.load(next, folders: themeFolders) {
-                    theme = loaded
-                    Terminal.apply(theme)
-                    state.notice = "Theme: \(theme.name)"
-                }
-            case .loadMore:
-                window += InboxApp.rowWindow
-                reload()
-            case .loadSettings:
-                background { engine in
-                    let json = try engine.fetch("GET", "/v1/preferences")
-                    var settings: [String: Bool] = [:]
-                    for key in Preferences.switchNames { settings[key] = json[key]?.bool ?? true }
-                    return .settingsLoaded(settings)
-                }
-            case let .setPreference(key, value):
-                try? replica.enqueue([("type", "preferences"), (key, .bool(value))])
-                sendSoon()
-            case .loadPush(let id):
-                let width = state.width
-                let thread = state.row(id)?.json["thread"]?.string
-                let others = state.rows.filter {
-                    $0.id != id && !$0.deleted && $0.json["thread"]?.string == thread && $0.json["push"]?.string == "sent"
-                }.sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
-                background { engine in
-                    let apns = try engine.fetch("GET", "/v1/rows/\(id)/push", query: ["platform": "apns"])
-                    let fcm = try engine.fetch("GET", "/v1/rows/\(id)/push", query: ["platform": "fcm"])
-                    return .destinationLoaded(PushPreview.destination(apns: apns, fcm: fcm, width: width, thread: others))
-                }
-            case let .act(type, user):
-                try? replica.enqueue([("type", .string(type)), ("user", .string(user))])
-                sendSoon()
-            case .loadDestination(let id):
-                if let row = state.row(id) {
-                    dispatch(.destinationLoaded(Destination.build(for: row, replica: replica, now: InboxApp.now)))
-                }
-            case .loadInteractions(let step):
-                dispatch(.destinationLoaded(Destination.interactions(step, replica: replica, now: InboxApp.now)))
-            }
+            if run(effect) { return true }
         }
         return false
     }
 
+    /// Runs one effect; what it learns comes back as actions. True for quit.
+    private func run(_ effect: Effect) -> Bool {
+        switch effect {
+        case .quit: return true
+        case let .loadList(request, newAbove, filter):
+            dispatch(.listLoaded(InboxApp.page(request, newAbove: newAbove, filter: filter, replica: replica)))
+        case .loadMembers(let card):
+            let rows = (try? replica.rows(inCard: card, limit: InboxApp.membersShown + 1)) ?? []
+            let total = rows.count > InboxApp.membersShown ? ((try? replica.rowCount(inCard: card)) ?? rows.count) : rows.count
+            dispatch(.membersLoaded(card: card, rows: Array(rows.prefix(InboxApp.membersShown)),
+                                    more: max(0, total - InboxApp.membersShown)))
+        case .markAllSeen:
+            try? replica.markAllSeen(at: InboxApp.now)
+            sendSoon()
+        case .markRead(let id):
+            try? replica.markRead(id, at: InboxApp.now)
+            sendSoon()
+        case .syncNow:
+            sendSoon()
+        case .nextTheme:
+            let names = Theme.available(in: themeFolders)
+            let next = names.isEmpty ? nil : names[((names.firstIndex(of: theme.name) ?? -1) + 1) % names.count]
+            if let next, let loaded = try? Theme.load(next, folders: themeFolders) {
+                theme = loaded
+                Terminal.apply(theme)
+                lastDrawn = nil
+                dispatch(.themeChanged(theme.name))
+            }
+        case .loadSettings:
+            background { engine in
+                let json = try engine.fetch("GET", "/v1/preferences")
+                var settings: [String: Bool] = [:]
+                for key in Preferences.switchNames { settings[key] = json[key]?.bool ?? true }
+                return .settingsLoaded(settings)
+            }
+        case .setPreference(let change):
+            try? replica.enqueue(.preferences([change]))
+            sendSoon()
+        case .act(let action):
+            try? replica.enqueue(action)
+            sendSoon()
+        case .loadDestination(let request):
+            load(request)
+        }
+        return false
+    }
+
+    /// Rows of an expanded card shown at most; the rest are counted.
+    static let membersShown = 200
+
+    /// Cards (or, with a filter, rows as cards) for the part of the list asked for.
+    public static func page(_ request: ListRequest, newAbove: Int, filter: RowFilter?, replica: Replica) -> ListPage {
+        let limit = ListWindow.page
+        var cards: [ListCard]
+        if let filter {
+            let before: Int?
+            switch request {
+            case .older(let id): before = id
+            case .top, .bottom, .newer: before = nil
+            }
+            let rows = (try? replica.rows(matching: filter, before: before, limit: limit)) ?? []
+            cards = rows.map { ListCard(single: $0, newAbove: newAbove) }
+            return ListPage(request: request == .bottom ? .top : request, cards: cards, reachedEnd: rows.count < limit)
+        }
+        switch request {
+        case .top:
+            cards = (try? replica.cards(limit: limit, newAbove: newAbove)) ?? []
+        case .older(let before):
+            cards = (try? replica.cards(before: before, limit: limit, newAbove: newAbove)) ?? []
+        case .newer(let after):
+            cards = ((try? replica.cards(after: after, limit: limit, newAbove: newAbove)) ?? []).reversed()
+        case .bottom:
+            cards = ((try? replica.cards(after: 0, limit: limit, newAbove: newAbove)) ?? []).reversed()
+        }
+        return ListPage(request: request, cards: cards, reachedEnd: cards.count < limit)
+    }
+
+    /// Opens a destination from the replica at once, then asks the server for a live copy.
+    private func load(_ request: DestinationRequest) {
+        let replica = self.replica
+        if case .push(let row) = request {
+            let others = (try? replica.rows(inThread: row.thread, limit: 4)) ?? []
+            background { engine in
+                let apns = try engine.fetch("GET", "/v1/rows/\(row.id)/push", query: ["platform": "apns"])
+                let fcm = try engine.fetch("GET", "/v1/rows/\(row.id)/push", query: ["platform": "fcm"])
+                let stacked = others.filter { $0.id != row.id && $0.push == .sent && !$0.deleted }.prefix(3).compactMap {
+                    try? engine.fetch("GET", "/v1/rows/\($0.id)/push", query: ["platform": "apns"])
+                }
+                return .destinationLoaded(DestinationLoader.push(apns: apns, fcm: fcm, stacked: stacked))
+            }
+            return
+        }
+        let offline = DestinationLoader.load(request, replica: replica)
+        dispatch(.destinationLoaded(offline))
+        let path: String
+        switch offline {
+        case .step(let page): path = "/v1/steps/\(InboxApp.escaped(page.step.id))"
+        case .journey(let page): path = "/v1/journeys/\(InboxApp.escaped(page.journey.id))"
+        default: return
+        }
+        background { engine in
+            do {
+                let json = try engine.fetch("GET", path)
+                switch offline {
+                case .step(let page):
+                    return DestinationLoader.liveStep(json, like: page, replica: replica).map(Action.destinationRefreshed)
+                case .journey(let page):
+                    return DestinationLoader.liveJourney(json, like: page, replica: replica).map(Action.destinationRefreshed)
+                default: return nil
+                }
+            } catch let error as SyncError where error.status == 410 || error.status == 404 {
+                return .destinationRefreshed(DestinationLoader.tap(.init(gone: request), replica: replica))
+            } catch is Unreachable {
+                return nil  // offline: the replica's copy stands
+            }
+        }
+    }
+
+    static func escaped(_ id: String) -> String {
+        id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? id
+    }
+
     /// Runs `work` off the terminal thread; its action (or its failure) comes back through the
-    /// mailbox.
-    private func background(_ work: @escaping @Sendable (SyncEngine) throws -> Action) {
+    /// mailbox, and the loop is woken for it.
+    private func background(_ work: @escaping @Sendable (SyncEngine) throws -> Action?) {
         let mailbox = self.mailbox
         Thread { [engine] in
             do {
-                mailbox.post(try work(engine))
+                if let action = try work(engine) { mailbox.post(action) }
             } catch is Unreachable {
                 mailbox.post(.failed("Offline: that needs the server"))
             } catch {
                 mailbox.post(.failed("\(error)"))
             }
+            Terminal.wake()
         }.start()
     }
 
@@ -164,7 +242,22 @@ public final class InboxApp {
         Thread { [engine] in
             _ = try? engine.sync()
             flag.set()
+            Terminal.wake()
         }.start()
+    }
+}
+
+private extension ActivityRow {
+    /// The row a gone destination falls back from.
+    init(gone request: DestinationRequest) {
+        switch request {
+        case .tap(let row), .push(let row):
+            self = row
+            self.deleted = true
+        case .interactions(let step):
+            self.init(id: 0, event: "", recipient: "", kind: .heart, actor: nil, title: "", body: "", media: Media(),
+                      tap: .interactions(step), thread: "", push: .sent, createdAt: 0, version: 0, deleted: true)
+        }
     }
 }
 

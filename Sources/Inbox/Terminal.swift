@@ -1,5 +1,11 @@
 import CNcursesw
 import Foundation
+import Notifications
+
+/// Why the inbox cannot draw in this terminal (it prints the activity as text instead).
+public struct TerminalUnavailable: Error, CustomStringConvertible {
+    public let description: String
+}
 
 /// The real terminal, through ncursesw: platform calls kept behind one namespace.
 enum Terminal {
@@ -7,20 +13,220 @@ enum Terminal {
     enum Input: Equatable {
         case key(Key)
         case resized(width: Int, height: Int)
-        case none
+        /// Another thread asked for the loop's attention (`wake()`).
+        case woken
     }
 
     nonisolated(unsafe) static var window: UnsafeMutablePointer<WINDOW>?
-    nonisolated(unsafe) static var attributes: [Role: (attr: attr_t, pair: Int16)] = [:]
+    nonisolated(unsafe) static var screen: OpaquePointer?
+    nonisolated(unsafe) static var palette = Palette(theme: .mono, colours: 0, colourful: false)
     /// A locale without UTF-8: draw ASCII stand-ins for the inbox's glyphs, letters without
     /// their marks ("Trần" as "Tran"), `?` for the rest.
     nonisolated(unsafe) static var asciiOnly = false
+    /// A pipe whose write end wakes a read waiting on the keyboard.
+    nonisolated(unsafe) private static var wakePipe: [Int32] = [-1, -1]
+
+    /// Terminal descriptions tried when `TERM` is unknown here (or unset).
+    static let fallbacks = ["xterm-256color", "xterm", "vt100"]
+
+    /// Takes over the terminal, in `theme`. Returns a notice when `TERM` was unknown and a
+    /// fallback description is used; throws `TerminalUnavailable` when nothing can draw here
+    /// (a dumb terminal, no description at all).
+    static func start(theme: Theme) throws -> String? {
+        // A parent may hand down a blocked SIGWINCH (a program started from a thread pool's
+        // thread inherits its mask); resizes must reach ncurses all the same.
+        var winch = sigset_t()
+        sigemptyset(&winch)
+        sigaddset(&winch, SIGWINCH)
+        pthread_sigmask(SIG_UNBLOCK, &winch, nil)
+        setlocale(LC_ALL, "")
+        asciiOnly = stepo_locale_is_utf8() == 0
+        let asked = ProcessInfo.processInfo.environment["TERM"].flatMap { $0.isEmpty ? nil : $0 }
+        var notice: String?
+        var chosen: String?
+        if let asked {
+            switch stepo_term_usable(asked) {
+            case 1: chosen = asked
+            case 0: throw TerminalUnavailable(description: "TERM=\(asked) cannot place text on the screen")
+            default: break
+            }
+        }
+        if chosen == nil {
+            chosen = fallbacks.first { stepo_term_usable($0) == 1 }
+            guard let chosen else { throw TerminalUnavailable(description: "no terminal description works here") }
+            notice = asked.map { "TERM=\($0) is unknown here: drawing as \(chosen)" } ?? "TERM is not set: drawing as \(chosen)"
+        }
+        guard let made = newterm(chosen, stepo_stdout(), stepo_stdin()) else {
+            throw TerminalUnavailable(description: "the terminal could not be opened")
+        }
+        screen = made
+        set_term(made)
+        window = stepo_stdscr()
+        set_escdelay(25)  // Esc answers at once, not after the default second
+        cbreak()
+        noecho()
+        nonl()
+        keypad(window, true)
+        nodelay(window, true)
+        curs_set(0)
+        mousemask(stepo_mouse_events(), nil)
+        mouseinterval(200)
+        if has_colors() && ProcessInfo.processInfo.environment["NO_COLOR"] == nil {
+            start_color()
+            use_default_colors()
+        }
+        if wakePipe[0] < 0 {
+            var fds: [Int32] = [-1, -1]
+            if pipe(&fds) == 0 {
+                _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+                _ = fcntl(fds[1], F_SETFL, O_NONBLOCK)
+                wakePipe = fds
+            }
+        }
+        apply(theme)
+        return notice
+    }
+
+    /// Uses `theme` from now on: its colours degraded to what the terminal has (256, 8), or
+    /// the monochrome theme's attributes alone when it has none or NO_COLOR is set.
+    static func apply(_ theme: Theme) {
+        let colourful = has_colors() && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+        palette = Palette(theme: colourful ? theme : .mono, colours: Int(stepo_colors()), colourful: colourful)
+    }
+
+    static func stop() {
+        endwin()
+        if let screen { delscreen(screen) }
+        screen = nil
+        window = nil
+    }
+
+    static var size: (width: Int, height: Int) {
+        guard let window else { return (80, 24) }
+        return (Int(getmaxx(window)), Int(getmaxy(window)))
+    }
+
+    /// Wakes a `next` waiting on the keyboard (safe from any thread).
+    static func wake() {
+        guard wakePipe[1] >= 0 else { return }
+        var byte: UInt8 = 1
+        _ = write(wakePipe[1], &byte, 1)
+    }
+
+    /// Copies the grid out and flushes once. Characters ncurses keeps in one cell (a letter with
+    /// up to four marks) go through it; any other grapheme cluster — a flag, a ZWJ family, a
+    /// skin tone, a long stack of marks — has its cells reserved and is written whole after
+    /// the refresh, at its place, so the terminal draws it as one character.
+    static func draw(_ grid: Grid) {
+        guard let window else { return }
+        var whole: [(y: Int, x: Int, cluster: Character, style: Palette.Ink)] = []
+        werase(window)
+        for y in 0..<grid.height {
+            for x in 0..<grid.width {
+                let cell = grid.cells[y * grid.width + x]
+                guard var character = cell.character else { continue }
+                if asciiOnly { character = asciiStandIn(character) }
+                let style = palette.style(cell.role, tint: cell.tint)
+                let scalars = Array(character.unicodeScalars)
+                if scalars.count > 1 && !fitsOneCell(scalars) {
+                    whole.append((y, x, character, style))
+                    character = " "
+                }
+                var wide = character.unicodeScalars.map { wchar_t(bitPattern: $0.value) } + [0]
+                var cc = cchar_t()
+                setcchar(&cc, &wide, style.attributes, style.pair, nil)
+                mvwadd_wch(window, Int32(y), Int32(x), &cc)
+            }
+        }
+        wnoutrefresh(window)
+        doupdate()
+        guard !whole.isEmpty else { return }
+        var out = "\u{1B}7"  // save the cursor ncurses believes in
+        for item in whole {
+            out += "\u{1B}[\(item.y + 1);\(item.x + 1)H" + item.style.sgr + String(item.cluster) + "\u{1B}[0m"
+        }
+        out += "\u{1B}8"
+        FileHandle.standardOutput.write(Data(out.utf8))
+    }
+
+    /// Whether ncurses keeps `scalars` in one cell: one spacing character and at most four
+    /// that take no cell.
+    static func fitsOneCell(_ scalars: [Unicode.Scalar]) -> Bool {
+        scalars.count <= 5 && scalars.dropFirst().allSatisfy { stepo_wcwidth($0.value) == 0 }
+            && !scalars.contains("\u{200D}") && !scalars.contains("\u{FE0F}")
+    }
+
+    /// The keys (and resizes) waiting, after sleeping up to `timeout` seconds for one to come
+    /// or for `wake()`.
+    static func next(timeout: Double) -> [Input] {
+        var inputs = drain()
+        guard inputs.isEmpty else { return inputs }
+        var fds = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0), pollfd(fd: wakePipe[0], events: Int16(POLLIN), revents: 0)]
+        _ = poll(&fds, wakePipe[0] >= 0 ? 2 : 1, Int32(timeout * 1000))
+        if wakePipe[0] >= 0, fds[1].revents & Int16(POLLIN) != 0 {
+            var buffer = [UInt8](repeating: 0, count: 64)
+            while read(wakePipe[0], &buffer, buffer.count) > 0 {}
+            inputs.append(.woken)
+        }
+        return drain() + inputs
+    }
+
+    /// Every key ncurses has ready now.
+    private static func drain() -> [Input] {
+        var inputs: [Input] = []
+        while let input = readOne() { inputs.append(input) }
+        return inputs
+    }
+
+    private static func readOne() -> Input? {
+        guard let window else { return nil }
+        var wide: wint_t = 0
+        let result = wget_wch(window, &wide)
+        if result == ERR { return nil }
+        if result == KEY_CODE_YES {
+            switch Int32(wide) {
+            case KEY_UP: return .key(.up)
+            case KEY_DOWN: return .key(.down)
+            case KEY_LEFT: return .key(.left)
+            case KEY_RIGHT: return .key(.right)
+            case KEY_NPAGE: return .key(.pageDown)
+            case KEY_PPAGE: return .key(.pageUp)
+            case KEY_HOME: return .key(.home)
+            case KEY_END: return .key(.end)
+            case KEY_ENTER: return .key(.enter)
+            case KEY_BACKSPACE: return .key(.backspace)
+            case KEY_MOUSE:
+                var event = MEVENT()
+                guard getmouse(&event) == OK else { return readOne() }
+                if stepo_mouse_wheel_up(event.bstate) != 0 { return .key(.wheelUp) }
+                if stepo_mouse_wheel_down(event.bstate) != 0 { return .key(.wheelDown) }
+                if stepo_mouse_double_click(event.bstate) != 0 { return .key(.doubleClick(row: Int(event.y))) }
+                if stepo_mouse_click(event.bstate) != 0 { return .key(.click(row: Int(event.y))) }
+                return readOne()
+            case KEY_RESIZE:
+                let size = self.size
+                return .resized(width: size.width, height: size.height)
+            default: return readOne()
+            }
+        }
+        switch wide {
+        case 10, 13: return .key(.enter)
+        case 27: return .key(.escape)
+        case 8, 127: return .key(.backspace)
+        case 32: return .key(.space)
+        default:
+            guard let scalar = Unicode.Scalar(UInt32(wide)) else { return readOne() }
+            return .key(.character(Character(scalar)))
+        }
+    }
+
+    // MARK: An ASCII-only terminal
 
     /// ASCII stand-ins for the glyphs the inbox draws, and for the letters that folding their
     /// marks away does not reach.
     static let asciiStandIns: [Character: Character] = [
-        "●": "*", "▸": ">", "▾": "v", "▏": "|", "…": ".", "—": "-", "·": "-", "♥": "<", "↗": "^", "★": "*",
-        "┌": "+", "└": "+", "─": "-", "│": "|", "␛": "^", "�": "?",
+        "●": "*", "○": "o", "▸": ">", "▾": "v", "▏": "|", "…": ".", "—": "-", "·": "-", "♥": "<", "↗": "^", "★": "*",
+        "┌": "+", "└": "+", "─": "-", "│": "|", "␛": "^", "�": "?", "▣": "#", "×": "x", "–": "-",
         "Đ": "D", "đ": "d", "Ø": "O", "ø": "o", "Ł": "L", "ł": "l", "ß": "s", "Æ": "A", "æ": "a", "Œ": "O", "œ": "o",
     ]
 
@@ -38,141 +244,79 @@ enum Terminal {
             let folded = String(character).folding(options: [.diacriticInsensitive, .widthInsensitive], locale: nil)
             if folded.count == 1, let first = folded.first, first.isASCII, !first.isWhitespace || character.isWhitespace {
                 result = first
+            } else if let first = character.unicodeScalars.first, first.isASCII,
+                      character.unicodeScalars.dropFirst().allSatisfy({ Preview.isMark($0) }) {
+                // A letter under more marks than folding knows: the letter.
+                result = Character(first)
             }
         }
         standIns[character] = result
         return result
     }
+}
 
-    /// Takes over the terminal, in `theme`.
-    static func start(theme: Theme) {
-        // A parent may hand down a blocked SIGWINCH (a program started from a thread pool's
-        // thread inherits its mask); resizes must reach ncurses all the same.
-        var winch = sigset_t()
-        sigemptyset(&winch)
-        sigaddset(&winch, SIGWINCH)
-        pthread_sigmask(SIG_UNBLOCK, &winch, nil)
-        setlocale(LC_ALL, "")
-        asciiOnly = stepo_locale_is_utf8() == 0
-        window = initscr()
-        cbreak()
-        noecho()
-        nonl()
-        keypad(window, true)
-        wtimeout(window, 100)
-        curs_set(0)
-        mousemask(stepo_mouse_events(), nil)
-        mouseinterval(200)
-        if has_colors() && ProcessInfo.processInfo.environment["NO_COLOR"] == nil {
-            start_color()
-            use_default_colors()
-        }
-        apply(theme)
+/// Colour pairs and attributes for each (role, tint): the role gives the foreground and the
+/// attributes, the tint (a row's New warmth or the selection) the background under every cell.
+struct Palette {
+    struct Ink {
+        var attributes: attr_t
+        var pair: Int16
+        /// The same as an SGR sequence, for what is written past ncurses.
+        var sgr: String
     }
 
-    /// Uses `theme` from now on: its colours degraded to what the terminal has (256, 8), or
-    /// the monochrome theme's attributes alone when it has none or NO_COLOR is set.
-    static func apply(_ theme: Theme) {
-        let colourful = has_colors() && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
-        let colours = Int(stepo_colors())
-        let effective = colourful ? theme : Theme.mono
-        func number(_ colour: ThemeColor) -> Int16 {
-            switch colour.degraded(to: colours) {
-            case .default: return -1
-            case .indexed(let n): return Int16(n)
-            }
-        }
-        for (index, role) in Role.allCases.enumerated() {
-            guard let style = effective.styles[role] else { continue }
-            var attr = stepo_a_normal()
-            for name in style.attributes {
-                switch name {
-                case "bold": attr |= stepo_a_bold()
-                case "dim": attr |= stepo_a_dim()
-                case "reverse": attr |= stepo_a_reverse()
-                case "underline": attr |= stepo_a_underline()
-                case "italic": attr |= stepo_a_italic()
-                default: break
-                }
-            }
-            if colourful {
-                init_pair(Int16(index + 1), number(style.foreground), number(style.background))
-                attributes[role] = (attr, Int16(index + 1))
-            } else {
-                attributes[role] = (attr, 0)
-            }
-        }
+    let theme: Theme
+    let colours: Int
+    let colourful: Bool
+    private var inks: [String: Ink] = [:]
+    private var nextPair: Int16 = 1
+
+    init(theme: Theme, colours: Int, colourful: Bool) {
+        self.theme = theme
+        self.colours = colours
+        self.colourful = colourful
     }
 
-    static func stop() {
-        endwin()
-    }
-
-    static var size: (width: Int, height: Int) {
-        guard let window else { return (80, 24) }
-        return (Int(getmaxx(window)), Int(getmaxy(window)))
-    }
-
-    /// Copies the grid out and flushes once.
-    static func draw(_ grid: Grid) {
-        guard let window else { return }
-        werase(window)
-        for y in 0..<grid.height {
-            for x in 0..<grid.width {
-                let cell = grid.cells[y * grid.width + x]
-                guard var character = cell.character else { continue }
-                if asciiOnly { character = asciiStandIn(character) }
-                let style = attributes[cell.role] ?? (stepo_a_normal(), 0)
-                var wide = character.unicodeScalars.map { wchar_t(bitPattern: $0.value) } + [0]
-                var cc = cchar_t()
-                setcchar(&cc, &wide, style.attr, style.pair, nil)
-                mvwadd_wch(window, Int32(y), Int32(x), &cc)
+    mutating func style(_ role: Role, tint: Role?) -> Ink {
+        let key = role.rawValue + "|" + (tint?.rawValue ?? "")
+        if let known = inks[key] { return known }
+        let base = theme.styles[role] ?? Style(foreground: .default, background: .default, attributes: [])
+        let under = tint.flatMap { theme.styles[$0] }
+        var names = base.attributes
+        // Without colour, a tint shows by its attributes (the selection reversed).
+        if !colourful, let under { names.formUnion(under.attributes) }
+        var attributes = stepo_a_normal()
+        var sgr = "\u{1B}[0"
+        for name in names.sorted() {
+            switch name {
+            case "bold": attributes |= stepo_a_bold(); sgr += ";1"
+            case "dim": attributes |= stepo_a_dim(); sgr += ";2"
+            case "italic": attributes |= stepo_a_italic(); sgr += ";3"
+            case "underline": attributes |= stepo_a_underline(); sgr += ";4"
+            case "reverse": attributes |= stepo_a_reverse(); sgr += ";7"
+            default: break
             }
         }
-        wnoutrefresh(window)
-        doupdate()
+        var pair: Int16 = 0
+        if colourful {
+            let foreground = number(base.foreground)
+            var background = number(base.background)
+            if let under, under.background != .default { background = number(under.background) }
+            pair = nextPair
+            nextPair += 1
+            init_pair(pair, foreground, background)
+            if foreground >= 0 { sgr += ";38;5;\(foreground)" }
+            if background >= 0 { sgr += ";48;5;\(background)" }
+        }
+        let ink = Ink(attributes: attributes, pair: pair, sgr: sgr + "m")
+        inks[key] = ink
+        return ink
     }
 
-    /// The next key (or resize) within the read timeout.
-    static func read() -> Input {
-        guard let window else { return .none }
-        var wide: wint_t = 0
-        let result = wget_wch(window, &wide)
-        if result == ERR { return .none }
-        if result == KEY_CODE_YES {
-            switch Int32(wide) {
-            case KEY_UP: return .key(.up)
-            case KEY_DOWN: return .key(.down)
-            case KEY_LEFT: return .key(.left)
-            case KEY_RIGHT: return .key(.right)
-            case KEY_NPAGE: return .key(.pageDown)
-            case KEY_PPAGE: return .key(.pageUp)
-            case KEY_HOME: return .key(.home)
-            case KEY_END: return .key(.end)
-            case KEY_ENTER: return .key(.enter)
-            case KEY_BACKSPACE: return .key(.backspace)
-            case KEY_MOUSE:
-                var event = MEVENT()
-                guard getmouse(&event) == OK else { return .none }
-                if stepo_mouse_wheel_up(event.bstate) != 0 { return .key(.wheelUp) }
-                if stepo_mouse_wheel_down(event.bstate) != 0 { return .key(.wheelDown) }
-                if stepo_mouse_double_click(event.bstate) != 0 { return .key(.doubleClick(row: Int(event.y))) }
-                if stepo_mouse_click(event.bstate) != 0 { return .key(.click(row: Int(event.y))) }
-                return .none
-            case KEY_RESIZE:
-                let size = self.size
-                return .resized(width: size.width, height: size.height)
-            default: return .none
-            }
-        }
-        switch wide {
-        case 10, 13: return .key(.enter)
-        case 27: return .key(.escape)
-        case 8, 127: return .key(.backspace)
-        case 32: return .key(.space)
-        default:
-            guard let scalar = Unicode.Scalar(UInt32(wide)) else { return .none }
-            return .key(.character(Character(scalar)))
+    private func number(_ colour: ThemeColor) -> Int16 {
+        switch colour.degraded(to: colours) {
+        case .default: return -1
+        case .indexed(let n): return Int16(n)
         }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import CNcursesw
 import Notifications
 
@@ -38,6 +39,35 @@ public enum TextWidth {
             used += w
         }
         return out + "…"
+    }
+
+    /// `text` in at most `lines` lines of `width` cells, broken at spaces (inside a word only
+    /// when it is longer than a line); the last line ends with `…` when text is left over.
+    public static func wrap(_ text: String, width: Int, lines count: Int) -> [String] {
+        guard width > 0, count > 0 else { return [] }
+        var out: [String] = []
+        var rest = Substring(text)
+        while !rest.isEmpty && out.count < count {
+            if out.count == count - 1 || cells(String(rest)) <= width {
+                out.append(fit(String(rest), width: width))
+                break
+            }
+            // The longest run of whole words that fits; a single long word is cut.
+            var used = 0
+            var end = rest.startIndex
+            var lastSpace: Substring.Index?
+            for index in rest.indices {
+                let w = cells(rest[index])
+                if used + w > width { break }
+                used += w
+                end = rest.index(after: index)
+                if rest[index] == " " { lastSpace = index }
+            }
+            let cut = (end < rest.endIndex && rest[end] != " ") ? (lastSpace ?? end) : end
+            out.append(String(rest[..<cut]).trimmingCharacters(in: .whitespaces))
+            rest = rest[cut...].drop { $0 == " " }
+        }
+        return out
     }
 
     /// East Asian wide and fullwidth ranges (when the locale cannot say).

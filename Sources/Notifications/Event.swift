@@ -16,6 +16,16 @@ public struct Event: Sendable {
     public enum AccountState: String, Sendable { case active, banned, deactivated }
     public enum Audience: String, Sendable { case everyone, signedIn }
 
+    /// What one person does about another.
+    public enum Relation: String, CaseIterable, Sendable {
+        case follow, unfollow, followRequestAccepted, followRequestDeclined, block, unblock, mute, unmute
+    }
+
+    /// What one person does to a step without words.
+    public enum Interaction: String, CaseIterable, Sendable {
+        case heart, share
+    }
+
     public struct UserInfo: Sendable {
         public var id: String
         public var username: String
@@ -29,14 +39,12 @@ public struct Event: Sendable {
         case user(UserInfo)
         case account(user: String, state: AccountState)
         case privacy(user: String, isPrivate: Bool)
-        /// follow, unfollow, followRequestAccepted, followRequestDeclined, block, unblock, mute, unmute
-        case relation(String, actor: String, target: String)
+        case relation(Relation, actor: String, target: String)
         case journey(id: String, owner: String, title: String)
         case journeyFollow(actor: String, journey: String)
         case step(id: String, journey: String, caption: String, photoUrl: String?, isFinal: Bool)
         case mediaReady(step: String)
-        /// heart or share
-        case interaction(String, actor: String, step: String)
+        case interaction(Interaction, actor: String, step: String)
         case comment(actor: String, step: String, id: String, text: String, parent: String?)
         case deleteStep(String)
         case deleteComment(String)
@@ -49,12 +57,12 @@ public struct Event: Sendable {
             case .user: return "user"
             case .account: return "account"
             case .privacy: return "privacy"
-            case .relation(let type, _, _): return type
+            case .relation(let relation, _, _): return relation.rawValue
             case .journey: return "journey"
             case .journeyFollow: return "journeyFollow"
             case .step: return "step"
             case .mediaReady: return "mediaReady"
-            case .interaction(let type, _, _): return type
+            case .interaction(let interaction, _, _): return interaction.rawValue
             case .comment: return "comment"
             case .deleteStep, .deleteComment: return "delete"
             case .tierCrossed: return "tierCrossed"
@@ -64,17 +72,20 @@ public struct Event: Sendable {
         }
     }
 
-    public static let relationTypes: Set<String> = [
-        "follow", "unfollow", "followRequestAccepted", "followRequestDeclined", "block", "unblock", "mute", "unmute",
-    ]
-
     /// Limits on producer text, so every push fits its 4096 bytes and no field is absurd.
+    ///
+    /// Text is limited twice: in grapheme clusters (what a reader counts as characters) and in
+    /// UTF-8 bytes, four per character. A name of 100 letters each under 50 combining marks
+    /// is 100 characters but 10,000 bytes: the bytes refuse it.
     public enum Limits {
-        public static let idLength = 128
+        /// Ids are machine names: bytes.
+        public static let idBytes = 128
         public static let nameLength = 100
         public static let usernameLength = 30
         public static let urlBytes = 512
         public static let textLength = 10_000
+        /// Bytes allowed per character of a text limit.
+        public static let bytesPerCharacter = 4
     }
 }
 
@@ -100,6 +111,12 @@ extension Event {
     }
 
     private static func body(type: String, _ f: Fields) throws -> Body {
+        if let relation = Relation(rawValue: type) {
+            return .relation(relation, actor: try f.id("actor"), target: try f.id("target"))
+        }
+        if let interaction = Interaction(rawValue: type) {
+            return .interaction(interaction, actor: try f.id("actor"), step: try f.id("step"))
+        }
         switch type {
         case "user":
             let u = try f.object("user")
@@ -119,8 +136,6 @@ extension Event {
             return .account(user: try f.id("user"), state: state)
         case "privacy":
             return .privacy(user: try f.id("user"), isPrivate: try f.bool("private"))
-        case _ where relationTypes.contains(type):
-            return .relation(type, actor: try f.id("actor"), target: try f.id("target"))
         case "journey":
             let j = try f.object("journey")
             return .journey(id: try j.id("id"), owner: try j.id("owner"), title: try j.text("title", limit: Limits.nameLength))
@@ -133,8 +148,6 @@ extension Event {
                          photoUrl: try s.optionalURL("photoUrl"), isFinal: try s.optionalBool("final") ?? false)
         case "mediaReady":
             return .mediaReady(step: try f.id("step"))
-        case "heart", "share":
-            return .interaction(type, actor: try f.id("actor"), step: try f.id("step"))
         case "comment":
             let c = try f.object("comment")
             return .comment(actor: try f.id("actor"), step: try f.id("step"), id: try c.id("id"),
@@ -197,9 +210,9 @@ struct Fields {
 
     func id(_ key: String) throws -> String {
         let text = try string(key)
-        guard !text.isEmpty, text.utf8.count <= Event.Limits.idLength || text.count <= Event.Limits.idLength,
+        guard !text.isEmpty, text.utf8.count <= Event.Limits.idBytes,
               !text.unicodeScalars.contains(where: { Preview.isControl($0) || $0.properties.isWhitespace }) else {
-            throw EventError("field '\(name(key))' must be a non-empty id of at most \(Event.Limits.idLength) characters without spaces or controls")
+            throw EventError("field '\(name(key))' must be a non-empty id of at most \(Event.Limits.idBytes) bytes without spaces or controls")
         }
         return text
     }
@@ -212,8 +225,9 @@ struct Fields {
     func text(_ key: String, limit: Int, allowEmpty: Bool = false) throws -> String {
         let text = try string(key)
         guard allowEmpty || !Preview.clean(text).isEmpty else { throw EventError("field '\(name(key))' is empty") }
-        guard text.utf8.count <= limit || text.count <= limit else {
-            throw EventError("field '\(name(key))' is longer than \(limit) characters")
+        let bytes = limit * Event.Limits.bytesPerCharacter
+        guard text.utf8.count <= bytes, text.count <= limit else {
+            throw EventError("field '\(name(key))' is longer than \(limit) characters or \(bytes) bytes")
         }
         return text
     }

@@ -2,8 +2,8 @@ import Foundation
 
 /// A JSON value whose objects keep their key order, so contract output reads as documented.
 ///
-/// Parsing uses Foundation's `JSONSerialization`; writing is ours because Foundation cannot
-/// keep key order.
+/// Reading and writing are both ours: Foundation cannot keep key order, and its reader is
+/// too slow for a sync of a million rows (see `JSONParser`).
 public indirect enum JSON: Equatable, Sendable {
     case null
     case bool(Bool)
@@ -65,37 +65,19 @@ public indirect enum JSON: Equatable, Sendable {
         public let description: String
     }
 
-    /// Parses one JSON text. Errors say what was wrong in plain words.
+    /// Parses one JSON text (strictly, in order: see `JSONParser`). Errors say what was wrong.
     public static func parse(_ data: Data) throws -> JSON {
-        let object: Any
-        do {
-            object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-        } catch {
-            throw ParseError(description: "malformed JSON")
-        }
-        return JSON(foundation: object)
+        try JSONParser.parse(data)
     }
 
-    public static func parse(_ text: String) throws -> JSON { try parse(Data(text.utf8)) }
+    public static func parse(_ text: String) throws -> JSON {
+        var text = text
+        return try text.withUTF8 { try JSONParser.parse($0) }
+    }
 
-    init(foundation value: Any) {
-        // Containers first: casting a Swift dictionary to NSNumber would bridge it to an
-        // NSDictionary just to fail, which costs more than the parse.
-        switch value {
-        case let dictionary as [String: Any]:
-            self = .object(dictionary.keys.sorted().map { ($0, JSON(foundation: dictionary[$0]!)) })
-        case let array as [Any]: self = .array(array.map(JSON.init(foundation:)))
-        case let string as String: self = .string(string)
-        case is NSNull: self = .null
-        case let number as NSNumber:
-            let type = String(cString: number.objCType)
-            if type == "c" { self = .bool(number.boolValue) }
-            else if type == "d" || type == "f" {
-                let d = number.doubleValue
-                self = (d.rounded() == d && abs(d) < 9e15) ? .int(Int(d)) : .double(d)
-            } else { self = .int(number.intValue) }
-        default: self = .null
-        }
+    /// Parses JSON held in a byte buffer without copying it.
+    public static func parse(bytes: UnsafeBufferPointer<UInt8>) throws -> JSON {
+        try JSONParser.parse(bytes)
     }
 
     // MARK: Writing

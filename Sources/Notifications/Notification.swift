@@ -131,6 +131,39 @@ public enum Copy {
         }
     }
 
+    /// The copy when what a row quotes is no longer there for its reader — the content was
+    /// deleted, or a block, a private account or an inactive one now stands between them: the
+    /// verb alone, without caption, comment or journey title. The row stays; nothing of the
+    /// content rides with it any more.
+    public static func withheld(_ kind: Kind, tier: String?) -> String {
+        switch kind {
+        case .steppedWithHeart: return "Stepped with you by heart"
+        case .steppedWithComment: return "Stepped with you"
+        case .steppedWithShare: return "Stepped with you by share"
+        case .heart: return "Hearted your step"
+        case .comment: return "Commented"
+        case .share: return "Shared your step"
+        case .reply: return "Replied to you"
+        case .mention: return "Mentioned you"
+        case .firstStep: return "Started a journey"
+        case .achievement: return "Finished a journey"
+        case .newStep: return "Posted a new step"
+        case .recognitionReceived: return "Became a \(Preview.of(tier ?? "")) of your journey"
+        case .recognitionEarned: return "You're now a \(Preview.of(tier ?? "")) on their journey"
+        case .newFollower, .followRequest, .followRequestAccepted, .announcement, .batch:
+            return body(kind, Subject(tier: tier))
+        }
+    }
+
+    /// Whether a row of `kind` quotes content (a caption, a comment, a journey title) that a
+    /// change of visibility can take away.
+    public static func quotesContent(_ kind: Kind) -> Bool {
+        switch kind {
+        case .newFollower, .followRequest, .followRequestAccepted, .announcement: return false
+        default: return true
+        }
+    }
+
     /// The push copy when the actor's account is private: no title, caption or comment.
     public static func maskedBody(_ kind: Kind, username: String, _ s: Subject) -> String {
         switch kind {

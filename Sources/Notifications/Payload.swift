@@ -88,18 +88,32 @@ public enum Payload {
         }
     }
 
+    /// The characters each of title and body keeps while the other still has more to give:
+    /// a push always says who and what, however long the other part is.
+    static let readableTitle = 30
+    static let readableBody = 40
+
     /// Renders with `build` (which returns the whole document and the part the provider
-    /// measures), shortening the body's preview — then the title — until the measured part
-    /// fits in `maximumBytes`. The JSON's structure is never cut.
+    /// measures), shortening at a word with `…` until the measured part fits in
+    /// `maximumBytes`: the longer of title and body (in bytes) gives first, and neither goes
+    /// below its readable length while the other can still give. The JSON's structure is
+    /// never cut.
     static func fitted(_ push: PushContent, _ build: (PushContent) -> (JSON, JSON)) -> JSON {
         var content = push
         var (document, measured) = build(content)
         var overflow = measured.serialized.utf8.count - maximumBytes
         while overflow > 0 {
-            if content.body.count > 1 {
-                content.body = shortened(content.body, by: overflow)
+            let bodyCanGive = content.body.count > readableBody
+            let titleCanGive = content.title.count > readableTitle
+            let preferBody = content.body.utf8.count >= content.title.utf8.count
+            if bodyCanGive && (preferBody || !titleCanGive) {
+                content.body = shortened(content.body, by: overflow, keeping: readableBody)
+            } else if titleCanGive {
+                content.title = shortened(content.title, by: overflow, keeping: readableTitle)
+            } else if content.body.count > 1 {
+                content.body = shortened(content.body, by: overflow, keeping: 1)
             } else if content.title.count > 1 {
-                content.title = shortened(content.title, by: overflow)
+                content.title = shortened(content.title, by: overflow, keeping: 1)
             } else {
                 break
             }
@@ -110,13 +124,16 @@ public enum Payload {
     }
 
     /// `text` cut at a word with `…`, at least `bytes` UTF-8 bytes (as JSON) shorter.
-    static func shortened(_ text: String, by bytes: Int) -> String {
-        var limit = text.count - 1
+    /// `text` cut at a word with `…`, at least `bytes` UTF-8 bytes (as JSON) shorter, or down
+    /// to `keeping` characters when that is not enough.
+    static func shortened(_ text: String, by bytes: Int, keeping: Int = 1) -> String {
+        let floor = max(1, keeping)
+        var limit = max(floor, text.count - 1)
         var result = Preview.shorten(text, to: limit)
         let original = escapedLength(text)
-        while limit > 1 && original - escapedLength(result) < bytes {
-            limit -= max(1, (bytes - (original - escapedLength(result))) / 4)
-            result = Preview.shorten(text, to: max(limit, 1))
+        while limit > floor && original - escapedLength(result) < bytes {
+            limit = max(floor, limit - max(1, (bytes - (original - escapedLength(result))) / 4))
+            result = Preview.shorten(text, to: limit)
         }
         return result
     }

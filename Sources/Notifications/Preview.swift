@@ -9,7 +9,12 @@ public enum Preview {
         shorten(clean(text), to: limit)
     }
 
-    /// Removes emoji and control characters, turns every whitespace run into one space, trims.
+    /// Combining marks kept on one character. Vietnamese stacks two (ệ); more than a few is
+    /// "zalgo" text, which would crowd a lock screen's line into a smear.
+    public static let maximumMarks = 4
+
+    /// Removes emoji and control characters, keeps at most `maximumMarks` combining marks on
+    /// a character, turns every whitespace run into one space, trims.
     public static func clean(_ text: String) -> String {
         if isPlainASCII(text) { return text }
         var out = ""
@@ -21,7 +26,13 @@ public enum Preview {
                 continue
             }
             if isEmoji(character) { continue }
-            let kept = String.UnicodeScalarView(character.unicodeScalars.filter { !isControl($0) })
+            var marks = 0
+            let kept = String.UnicodeScalarView(character.unicodeScalars.filter { scalar in
+                guard !isControl(scalar) else { return false }
+                guard isMark(scalar) else { return true }
+                marks += 1
+                return marks <= maximumMarks
+            })
             guard !kept.isEmpty else { continue }
             if pendingSpace { out.append(" "); pendingSpace = false }
             out.unicodeScalars.append(contentsOf: kept)
@@ -75,6 +86,14 @@ public enum Preview {
             }
             let p = scalar.properties
             return p.isEmojiPresentation || (p.isEmoji && v >= 0x2190)
+        }
+    }
+
+    /// A combining mark (nonspacing, spacing or enclosing).
+    public static func isMark(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .spacingMark, .enclosingMark: return true
+        default: return false
         }
     }
 

@@ -10,6 +10,14 @@ public enum Tap: Equatable, Sendable {
     case link(String)
     case interactions(String)
 
+    /// The step a tap lands on, when it lands on one.
+    public var stepId: String? {
+        switch self {
+        case let .step(id, _, _), let .interactions(id): return id
+        default: return nil
+        }
+    }
+
     /// Stepo's home feed: where a tap falls back when nothing better remains.
     public static let feedLink = "stepo://feed"
 

@@ -6,7 +6,8 @@ public enum Timestamp {
     public static let hour: Int64 = 3_600_000
     public static let day: Int64 = 86_400_000
 
-    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; nil when it is not RFC 3339.
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; nil when it is not RFC 3339 (an
+    /// offset's hours are 00–23 and its minutes 00–59).
     public static func parse(_ text: String) -> Int64? {
         let b = Array(text.utf8)
         guard b.count >= 20 else { return nil }
@@ -43,7 +44,7 @@ public enum Timestamp {
         if b[i] == 90 || b[i] == 122 {
             i += 1
         } else if b[i] == 43 || b[i] == 45, let oh = digits(i + 1, 2), i + 3 < b.count, b[i + 3] == 58,
-                  let om = digits(i + 4, 2) {
+                  let om = digits(i + 4, 2), oh < 24, om < 60 {
             offset = (oh * 60 + om) * 60 * (b[i] == 43 ? 1 : -1)
             i += 6
         } else { return nil }

@@ -1,21 +1,7 @@
 import Foundation
 import Notifications
 import SQLite
-
-/// One row of the user's activity as the replica holds it.
-public struct ReplicaRow: Equatable, Sendable {
-    public var id: Int
-    public var version: Int
-    public var createdAt: Int64
-    public var kind: String
-    public var title: String
-    public var body: String
-    public var seenAt: Int64?
-    public var readAt: Int64?
-    public var deleted: Bool
-    /// The server's row, as received (tap, media, thread, actor…).
-    public var json: JSON
-}
+import Wire
 
 /// The last counts the server gave, and whether they may be out of date (offline, or
 /// stamps still queued). The replica never invents a count.
@@ -31,46 +17,24 @@ public struct ServerCounts: Equatable, Sendable {
     }
 }
 
-/// A local SQLite copy of one user's activity on one server, with the queue of mutations not
+/// A local SQLite copy of one reader's activity on one store, with the queue of mutations not
 /// yet acknowledged. Every change is one transaction, so a killed process loses nothing queued.
-/// Safe to use from several threads (one connection behind a lock).
+///
+/// It belongs to one (store, reader): a page from another store starts it afresh. It holds
+/// nothing its reader may no longer see: what a sync says to drop is deleted with SQLite's
+/// `secure_delete` (overwritten, not just unlinked) and the write-ahead log is truncated, so
+/// no byte of it stays in the file. Safe to use from several threads (one connection behind
+/// a lock).
 public final class Replica: @unchecked Sendable {
-    private let db: Database
-    private let lock = NSRecursiveLock()
+    let db: Database
+    let lock = NSRecursiveLock()
+    public let path: String
+    /// The marks, read once and kept until they change.
+    var markCache: MarkIndex?
 
     public init(path: String) throws {
-        db = try Database(path: path)
-        var migrator = Migrator()
-        migrator.register("0001-replica", """
-            CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
-            CREATE TABLE rows (
-                id INTEGER PRIMARY KEY,
-                version INTEGER NOT NULL,
-                created_at INTEGER NOT NULL,
-                kind TEXT NOT NULL,
-                title TEXT NOT NULL,
-                body TEXT NOT NULL,
-                seen_at INTEGER,
-                read_at INTEGER,
-                deleted INTEGER NOT NULL DEFAULT 0,
-                json TEXT NOT NULL
-            );
-            CREATE INDEX rows_newest_first ON rows(created_at DESC, id DESC);
-            -- Mutations made here and not yet acknowledged by the server, in order.
-            CREATE TABLE pending (seq INTEGER PRIMARY KEY, mutation TEXT NOT NULL);
-            """)
-        migrator.register("0002-entities", """
-            -- The people, steps, comments and journeys the rows point at: destinations open offline.
-            CREATE TABLE entities (kind TEXT NOT NULL, id TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (kind, id)) WITHOUT ROWID;
-            """)
-        migrator.register("0003-by-step", """
-            -- A step's comments without reading every comment: an index on the JSON's step and time.
-            CREATE INDEX entities_comments_by_step ON entities(json_extract(json, '$.step'), json_extract(json, '$.at'))
-                WHERE kind = 'comments';
-            -- The rows about a step (its interactions list).
-            CREATE INDEX rows_by_step ON rows(json_extract(json, '$.tap.step')) WHERE json_extract(json, '$.tap.step') IS NOT NULL;
-            """)
-        try migrator.migrate(db)
+        self.path = path
+        db = try Replica.open(path)
         try locked {
             if try meta("client") == nil {
                 try setMeta("client", "c-" + UUID().uuidString.lowercased().prefix(18))
@@ -78,77 +42,55 @@ public final class Replica: @unchecked Sendable {
         }
     }
 
-    /// `$XDG_STATE_HOME/stepo/replicas/{server}-{user}.db` (`~/.local/state/…`), folder created.
-    public static func defaultPath(server: String, user: String) throws -> String {
+    /// Opens and migrates the file; one written by a build that knows other migrations is a
+    /// cache of something else, and is started afresh.
+    private static func open(_ path: String) throws -> Database {
+        let db = try Database(path: path)
+        try db.execute("PRAGMA secure_delete = ON")
+        do {
+            try ReplicaSchema.migrator.migrate(db)
+            return db
+        } catch let error as SQLiteError where error.message.contains("unknown to this build") {
+            for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+            let fresh = try Database(path: path)
+            try fresh.execute("PRAGMA secure_delete = ON")
+            try ReplicaSchema.migrator.migrate(fresh)
+            return fresh
+        }
+    }
+
+    /// The folder replicas live in: `$XDG_STATE_HOME/stepo/replicas` (`~/.local/state/…`), made.
+    public static func folder() throws -> String {
         let environment = ProcessInfo.processInfo.environment
         let base = environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state"
         let folder = base + "/stepo/replicas"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        func safe(_ text: String) -> String {
-            String(text.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "_" }.prefix(80))
-        }
-        return "\(folder)/\(safe(server))-\(safe(user)).db"
+        return folder
     }
 
-    /// The replica file of a user token on a server: named by a stable fingerprint of the
-    /// token (FNV-1a), never the secret itself, so it opens offline too.
+    private static func safe(_ text: String) -> String {
+        String(text.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "_" }.prefix(80))
+    }
+
+    /// The embedded default's replica of `user` on the store whose identity is `store`.
+    public static func defaultPath(store: String, user: String) throws -> String {
+        "\(try folder())/embedded-\(safe(store))-\(safe(user)).db"
+    }
+
+    /// The replica of a user token on a server: named by a stable fingerprint of the token
+    /// (FNV-1a), never the secret itself, so it opens offline too. The store behind the server
+    /// is checked on every pull (`ActivityPage.store`).
     public static func defaultPath(server: String, token: String) throws -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in token.utf8 {
             hash ^= UInt64(byte)
             hash = hash &* 0x100_0000_01b3
         }
-        return try defaultPath(server: server, user: "t" + String(hash, radix: 16))
+        return "\(try folder())/\(safe(server))-t\(String(hash, radix: 16)).db"
     }
 
-    // MARK: Reading
-
-    /// The newest rows first.
-    public func rows(limit: Int = 500) throws -> [ReplicaRow] {
-        try locked {
-            try db.query("""
-                SELECT \(Replica.rowColumns) FROM rows ORDER BY created_at DESC, id DESC LIMIT ?
-                """, [limit], Replica.row)
-        }
-    }
-
-    /// The hearts and shares on a step that reached this user as rows, newest first: the
-    /// people behind a batched "and 12 others".
-    public func interactions(onStep step: String) throws -> [ReplicaRow] {
-        try locked {
-            try db.query("""
-                SELECT \(Replica.rowColumns) FROM rows
-                WHERE json_extract(json, '$.tap.step') = ? AND kind IN ('heart', 'share', 'steppedWithHeart', 'steppedWithShare')
-                ORDER BY created_at DESC, id DESC
-                """, [step], Replica.row)
-        }
-    }
-
-    private static let rowColumns = "id, version, created_at, kind, title, body, seen_at, read_at, deleted, json"
-
-    private static func row(_ row: Row) -> ReplicaRow {
-        ReplicaRow(id: row.int(0), version: row.int(1), createdAt: row.int64(2), kind: row.string(3),
-                   title: row.string(4), body: row.string(5), seenAt: row.optionalInt64(6),
-                   readAt: row.optionalInt64(7), deleted: row.bool(8),
-                   json: (try? JSON.parse(row.string(9))) ?? .null)
-    }
-
-    /// A stored entity: `kind` is `users`, `steps`, `comments` or `journeys`.
-    public func entity(_ kind: String, _ id: String) throws -> JSON? {
-        try locked { try db.first("SELECT json FROM entities WHERE kind = ? AND id = ?", [kind, id]) { try? JSON.parse($0.string(0)) } ?? nil }
-    }
-
-    /// A step's comments as last synced, oldest first.
-    public func comments(ofStep step: String) throws -> [JSON] {
-        try locked {
-            try db.query("""
-                SELECT json FROM entities
-                WHERE kind = 'comments' AND json_extract(json, '$.step') = ?
-                ORDER BY json_extract(json, '$.at')
-                """, [step]) { (try? JSON.parse($0.string(0))) ?? .null }
-        }
-    }
+    // MARK: What the replica knows of itself
 
     public var rowCount: Int { (try? locked { try db.scalar("SELECT count(*) FROM rows") }) ?? 0 }
 
@@ -156,6 +98,9 @@ public final class Replica: @unchecked Sendable {
     public var version: Int { (try? locked { try number("version") }) ?? 0 }
 
     public var clientId: String { (try? locked { try meta("client") }) ?? "c-unknown" }
+
+    /// The identity of the store these rows came from (nil before the first pull).
+    public var storeIdentity: String? { try? locked { try meta("store") } }
 
     /// The user this replica belongs to, as the server named them (remembered for offline use).
     public var user: String? {
@@ -166,114 +111,48 @@ public final class Replica: @unchecked Sendable {
     /// The last counts the server gave; stale while mutations wait to be sent.
     public var counts: ServerCounts {
         (try? locked {
-            ServerCounts(unseen: try number("unseen"), unread: try number("unread"),
-                         stale: try pendingCount() > 0)
+            ServerCounts(unseen: try number("unseen"), unread: try number("unread"), stale: try pendingCount() > 0)
         }) ?? ServerCounts(unseen: 0, unread: 0, stale: true)
+    }
+
+    /// How far a first sync has come: rows received of the reader's rows in all; nil once done.
+    public var initialSync: (received: Int, total: Int)? {
+        try? locked {
+            guard try meta("initialDone") == nil, let total = try meta("initialTotal").flatMap(Int.init) else { return nil }
+            return (try db.scalar("SELECT count(*) FROM rows") ?? 0, total)
+        }
     }
 
     public func pendingCount() throws -> Int { try locked { try db.scalar("SELECT count(*) FROM pending") ?? 0 } }
 
-    func pending() throws -> [JSON] {
-        try locked { try db.query("SELECT mutation FROM pending ORDER BY seq") { (try? JSON.parse($0.string(0))) ?? .null } }
-    }
-
-    // MARK: Local acts: shown at once, queued for the server
-
-    /// Opening Activity: every row here is stamped seen, and the server is told.
-    public func markAllSeen(at: Int64) throws {
+    /// The mutations waiting for the server, in order.
+    public func pending() throws -> [Mutation] {
         try locked {
-            try db.transaction {
-                try db.run("UPDATE rows SET seen_at = ? WHERE seen_at IS NULL", at)
-                try enqueue([("type", "seen"), ("upTo", .int(try number("version")))])
-            }
+            try db.query("SELECT mutation FROM pending ORDER BY seq") { row in
+                (try? JSON.parse(row.string(0))).flatMap { try? Mutation(json: $0) }
+            }.compactMap { $0 }
         }
     }
 
-    /// Opening a row: it is read (and seen), and the server is told.
-    public func markRead(_ id: Int, at: Int64) throws {
-        try locked {
-            try db.transaction {
-                try db.run("UPDATE rows SET read_at = coalesce(read_at, ?), seen_at = coalesce(seen_at, ?) WHERE id = ?", at, at, id)
-                try enqueue([("type", "read"), ("id", .int(id))])
-            }
-        }
-    }
+    // MARK: Meta
 
-    /// Any other mutation (`acceptRequest`, `followBack`, `preferences`, …), queued as given.
-    public func enqueue(_ fields: [(String, JSON)]) throws {
-        try locked {
-            try db.transaction {
-                let seq = try number("nextSeq", otherwise: 1)
-                try db.run("INSERT INTO pending(seq, mutation) VALUES (?, ?)", seq, JSON.object([("seq", .int(seq))] + fields).serialized)
-                try setMeta("nextSeq", String(seq + 1))
-            }
-        }
-    }
-
-    // MARK: Applying what the server said
-
-    /// The server applied every mutation up to `seq`: drop them from the queue, keep its counts.
-    func acknowledge(upTo seq: Int, counts: JSON?) throws {
-        try locked {
-            try db.transaction {
-                try db.run("DELETE FROM pending WHERE seq <= ?", seq)
-                try store(counts)
-            }
-        }
-    }
-
-    /// One page of changes and the version after it, in one transaction.
-    func apply(page rows: [JSON], next: Int, counts: JSON?, entities: JSON? = nil) throws {
-        try locked {
-            try db.transaction {
-                let upsert = """
-                    INSERT INTO rows(id, version, created_at, kind, title, body, seen_at, read_at, deleted, json)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (id) DO UPDATE SET version = excluded.version, deleted = excluded.deleted,
-                        seen_at = coalesce(rows.seen_at, excluded.seen_at), read_at = coalesce(rows.read_at, excluded.read_at),
-                        json = excluded.json, title = excluded.title, body = excluded.body
-                    """
-                for row in rows {
-                    guard let id = row["id"]?.int, let version = row["version"]?.int else { continue }
-                    try db.run(upsert, id, version, row["createdAt"]?.string.flatMap(Timestamp.parse) ?? 0,
-                               row["kind"]?.string ?? "", row["title"]?.string ?? "", row["body"]?.string ?? "",
-                               row["seenAt"]?.string.flatMap(Timestamp.parse), row["readAt"]?.string.flatMap(Timestamp.parse),
-                               row["deleted"]?.bool ?? false, row.serialized)
-                }
-                for kind in ["users", "steps", "comments", "journeys"] {
-                    for entity in entities?[kind]?.array ?? [] {
-                        guard let id = entity["id"]?.string else { continue }
-                        try db.run("""
-                            INSERT INTO entities(kind, id, json) VALUES (?, ?, ?)
-                            ON CONFLICT (kind, id) DO UPDATE SET json = excluded.json
-                            """, kind, id, entity.serialized)
-                    }
-                }
-                try setMeta("version", String(max(next, try number("version"))))
-                try store(counts)
-            }
-        }
-    }
-
-    private func store(_ counts: JSON?) throws {
-        guard let counts, let unseen = counts["unseen"]?.int, let unread = counts["unread"]?.int else { return }
-        try setMeta("unseen", String(unseen))
-        try setMeta("unread", String(unread))
-    }
-
-    private func meta(_ key: String) throws -> String? {
+    func meta(_ key: String) throws -> String? {
         try db.first("SELECT value FROM meta WHERE key = ?", [key]) { $0.string(0) }
     }
 
-    private func number(_ key: String, otherwise: Int = 0) throws -> Int {
+    func number(_ key: String, otherwise: Int = 0) throws -> Int {
         try meta(key).flatMap(Int.init) ?? otherwise
     }
 
-    private func setMeta(_ key: String, _ value: String) throws {
+    func setMeta(_ key: String, _ value: String) throws {
         try db.run("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", key, value)
     }
 
-    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+    func clearMeta(_ key: String) throws {
+        try db.run("DELETE FROM meta WHERE key = ?", key)
+    }
+
+    func locked<T>(_ body: () throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body()

@@ -1,5 +1,6 @@
 import Foundation
 import Notifications
+import Wire
 
 /// Where sync stands, for the inbox's header ("synced 3s ago", "offline · 2 pending").
 public enum SyncStatus: Equatable, Sendable {
@@ -22,10 +23,16 @@ public final class SyncEngine: @unchecked Sendable {
     private let lock = NSLock()
     private var _status = SyncStatus.never
     private var stopped = false
+    private var refusals: [String] = []
     /// Called (on the sync thread) after each pass that changed the replica or its status.
     public var onChange: (@Sendable () -> Void)?
+    /// Called (on the sync thread) after each page of a first sync: rows received, rows in all.
+    public var onProgress: (@Sendable (Int, Int) -> Void)?
 
-    public static let pageSize = 500
+    /// Rows per page: large pages keep a first sync of a million rows to a few hundred trips.
+    public static let pageSize = 2000
+    /// Mutations per request at most.
+    public static let batchSize = 500
 
     public init(replica: Replica, transport: Transport) {
         self.replica = replica
@@ -36,6 +43,14 @@ public final class SyncEngine: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return _status
+    }
+
+    /// What the server refused since last asked, in words for the reader ("…: no pending
+    /// follow request from an"); each is asked for once.
+    public func takeRefusals() -> [String] {
+        lock.lock()
+        defer { refusals = []; lock.unlock() }
+        return refusals
     }
 
     /// One pass: push the queue, then pull every page after the stored version. With `wait`,
@@ -52,48 +67,100 @@ public final class SyncEngine: @unchecked Sendable {
                 var query = ["after": String(replica.version), "limit": String(SyncEngine.pageSize)]
                 if first && wait > 0 { query["wait"] = String(wait) }
                 first = false
-                let page = try call("GET", "/v1/activity", query: query, body: nil)
-                let rows = page["rows"]?.array ?? []
-                try replica.apply(page: rows, next: page["next"]?.int ?? replica.version, counts: page["counts"],
-                                  entities: page["entities"])
-                applied += rows.count
-                if rows.isEmpty { break }
+                let page = try ActivityPage(json: try call("GET", "/v1/activity", query: query, body: nil))
+                if let store = page.store, store != replica.storeIdentity {
+                    if replica.storeIdentity != nil || replica.version > 0 {
+                        // Another store answers now: what is held here belongs to the old one.
+                        try replica.reset(for: store)
+                        continue
+                    }
+                    try replica.reset(for: store)
+                }
+                try replica.apply(page)
+                applied += page.rows.count
+                if let progress = replica.initialSync { onProgress?(progress.received, progress.total) }
+                if !page.more { break }
             }
             setStatus(.synced(at: Date()))
             return applied
         } catch let error as Unreachable {
             if case .offline = status {} else { setStatus(.offline(since: Date(), reason: error.description)) }
             throw error
+        } catch let error as WireError {
+            throw SyncError(status: 200, description: "the server's answer was not understood: \(error.description)")
         }
     }
 
-    /// Sends the queued mutations. A batch the server refuses (a row that is gone, an act no
-    /// longer possible) is sent one by one, and a refused mutation is dropped: one bad stamp
-    /// must not block the queue forever.
+    /// Sends the queued mutations, a batch at a time. The server applies what it can and
+    /// says what it refused; a refused mutation is dropped (and told to the reader). A batch
+    /// the server cannot read at all is sent one by one, and what it cannot read dropped.
     private func push() throws {
-        let pending = try replica.pending()
-        guard !pending.isEmpty else { return }
-        let (status, answer) = try send(pending)
-        if status == 200 {
-            try replica.acknowledge(upTo: answer["applied"]?.int ?? 0, counts: answer["counts"])
-            return
-        }
-        for mutation in pending {
-            let (single, reply) = try send([mutation])
-            let seq = mutation["seq"]?.int ?? 0
-            try replica.acknowledge(upTo: single == 200 ? (reply["applied"]?.int ?? seq) : seq, counts: reply["counts"])
+        while true {
+            let pending = Array(try replica.pending().prefix(SyncEngine.batchSize))
+            guard !pending.isEmpty else { return }
+            let (status, answer) = try send(pending)
+            guard status == 200 else {
+                for mutation in pending {
+                    let (single, reply) = try send([mutation])
+                    if single == 200, let receipt = try? MutationReceipt(json: reply) {
+                        try settle(receipt, sent: [mutation])
+                    } else {
+                        try replica.acknowledge(upTo: mutation.seq, counts: replica.counts.asCounts)
+                        note("\(describe(mutation)) was refused: \(reply["error"]?["message"]?.string ?? "HTTP \(single)")")
+                    }
+                }
+                continue
+            }
+            try settle(try MutationReceipt(json: answer), sent: pending)
         }
     }
 
-    private func send(_ mutations: [JSON]) throws -> (Int, JSON) {
-        let body = JSON.object([("client", .string(replica.clientId)), ("mutations", .array(mutations))])
+    private func settle(_ receipt: MutationReceipt, sent: [Mutation]) throws {
+        try replica.acknowledge(upTo: receipt.applied, counts: receipt.counts)
+        for refusal in receipt.refused {
+            let mutation = sent.first { $0.seq == refusal.seq }
+            note("\(mutation.map(describe) ?? "A change") was refused: \(refusal.reason)")
+        }
+        // An act on a person changes how the two stand: keep the server's word on it.
+        for mutation in sent {
+            switch mutation.action {
+            case .acceptRequest(let user), .declineRequest(let user), .followBack(let user):
+                if let json = try? call("GET", "/v1/users/\(user)", query: [:], body: nil), let person = json["user"],
+                   let entity = try? PersonEntity(json: person) {
+                    try replica.update(entity)
+                }
+            default: break
+            }
+        }
+    }
+
+    private func describe(_ mutation: Mutation) -> String {
+        switch mutation.action {
+        case .acceptRequest(let user): return "Accepting \(user)"
+        case .declineRequest(let user): return "Declining \(user)"
+        case .followBack(let user): return "Following \(user) back"
+        case .read(let row): return "Opening row \(row)"
+        case .seen, .readAll: return "Marking Activity seen"
+        case .preferences: return "A settings change"
+        }
+    }
+
+    private func note(_ refusal: String) {
+        lock.lock()
+        refusals.append(refusal)
+        lock.unlock()
+    }
+
+    private func send(_ mutations: [Mutation]) throws -> (Int, JSON) {
+        let body = JSON.object([("client", .string(replica.clientId)), ("mutations", .array(mutations.map(\.json)))])
         let (status, data) = try transport.perform(method: "POST", path: "/v1/mutations", query: [:], body: Data(body.serialized.utf8))
-        guard status == 200 || status == 404 || status == 422 else { throw error(status, data) }
+        guard status == 200 || status == 400 || status == 404 || status == 422 else { throw error(status, data) }
         return (status, (try? JSON.parse(data)) ?? .null)
     }
 
     /// A read (or small write) straight to the server, for screens that need it live:
-    /// settings, the push preview. Throws `Unreachable` offline, `SyncError` on a refusal.
+    /// settings, the push preview, a destination refreshed. Throws `Unreachable` offline,
+    /// `SyncError` on a refusal (its status says which: 410 for content gone).
     public func fetch(_ method: String, _ path: String, query: [String: String] = [:], body: JSON? = nil) throws -> JSON {
         try call(method, path, query: query, body: body.map { Data($0.serialized.utf8) })
     }
@@ -148,4 +215,8 @@ public final class SyncEngine: @unchecked Sendable {
         defer { lock.unlock() }
         return stopped
     }
+}
+
+extension ServerCounts {
+    var asCounts: Counts { Counts(unseen: unseen, unread: unread) }
 }

@@ -4,6 +4,7 @@ import Foundation
 import Inbox
 import Notifications
 import Replica
+import Wire
 
 /// The client side: a replica and the transport that keeps it in sync — the embedded default
 /// (the default store, in-process) or `--server URL --token T`.
@@ -36,9 +37,11 @@ struct Client {
             try SampleData.seedIfEmpty(store)
             user = arguments["user"] ?? SampleData.demoUser
             guard try store.user(user) != nil else { throw CommandError(description: "unknown user \(Preview.visible(user))") }
-            replica = try Replica(path: try Replica.defaultPath(server: "embedded", user: user))
+            // The replica belongs to this store (by its identity) and this user.
+            replica = try Replica(path: try Replica.defaultPath(store: store.identity, user: user))
+            replica.user = user
             // A connection per concurrent call: the inbox long-polls and sends stamps at once.
-            let storePath = store.db.path
+            let storePath = store.path
             engine = SyncEngine(replica: replica, transport: InProcessTransport(user: user) {
                 Router(store: try Store(path: storePath))
             })
@@ -98,7 +101,7 @@ let replicaActivity: (Arguments) throws -> Int32 = { arguments in
     let now = Int64(Date().timeIntervalSince1970 * 1000)
     for row in rows {
         Output.line(listingLine(seen: row.seenAt != nil, read: row.readAt != nil, at: row.createdAt, title: row.title,
-                                body: row.body, deleted: row.deleted, id: row.id, kind: row.kind, now: now))
+                                body: row.body, deleted: row.deleted, id: row.id, kind: row.kind.rawValue, now: now))
     }
     return 0
 }
@@ -128,7 +131,13 @@ let inboxCommand = Command(
     }
     let client = try Client(arguments)
     Output.flush()
-    return InboxApp(replica: client.replica, engine: client.engine, theme: theme, themeFolders: folders).run()
+    do {
+        return try InboxApp(replica: client.replica, engine: client.engine, theme: theme, themeFolders: folders).run()
+    } catch let error as TerminalUnavailable {
+        // Never exit over TERM: say why, and show the activity as text.
+        Output.error("stepo: \(error.description); showing the activity as text")
+        return try replicaActivity(arguments)
+    }
 }
 
 /// Where themes are found: $STEPO_THEMES, then `themes/` wherever the project's files are

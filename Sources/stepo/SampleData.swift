@@ -27,13 +27,13 @@ enum SampleData {
     /// `stepo ingest sample-data/events.ndjson` takes the times as they are.
     @discardableResult
     static func seedIfEmpty(_ store: Store, now: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) throws -> Int {
-        guard try store.db.scalar("SELECT count(*) FROM events") == 0 else { return 0 }
+        guard store.isEmpty else { return 0 }
         guard let path = locate() else {
             throw CommandError(description: "cannot find sample-data/\(fileName); set STEPO_SAMPLE_DATA to its folder")
         }
         guard let data = FileManager.default.contents(atPath: path) else { throw CommandError(description: "cannot read \(path)") }
         let shifted = try SampleStream.movedToToday(data, now: now)
-        let fresh = URL(fileURLWithPath: store.db.path).deletingLastPathComponent().appendingPathComponent(".seed-\(getpid()).ndjson").path
+        let fresh = URL(fileURLWithPath: store.path).deletingLastPathComponent().appendingPathComponent(".seed-\(getpid()).ndjson").path
         try shifted.write(to: URL(fileURLWithPath: fresh))
         defer { unlink(fresh) }
         let descriptor = open(fresh, O_RDONLY)
@@ -47,7 +47,7 @@ enum SampleData {
         if !problems.isEmpty {
             throw CommandError(description: "the sample data has bad lines:\n" + problems.joined(separator: "\n"))
         }
-        Output.error("stepo: seeded \(store.db.path) with the sample world (\(report.rows) rows)")
+        Output.error("stepo: seeded \(store.path) with the sample world (\(report.rows) rows)")
         return report.rows
     }
 }

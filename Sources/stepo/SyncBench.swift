@@ -3,6 +3,7 @@ import Backend
 import Foundation
 import Notifications
 import Replica
+import Wire
 
 /// `stepo bench sync`: initial and incremental sync over loopback HTTP, and 50 long-polling
 /// clients under a steady event load, against a real `stepo serve` child process.
@@ -45,33 +46,14 @@ struct SyncBench {
         print("stepo bench sync · \(ProcessInfo.processInfo.activeProcessorCount) cores")
         let path = folder + "/server.db"
         let store = try Store(path: path)
-        // 60 users; u1 has 10,000 rows; u1…u50 each own a published step others can heart.
-        try store.db.transaction {
-            try store.db.run("""
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
-                INSERT INTO users(id, ext, username, name, avatar_url, created_at)
-                SELECT i, 'u' || i, 'u' || i, 'User ' || i, 'https://cdn.stepo.app/avatars/u' || i || '.jpg', 0 FROM n
-                """)
-            try store.db.run("""
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50)
-                INSERT INTO journeys(id, ext, owner, title, created_at) SELECT i, 'j' || i, i, 'Journey ' || i, 0 FROM n
-                """)
-            try store.db.run("""
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50)
-                INSERT INTO steps(id, ext, journey, owner, caption, photo_url, created_at, published_at)
-                SELECT i, 's' || i, i, i, 'Morning run number ' || i, 'https://cdn.stepo.app/steps/s' || i || '.jpg', 0, ?
-                FROM n
-                """, Timestamp.parse("2026-11-29T00:00:00Z")!)
-            try store.db.run("INSERT INTO events(id, ext, type, at) VALUES (1, 'seed', 'heart', 0)")
-            try store.db.run("""
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000)
-                INSERT INTO notifications(event, recipient, kind, actor, title, body, face, image, step, journey, tap, thread,
-                                          push, created_at, version)
-                SELECT 1, 1, 'heart', 2 + i % 1000, 'User ' || (2 + i % 1000), 'Hearted your step: Morning run number 1',
-                       'https://cdn.stepo.app/avatars/u2.jpg', 'https://cdn.stepo.app/steps/s1.jpg', 1, 1,
-                       '{"screen":"step","step":"s1","comments":"closed"}', 'step:s1', 'sent', ? - i * 60000, 1
-                FROM n
-                """, Timestamp.parse("2026-11-29T00:00:00Z")!)
+        // 2,000 users; u1 … u50 each own a published step others can heart; u1 has 10,000 rows.
+        let world = BulkWorld(store)
+        try world.build {
+            try world.addUsers(1...2000)
+            try world.addJourneys(50, owners: 50)
+            try world.addSteps(50, journeys: 50, publishedAt: Timestamp.parse("2026-11-29T00:00:00Z")!)
+            try world.addRows(recipient: 1, count: 10_000, newest: Timestamp.parse("2026-11-29T00:00:00Z")!, spacing: 60_000,
+                              actors: 2...1001)
         }
         let tokens = try (1...50).map { try store.createToken(for: try store.user("u\($0)"), admin: false, at: 0) }
         let admin = try store.createToken(for: nil, admin: true, at: 0)

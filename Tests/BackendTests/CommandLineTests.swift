@@ -1,5 +1,6 @@
 import Foundation
 import Notifications
+import Wire
 import Testing
 
 /// Runs the real `stepo` binary built beside this test bundle.

@@ -1,5 +1,6 @@
 import Foundation
 import Notifications
+import Wire
 import Testing
 @testable import Backend
 

@@ -1,5 +1,6 @@
 import Foundation
 import Notifications
+import Wire
 import Testing
 @testable import Backend
 
@@ -64,8 +65,14 @@ struct TerminalTests {
         try tmux.keys("i")
         text = try tmux.waitFor { $0.contains(" Interactions") && $0.contains("♥ Maya Okonkwo") }
         #expect(text.contains("♥ Maya Okonkwo · stepped with you · "))
+        // q goes back exactly one screen: the step, then the list.
+        try tmux.keys("q")
+        text = try tmux.waitFor { $0.contains(" Step") && $0.contains("♥ 3 hearts") }
+        #expect(text.contains(" Step"))
         try tmux.keys("q")
         text = try tmux.waitFor { $0.contains(" New") }
+        // The selection is back on the row that was opened.
+        #expect(text.split(separator: "\n").contains { $0.contains("Linh Trần Stepped with you: so proud of this one") })
 
         // The stamps reach the store: everything seen, the opened row read.
         let store = try Store(path: folder + "/data/stepo/stepo.db")
@@ -106,8 +113,9 @@ struct TerminalTests {
         #expect(text.contains("https://stepo.app/new/journey-links"))
         try tmux.keys("q", "Escape")
 
-        // Deleted content: the board's words, then the actor's profile beneath.
-        try tmux.filter("Blurry", then: "Enter")
+        // Deleted content: the board's words, then the actor's profile beneath. (Its rows no
+        // longer quote the deleted caption: Hana's third row is the struck-through heart.)
+        try tmux.filter("Hana", then: "j", "j", "Enter")
         text = try tmux.waitFor { $0.contains(" Not available") && $0.contains("@hana") }
         #expect(text.contains("This content is no longer available"))
         #expect(text.contains("Falling back to their profile:"))
@@ -122,8 +130,9 @@ struct TerminalTests {
         text = try tmux.waitFor { $0.contains("Decline An Nguyễn's request? y / n") }
         #expect(text.contains("Decline An Nguyễn's request? y / n"))
         try tmux.keys("y")
-        text = try tmux.waitFor { $0.contains("Declined ✓") }
-        #expect(text.contains("Declined ✓"))
+        text = try tmux.waitFor { $0.contains("Declined An Nguyễn's request") }
+        #expect(text.contains("Declined An Nguyễn's request"))
+        #expect(!text.contains("[ a  Accept ]"))
         let an = try #require(try store.user("an"))
         let until = Date().addingTimeInterval(15)
         while Date() < until, try store.hasPendingRequest(from: an.key, to: me.key) { Thread.sleep(forTimeInterval: 0.2) }

@@ -1,5 +1,6 @@
 import Foundation
 import Notifications
+import Wire
 import SQLite
 @testable import Backend
 

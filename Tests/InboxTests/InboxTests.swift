@@ -1,5 +1,7 @@
+import Foundation
 import Notifications
 import Testing
+import Wire
 @testable import Inbox
 @testable import Replica
 
@@ -22,6 +24,12 @@ struct TextWidthTests {
         #expect(TextWidth.fit("short", width: 10) == "short")
     }
 
+    @Test("wrapping breaks at spaces and ends the last line with … when text is left")
+    func wrap() {
+        #expect(TextWidth.wrap("one two three four", width: 9, lines: 2) == ["one two", "three fo…"])
+        #expect(TextWidth.wrap("short", width: 9, lines: 2) == ["short"])
+    }
+
     @Test("a grid never splits a wide character at its edge, and escapes arrive inert")
     func grid() {
         var grid = Grid(width: 5, height: 1)
@@ -33,275 +41,407 @@ struct TextWidthTests {
     }
 }
 
-@Suite("The Activity tab's state")
-struct InboxStateTests {
+/// Rows and cards for the reducer's tests.
+enum Fixture {
     static let now = Timestamp.parse("2026-11-29T12:00:00Z")!
 
-    static func row(_ id: Int, _ title: String, _ body: String, minutesAgo: Int64, thread: String, kind: String = "heart",
-                    seen: Bool = false) -> ReplicaRow {
-        let actor = title.split(separator: " ").first.map { String($0).lowercased() } ?? ""
-        return ReplicaRow(id: id, version: id, createdAt: now - minutesAgo * 60_000, kind: kind, title: title, body: body,
-                          seenAt: seen ? now - 1 : nil, readAt: nil, deleted: false,
-                          json: .object([("thread", .string(thread)), ("actor", .string(actor))]))
+    static func row(_ id: Int, _ title: String, _ body: String, minutesAgo: Int64, thread: String, kind: Kind = .heart,
+                    read: Bool = false, deleted: Bool = false) -> ActivityRow {
+        let actor = title.split(separator: " ").first.map { String($0).lowercased() }
+        let tap: Tap = thread.hasPrefix("step:") ? .step(String(thread.dropFirst(5)), comments: .closed, comment: nil)
+            : (kind == .announcement ? .link(Tap.feedLink) : .profile(actor ?? "", action: kind == .followRequest ? .acceptDecline : .none))
+        return ActivityRow(id: id, event: "e\(id)", recipient: "me", kind: kind, actor: kind == .announcement ? nil : actor,
+                           title: title, body: body, media: Media(), tap: tap, thread: thread, push: .sent,
+                           subject: RowSubject(step: tap.stepId), createdAt: now - minutesAgo * 60_000, version: id,
+                           seenAt: nil, readAt: read ? now - 1 : nil, deleted: deleted)
     }
 
-    static let rows = [
-        row(5, "Maya Okonkwo", "Stepped with you by heart: Trail run", minutesAgo: 2, thread: "step:s1"),
-        row(4, "Kofi Asante", "Stepped with you by share: Trail run", minutesAgo: 5, thread: "step:s1"),
-        row(3, "An Nguyễn", "Requested to follow you", minutesAgo: 60, thread: "user:an", kind: "followRequest"),
-        row(2, "Priya Nair", "Hearted your step: Swim", minutesAgo: 60 * 30, thread: "step:s2", seen: true),
-        row(1, "Stepo", "Share your journey with a link — new in Stepo", minutesAgo: 60 * 24 * 10, thread: "stepo", kind: "announcement", seen: true),
-    ]
+    static let maya = row(5, "Maya Okonkwo", "Stepped with you by heart: Trail run", minutesAgo: 2, thread: "step:s1", kind: .steppedWithHeart)
+    static let kofi = row(4, "Kofi Asante", "Stepped with you by share: Trail run", minutesAgo: 5, thread: "step:s1", kind: .steppedWithShare)
+    static let an = row(3, "An Nguyễn", "Requested to follow you", minutesAgo: 60, thread: "user:an", kind: .followRequest)
+    static let priya = row(2, "Priya Nair", "Hearted your step: Swim", minutesAgo: 60 * 30, thread: "step:s2", read: true)
+    static let stepo = row(1, "Stepo", "Share your journey with a link — new in Stepo", minutesAgo: 60 * 24 * 10, thread: "stepo",
+                           kind: .announcement)
 
-    func opened() -> (InboxState, [Effect]) {
-        var state = InboxState(now: Self.now)
-        state.width = 80
-        state.height = 20
-        let effects = Inbox.reduce(&state, .rowsLoaded(Self.rows))
-        return (state, effects)
+    static let thread = ListCard(key: "step:s1|1", newest: maya, rows: 2, people: 2, faces: ["Maya Okonkwo", "Kofi Asante"],
+                                 caption: "Trail run", newRows: 2, allDeleted: false)
+    static let request = ListCard(single: an, newAbove: 2)
+    static let swim = ListCard(single: priya, newAbove: 2)
+    static let news = ListCard(single: stepo, newAbove: 2)
+    static let cards = [thread, request, swim, news]
+
+    /// The tab opened over these cards: rows above 2 were unseen.
+    static func opened(height: Int = 20) -> InboxState {
+        var state = InboxState(now: now)
+        _ = Inbox.reduce(&state, .resized(width: 80, height: height))
+        _ = Inbox.reduce(&state, .opened(seenThrough: 2))
+        _ = Inbox.reduce(&state, .listLoaded(ListPage(request: .top, cards: cards, reachedEnd: true)))
+        return state
     }
+}
 
-    @Test("opening the tab puts the unseen rows in New, stacks a step's rows into one thread, and stamps all seen")
+@Suite("The Activity tab's state")
+struct InboxStateTests {
+    @Test("opening the tab asks for the newest cards and stamps everything seen")
     func opening() {
-        let (state, effects) = opened()
-        #expect(effects == [.markAllSeen])
-        #expect(state.newIds == [5, 4, 3])
-        #expect(state.lines == [
-            .header(.new), .card(Card(key: "New|step:s1", rowIds: [5, 4], section: .new)),
-            .card(Card(key: "row:3", rowIds: [3], section: .new)),
-            .header(.thisWeek), .card(Card(key: "This week|step:s2", rowIds: [2], section: .thisWeek)),
-            .header(.earlier), .card(Card(key: "row:1", rowIds: [1], section: .earlier)),
+        var state = InboxState(now: Fixture.now)
+        let effects = Inbox.reduce(&state, .opened(seenThrough: 2))
+        #expect(effects == [.loadList(.top, newAbove: 2, filter: nil), .markAllSeen])
+        var expected = InboxState(now: Fixture.now)
+        expected.newAbove = 2
+        #expect(state == expected)
+    }
+
+    @Test("the cards arrive in sections: New holds what came since the last visit; a step's rows stack")
+    func sections() {
+        let state = Fixture.opened()
+        #expect(state.list.lines == [
+            .header(.new), .card(Fixture.thread, section: .new), .card(Fixture.request, section: .new),
+            .header(.thisWeek), .card(Fixture.swim, section: .thisWeek),
+            .header(.earlier), .card(Fixture.news, section: .earlier),
         ])
-        #expect(state.selection == 1)
+        #expect(state.list.selection == 1 && state.list.atTop && state.list.atEnd && state.list.loaded)
     }
 
     @Test("j and k move over cards, skipping headers; g and G jump to the ends")
     func moving() {
-        var (state, _) = opened()
+        var state = Fixture.opened()
+        var expected = state
+        #expect(Inbox.reduce(&state, .keyPressed(.character("j"))) == [])
+        expected.list.selection = 2
+        #expect(state == expected)
         _ = Inbox.reduce(&state, .keyPressed(.character("j")))
-        #expect(state.selection == 2)
-        _ = Inbox.reduce(&state, .keyPressed(.character("j")))
-        #expect(state.selection == 4)
+        #expect(state.list.selection == 4)
         _ = Inbox.reduce(&state, .keyPressed(.character("G")))
-        #expect(state.selection == 6)
+        #expect(state.list.selection == 6)
         _ = Inbox.reduce(&state, .keyPressed(.character("k")))
-        #expect(state.selection == 4)
+        #expect(state.list.selection == 4)
         _ = Inbox.reduce(&state, .keyPressed(.character("g")))
-        #expect(state.selection == 1)
+        #expect(state.list.selection == 1)
     }
 
-    @Test("Space expands a thread into its rows and collapses it again")
+    @Test("far from the cards held, G asks for the oldest and lands on the last when they come")
+    func farEnd() {
+        var state = Fixture.opened()
+        _ = Inbox.reduce(&state, .listLoaded(ListPage(request: .top, cards: Fixture.cards, reachedEnd: false)))
+        #expect(Inbox.reduce(&state, .keyPressed(.character("G"))) == [.loadList(.bottom, newAbove: 2, filter: nil)])
+        #expect(state.jump == .bottom)
+        let old = ListCard(single: Fixture.row(0, "Old Timer", "Hearted your step: Swim", minutesAgo: 60 * 24 * 90, thread: "step:s9"),
+                           newAbove: 2)
+        _ = Inbox.reduce(&state, .listLoaded(ListPage(request: .bottom, cards: [old], reachedEnd: false)))
+        #expect(state.list.lines == [.header(.earlier), .card(old, section: .earlier)])
+        #expect(state.list.selection == 1 && state.jump == nil && state.list.atEnd && !state.list.atTop)
+    }
+
+    @Test("near the end of the cards held, the tab reads older ones; the window never grows past its bound")
+    func paging() {
+        var state = Fixture.opened(height: 10)
+        _ = Inbox.reduce(&state, .listLoaded(ListPage(request: .top, cards: Fixture.cards, reachedEnd: false)))
+        let effects = Inbox.reduce(&state, .keyPressed(.character("j")))
+        #expect(effects == [.loadList(.older(before: 1), newAbove: 2, filter: nil)])
+        let older = (1...ListWindow.held).map { i in
+            ListCard(single: Fixture.row(-i, "Person \(i)", "Hearted your step: Swim", minutesAgo: 60 * 24 * 30, thread: "user:\(i)"),
+                     newAbove: 2)
+        }
+        _ = Inbox.reduce(&state, .listLoaded(ListPage(request: .older(before: 1), cards: older, reachedEnd: false)))
+        // What is on screen stays, even past the bound.
+        #expect(state.list.cards.count == ListWindow.held + 4 && state.list.atTop)
+        #expect(state.list.selectedLine?.row?.id == Fixture.an.id)
+        // Far down, the next page pushes the top cards out.
+        _ = Inbox.reduce(&state, .keyPressed(.pageDown))
+        for _ in 0..<ListWindow.held { _ = Inbox.reduce(&state, .keyPressed(.character("j"))) }
+        let selected = state.list.selectedLine
+        let more = (1...ListWindow.page).map { i in
+            ListCard(single: Fixture.row(-1000 - i, "Later \(i)", "Hearted your step", minutesAgo: 60 * 24 * 40, thread: "user:l\(i)"),
+                     newAbove: 2)
+        }
+        _ = Inbox.reduce(&state, .listLoaded(ListPage(request: .older(before: older.last!.newest.id), cards: more, reachedEnd: true)))
+        #expect(state.list.cards.count == ListWindow.held)
+        #expect(!state.list.atTop && state.list.atEnd)
+        #expect(state.list.selectedLine == selected)
+    }
+
+    @Test("Space opens a thread and asks for its rows; they show under the card; ← closes it")
     func threads() {
-        var (state, _) = opened()
-        _ = Inbox.reduce(&state, .keyPressed(.space))
-        #expect(state.lines[2] == .member(rowId: 5, threadKey: "New|step:s1"))
-        #expect(state.lines[3] == .member(rowId: 4, threadKey: "New|step:s1"))
+        var state = Fixture.opened()
+        #expect(Inbox.reduce(&state, .keyPressed(.space)) == [.loadMembers(card: "step:s1|1")])
+        _ = Inbox.reduce(&state, .membersLoaded(card: "step:s1|1", rows: [Fixture.maya, Fixture.kofi], more: 0))
+        #expect(state.list.lines[2] == .member(Fixture.maya, card: "step:s1|1"))
+        #expect(state.list.lines[3] == .member(Fixture.kofi, card: "step:s1|1"))
         _ = Inbox.reduce(&state, .keyPressed(.character("j")))
         _ = Inbox.reduce(&state, .keyPressed(.left))
-        #expect(state.selection == 1)
-        #expect(state.lines.count == 7)
+        #expect(state.list.selection == 1 && state.list.lines.count == 7 && state.expanded.isEmpty)
     }
 
-    @Test("Enter opens the row's destination and stamps it read; q goes back, then quits")
-    func opening_a_row() {
-        var (state, _) = opened()
+    @Test("Enter stamps the row read and opens where its tap lands; q goes back one screen, then quits")
+    func openingARow() {
+        var state = Fixture.opened()
         _ = Inbox.reduce(&state, .keyPressed(.character("j")))
-        #expect(Inbox.reduce(&state, .keyPressed(.enter)) == [.markRead(3), .loadDestination(3)])
-        #expect(state.screen == .destination(rowId: 3))
+        let before = state
+        #expect(Inbox.reduce(&state, .keyPressed(.enter)) == [.markRead(3), .loadDestination(.tap(Fixture.an))])
+        var expected = before
+        expected.screens = [.destination(DestinationScreen(request: .tap(Fixture.an)))]
+        #expect(state == expected)
         #expect(Inbox.reduce(&state, .keyPressed(.character("q"))) == [])
-        #expect(state.screen == .activity)
+        #expect(state == before)
         #expect(Inbox.reduce(&state, .keyPressed(.character("q"))) == [.quit])
     }
 
-    @Test("the drawn list shows the New section, dots, the thread card and the times")
-    func drawing() {
-        var (state, _) = opened()
-        _ = Inbox.reduce(&state, .syncChanged(status: "synced 3s ago", counts: ServerCounts(unseen: 3, unread: 5, stale: false)))
-        let lines = ActivityView.render(state).lines
-        #expect(lines[0].hasPrefix(" Activity  3 "))
-        #expect(lines[0].hasSuffix("synced 3s ago "))
-        #expect(lines[1].hasPrefix(" New"))
-        #expect(lines[2].hasPrefix(" ● Maya Okonkwo and 1 other · Trail run  (2 new)  ▸"))
-        #expect(lines[2].hasSuffix("(MO KA) 2m "))
-        #expect(lines[3].hasPrefix(" ● An Nguyễn Requested to follow you"))
-        #expect(lines[5].contains("Priya Nair Hearted your step: Swim"))
-        #expect(lines[7].contains("Stepo Share your journey with a link"))
-        #expect(lines[7].hasSuffix("Nov 19 "))
-        #expect(lines[19].contains("Space expand"))
-    }
-
-    @Test("below 40×10 the window says it is too small")
-    func tooSmall() {
-        var (state, _) = opened()
-        _ = Inbox.reduce(&state, .resized(width: 30, height: 8))
-        #expect(ActivityView.render(state).lines[0].hasPrefix("Window too small"))
-    }
-
-    @Test("? lists every key, and scrolls when the window is short")
-    func help() {
-        var (state, _) = opened()
-        _ = Inbox.reduce(&state, .resized(width: 60, height: 10))
-        _ = Inbox.reduce(&state, .keyPressed(.character("?")))
-        var text = ActivityView.render(state).lines.joined(separator: "\n")
-        #expect(text.contains("j/k ↑/↓  move"))
-        #expect(!text.contains("?  this help"))
-        for _ in 0..<10 { _ = Inbox.reduce(&state, .keyPressed(.character("j"))) }
-        text = ActivityView.render(state).lines.joined(separator: "\n")
-        #expect(text.contains("?  this help"))
-        _ = Inbox.reduce(&state, .keyPressed(.character("g")))
-        _ = Inbox.reduce(&state, .resized(width: 60, height: 30))
-        text = ActivityView.render(state).lines.joined(separator: "\n")
-        #expect(text.contains("a / d  accept / decline a follow request"))
+    @Test("q from the interactions list goes back to the step, not the list")
+    func backOneLevel() {
+        var state = Fixture.opened()
+        _ = Inbox.reduce(&state, .keyPressed(.enter))
+        let step = StepEntity(id: "s1", journey: "j", journeyTitle: "Runs", owner: "me", caption: "Trail run", photoUrl: nil,
+                              isFinal: false, publishedAt: Fixture.now, deleted: false, hearts: 1, shares: 1)
+        _ = Inbox.reduce(&state, .destinationLoaded(.step(StepPage(step: step, ownerName: "Me", comments: [], commentsMode: .closed,
+                                                                    highlight: nil, offline: true))))
+        #expect(Inbox.reduce(&state, .keyPressed(.character("i"))) == [.loadDestination(.interactions(step: "s1"))])
+        #expect(state.screens.count == 2)
         _ = Inbox.reduce(&state, .keyPressed(.character("q")))
-        #expect(state.screen == .activity)
+        #expect(state.screens.count == 1)
+        if case .destination(let screen)? = state.screens.last, case .step? = screen.destination {} else {
+            Issue.record("not back on the step: \(state.screens)")
+        }
     }
 
-    @Test("a accepts a follow request; d asks first and declines only on y; f follows back a new follower")
+    @Test("back from a member of an open thread, the selection is on that member")
+    func selectionReturns() {
+        var state = Fixture.opened()
+        _ = Inbox.reduce(&state, .keyPressed(.space))
+        _ = Inbox.reduce(&state, .membersLoaded(card: "step:s1|1", rows: [Fixture.maya, Fixture.kofi], more: 0))
+        _ = Inbox.reduce(&state, .keyPressed(.character("j")))
+        _ = Inbox.reduce(&state, .keyPressed(.character("j")))
+        #expect(state.list.selectedLine == .member(Fixture.kofi, card: "step:s1|1"))
+        _ = Inbox.reduce(&state, .keyPressed(.enter))
+        _ = Inbox.reduce(&state, .keyPressed(.character("q")))
+        #expect(state.list.selectedLine == .member(Fixture.kofi, card: "step:s1|1"))
+    }
+
+    @Test("rows arriving while the list is drawn are seen; while a screen covers it, when it is back")
+    func arriving() {
+        var state = Fixture.opened()
+        #expect(Inbox.reduce(&state, .replicaChanged(unseenArrived: true)) == [.markAllSeen, .loadList(.top, newAbove: 2, filter: nil)])
+        _ = Inbox.reduce(&state, .keyPressed(.character("s")))
+        #expect(Inbox.reduce(&state, .replicaChanged(unseenArrived: true)) == [])
+        #expect(state.listStale)
+        #expect(Inbox.reduce(&state, .keyPressed(.character("q"))) == [.markAllSeen, .loadList(.top, newAbove: 2, filter: nil)])
+        #expect(!state.listStale)
+    }
+
+    @Test("a accepts a follow request; d asks first and declines only on y; f follows back only a new follower")
     func actions() {
-        var (state, _) = opened()
+        var state = Fixture.opened()
         _ = Inbox.reduce(&state, .keyPressed(.character("j")))  // An's request
         #expect(Inbox.reduce(&state, .keyPressed(.character("d"))) == [])
         #expect(state.confirming == Confirmation(user: "an", name: "An Nguyễn"))
         #expect(ActivityView.render(state).lines[19].contains("Decline An Nguyễn's request? y / n"))
         #expect(Inbox.reduce(&state, .keyPressed(.character("n"))) == [])
         #expect(Inbox.reduce(&state, .keyPressed(.character("d"))) == [])
-        #expect(Inbox.reduce(&state, .keyPressed(.character("y"))) == [.act(type: "declineRequest", user: "an")])
-        #expect(Inbox.reduce(&state, .keyPressed(.character("a"))) == [.act(type: "acceptRequest", user: "an")])
-        #expect(Inbox.reduce(&state, .keyPressed(.character("f"))) == [])  // not a new-follower row
+        #expect(Inbox.reduce(&state, .keyPressed(.character("y"))) == [.act(.declineRequest(user: "an"))])
+        #expect(Inbox.reduce(&state, .keyPressed(.character("a"))) == [.act(.acceptRequest(user: "an"))])
+        #expect(Inbox.reduce(&state, .keyPressed(.character("f"))) == [])
+    }
+
+    static let anProfile = ProfilePage(id: "an", person: PersonEntity(
+        id: "an", username: "an.nguyen", name: "An Nguyễn", avatarUrl: nil, isPrivate: false, state: .active,
+        relationship: Relationship(requestedYou: true)), offered: .acceptDecline)
+
+    @Test("a profile offers Accept / Decline while the request stands; done, it is not offered again")
+    func profileButtons() {
+        var state = Fixture.opened()
+        _ = Inbox.reduce(&state, .keyPressed(.character("j")))
+        _ = Inbox.reduce(&state, .keyPressed(.enter))
+        _ = Inbox.reduce(&state, .destinationLoaded(.profile(Self.anProfile)))
+        #expect(ActivityView.render(state).lines.last?.contains("a accept  d decline") == true)
+        #expect(ActivityView.render(state).lines.contains { $0.contains("[ a  Accept ]") })
+        #expect(Inbox.reduce(&state, .keyPressed(.character("f"))) == [])
+        #expect(Inbox.reduce(&state, .keyPressed(.character("a"))) == [.act(.acceptRequest(user: "an"))])
+        guard case .destination(let screen)? = state.screens.last, case .profile(let page)? = screen.destination else {
+            Issue.record("no profile")
+            return
+        }
+        #expect(page.openAction == .none && page.person?.relationship.followsYou == true)
+        #expect(!ActivityView.render(state).lines.contains { $0.contains("[ a  Accept ]") })
+        #expect(Inbox.reduce(&state, .keyPressed(.character("a"))) == [])
+        // The server refuses (the other device declined first): the reader is told, the profile reloaded.
+        #expect(Inbox.reduce(&state, .refused("Accepting an was refused: no pending follow request from an to me"))
+                == [.loadDestination(.tap(Fixture.an))])
+        #expect(state.notice == "Accepting an was refused: no pending follow request from an to me")
+    }
+
+    @Test("the drawn list: New, dots and tint, the stacked card, read and unread marks, times")
+    func drawing() {
+        var state = Fixture.opened()
+        _ = Inbox.reduce(&state, .syncChanged(SyncLine(status: "synced 3s ago", counts: ServerCounts(unseen: 3, unread: 5, stale: false))))
+        let grid = ActivityView.render(state)
+        let lines = grid.lines
+        #expect(lines[0].hasPrefix(" Activity  3 "))
+        #expect(lines[0].hasSuffix("synced 3s ago "))
+        #expect(lines[1].hasPrefix(" New"))
+        #expect(lines[2].hasPrefix(" ● Maya Okonkwo and 1 other · Trail run  ▸"))
+        #expect(lines[2].hasSuffix("(MO KA) 2m "))
+        #expect(lines[3].hasPrefix(" ● An Nguyễn Requested to follow you"))
+        #expect(lines[5].hasPrefix("   Priya Nair Hearted your step: Swim"))  // read: no mark
+        #expect(lines[7].hasPrefix(" ○ Stepo Share your journey"))          // seen, not opened
+        #expect(lines[7].hasSuffix("Nov 19 "))
+        #expect(lines[19].contains("Space expand"))
+        // New's warmth lies under every cell of its row, text and gaps alike.
+        let width = grid.width
+        #expect((0..<width).allSatisfy { grid.cells[3 * width + $0].tint == .newRow })
+        #expect((0..<width).allSatisfy { grid.cells[2 * width + $0].tint == .selected })
+    }
+
+    @Test("a first sync under way shows how far it has come")
+    func syncing() {
+        var state = Fixture.opened()
+        _ = Inbox.reduce(&state, .syncChanged(SyncLine(status: "syncing…", counts: ServerCounts(unseen: 0, unread: 0, stale: true),
+                                                      progress: (370, 1000))))
+        #expect(ActivityView.render(state).lines[0].hasSuffix("syncing 37% "))
+    }
+
+    @Test("a filter with no match says so")
+    func noMatch() {
+        var state = Fixture.opened()
+        _ = Inbox.reduce(&state, .keyPressed(.character("/")))
+        for c in "zzz" { _ = Inbox.reduce(&state, .keyPressed(.character(c))) }
+        _ = Inbox.reduce(&state, .listLoaded(ListPage(request: .top, cards: [], reachedEnd: true)))
+        #expect(ActivityView.render(state).lines[2] == "  No rows match /zzz" + String(repeating: " ", count: 60))
+    }
+
+    @Test("/ filters by text or kind: each key asks the replica again; Esc clears it")
+    func filtering() {
+        var state = Fixture.opened()
+        _ = Inbox.reduce(&state, .keyPressed(.character("/")))
+        var effects: [Effect] = []
+        for c in "maya" { effects = Inbox.reduce(&state, .keyPressed(.character(c))) }
+        #expect(effects == [.loadList(.top, newAbove: 2, filter: .text("maya"))])
+        _ = Inbox.reduce(&state, .keyPressed(.enter))
+        #expect(state.filter == FilterState(text: "maya", typing: false))
+        #expect(Inbox.reduce(&state, .keyPressed(.escape)) == [.loadList(.top, newAbove: 2, filter: nil)])
+        #expect(state.filter == nil)
+        _ = Inbox.reduce(&state, .keyPressed(.character("/")))
+        for c in "kind:follow" { effects = Inbox.reduce(&state, .keyPressed(.character(c))) }
+        #expect(effects == [.loadList(.top, newAbove: 2, filter: .kind("follow"))])
     }
 
     @Test("a deleted row is struck through")
     func deleted() {
-        var rows = Self.rows
-        rows[3].deleted = true
-        var state = InboxState(now: Self.now)
-        state.height = 20
-        _ = Inbox.reduce(&state, .rowsLoaded(rows))
-        let line = ActivityView.render(state).lines[5]
-        #expect(line.contains("H\u{0336}e\u{0336}a\u{0336}r\u{0336}"))
+        var state = Fixture.opened()
+        let gone = ListCard(single: Fixture.row(2, "Priya Nair", "Hearted your step: Swim", minutesAgo: 60 * 30, thread: "step:s2",
+                                                deleted: true), newAbove: 2)
+        _ = Inbox.reduce(&state, .listLoaded(ListPage(request: .top, cards: [Fixture.thread, Fixture.request, gone], reachedEnd: true)))
+        #expect(ActivityView.render(state).lines[5].contains("H\u{0336}e\u{0336}a\u{0336}r\u{0336}"))
+    }
+
+    @Test("below 40×10 the window says it is too small")
+    func tooSmall() {
+        var state = Fixture.opened()
+        _ = Inbox.reduce(&state, .resized(width: 30, height: 8))
+        #expect(ActivityView.render(state).lines[0].hasPrefix("Window too small"))
+    }
+
+    @Test("? lists every key, and scrolls when the window is short")
+    func help() {
+        var state = Fixture.opened()
+        _ = Inbox.reduce(&state, .resized(width: 60, height: 10))
+        _ = Inbox.reduce(&state, .keyPressed(.character("?")))
+        var text = ActivityView.render(state).lines.joined(separator: "\n")
+        #expect(text.contains("j/k ↑/↓  move"))
+        #expect(!text.contains("?  this help"))
+        for _ in 0..<20 { _ = Inbox.reduce(&state, .keyPressed(.character("j"))) }
+        text = ActivityView.render(state).lines.joined(separator: "\n")
+        #expect(text.contains("?  this help"))
+        _ = Inbox.reduce(&state, .keyPressed(.character("q")))
+        #expect(state.screens.isEmpty)
     }
 
     @Test("s opens the settings; Space toggles a switch and asks for it to be saved; custom alerts stay off-limits")
     func settings() {
-        var (state, _) = opened()
+        var state = Fixture.opened()
         #expect(Inbox.reduce(&state, .keyPressed(.character("s"))) == [.loadSettings])
-        #expect(state.screen == .settings)
+        #expect(state.screens == [.settings(selection: 0)])
         _ = Inbox.reduce(&state, .settingsLoaded(["all": true, "stepWith": true, "social": true, "engagement": true, "journeys": true]))
         _ = Inbox.reduce(&state, .keyPressed(.character("j")))
-        #expect(Inbox.reduce(&state, .keyPressed(.space)) == [.setPreference("stepWith", false)])
+        #expect(Inbox.reduce(&state, .keyPressed(.space)) == [.setPreference(Mutation.PreferenceChange(category: .stepWith, on: false))])
         #expect(state.settings?["stepWith"] == false)
-        let lines = ActivityView.render(state).lines
-        #expect(lines[5].hasPrefix("  [ ] Step-with alerts"))
+        #expect(ActivityView.render(state).lines[5].hasPrefix("  [ ] Step-with alerts"))
         for _ in 0..<5 { _ = Inbox.reduce(&state, .keyPressed(.character("j"))) }
         #expect(Inbox.reduce(&state, .keyPressed(.space)) == [])
-        #expect(Inbox.reduce(&state, .keyPressed(.character("q"))) == [])
-        #expect(state.screen == .activity)
+        _ = Inbox.reduce(&state, .keyPressed(.character("q")))
+        #expect(state.screens.isEmpty)
     }
 
-    @Test("p previews the selected row's push from its real payloads")
+    @Test("p previews the push from the payloads the server builds: a private actor's push is masked there too")
     func pushPreview() {
-        var (state, _) = opened()
-        #expect(Inbox.reduce(&state, .keyPressed(.character("p"))) == [.loadPush(5)])
-        let content = PushContent(rowId: 5, kind: .steppedWithHeart, title: "Maya Okonkwo", body: "Stepped with you by heart: Trail run",
-                                  image: "https://cdn/s1.jpg", face: "https://cdn/maya.jpg", thread: "step:s1",
-                                  deepLink: "stepo://step/s1", badge: 3)
-        let preview = PushPreview.destination(apns: Payload.apns(content), fcm: Payload.fcm(content), width: 80)
+        var state = Fixture.opened()
         _ = Inbox.reduce(&state, .resized(width: 80, height: 40))
-        _ = Inbox.reduce(&state, .destinationLoaded(preview))
+        #expect(Inbox.reduce(&state, .keyPressed(.character("p"))) == [.loadDestination(.push(Fixture.maya))])
+        let content = PushContent(rowId: 5, kind: .newStep, title: "Ray Delgado", body: "Posted a new step",
+                                  image: nil, face: "https://cdn/ray.jpg", thread: "step:s1", deepLink: "stepo://step/s1", badge: 3)
+        let other = PushContent(rowId: 4, kind: .newStep, title: "Ray Delgado", body: "Posted a new step", image: nil,
+                                face: nil, thread: "step:s1", deepLink: "stepo://step/s1", badge: 3)
+        _ = Inbox.reduce(&state, .destinationLoaded(DestinationLoader.push(apns: Payload.apns(content), fcm: Payload.fcm(content),
+                                                                           stacked: [Payload.apns(other)])))
         let text = ActivityView.render(state).lines.joined(separator: "\n")
-        #expect(text.contains("│ STEPO · now   [photo]"))
-        #expect(text.contains("│ (face) Maya Okonkwo · now"))
-        #expect(text.contains("│ thread step:s1 · badge 3 · active"))
-        #expect(preview.lines.contains { $0.text.contains("\"apns-priority\": \"10\"") })
-
-        // The grouped card stacks the thread's other pushed rows under this one.
-        let grouped = PushPreview.destination(apns: Payload.apns(content), fcm: Payload.fcm(content), width: 80,
-                                              thread: [Self.rows[1]]).lines.map(\.text)
-        let card = grouped.drop { !$0.contains("Grouped · thread") }.prefix(6)
-        #expect(Array(card.dropFirst()) == ["│ Maya Okonkwo", "│ Stepped with you by heart: Trail run", "│ 1 more notification",
-                                            "│   Kofi Asante: Stepped with you by share: Trail run",
-                                            "│ thread step:s1 · badge 3 · active"])
-    }
-
-    @Test("i on a step asks for the people behind its hearts and shares; elsewhere it does nothing")
-    func interactions() {
-        var (state, _) = opened()
-        var row = Self.rows[0]
-        row.json = .object([("thread", "step:s1"), ("tap", .object([("screen", "step"), ("step", "s1")]))])
-        _ = Inbox.reduce(&state, .rowsLoaded([row] + Self.rows.dropFirst()))
-        state.screen = .destination(rowId: row.id)
-        _ = Inbox.reduce(&state, .destinationLoaded(Destination(title: "Step", lines: [("Trail run", .body)], focus: 0)))
-        #expect(Inbox.reduce(&state, .keyPressed(.character("i"))) == [.loadInteractions(step: "s1")])
-        _ = Inbox.reduce(&state, .destinationLoaded(Destination(title: "Interactions", lines: [("♥ Maya", .actor)], focus: 0)))
-        #expect(Inbox.reduce(&state, .keyPressed(.character("i"))) == [])
-    }
-
-    @Test("a profile's inline Accept / Decline acts for the row that opened it, and gives way to what was done")
-    func profileButtons() {
-        var (state, _) = opened()
-        let request = Self.rows[2]  // An Nguyễn's follow request
-        state.screen = .destination(rowId: request.id)
-        let profile = Destination(title: "Profile", lines: [("An Nguyễn", .title), ("[ a  Accept ]   [ d  Decline ]", .badge)], focus: 0)
-        _ = Inbox.reduce(&state, .destinationLoaded(profile))
-        #expect(ActivityView.render(state).lines.last?.contains("a accept  d decline") == true)
-        #expect(Inbox.reduce(&state, .keyPressed(.character("f"))) == [])  // not a new-follower row
-        #expect(Inbox.reduce(&state, .keyPressed(.character("d"))) == [])
-        #expect(ActivityView.render(state).lines.last?.contains("Decline An Nguyễn's request? y / n") == true)
-        #expect(Inbox.reduce(&state, .keyPressed(.character("y"))) == [.act(type: "declineRequest", user: "an")])
-        #expect(state.destination?.lines.map(\.text) == ["An Nguyễn", "Declined ✓"])
-        #expect(state.screen == .destination(rowId: request.id))
-
-        _ = Inbox.reduce(&state, .destinationLoaded(profile))
-        #expect(Inbox.reduce(&state, .keyPressed(.character("a"))) == [.act(type: "acceptRequest", user: "an")])
-        #expect(state.destination?.lines.map(\.text) == ["An Nguyễn", "Accepted ✓"])
-    }
-
-    @Test("/ filters the list by text or by kind; Esc clears it")
-    func filtering() {
-        var (state, _) = opened()
-        _ = Inbox.reduce(&state, .keyPressed(.character("/")))
-        for c in "maya" { _ = Inbox.reduce(&state, .keyPressed(.character(c))) }
-        #expect(state.lines.count == 2)
-        #expect(state.selectedRowIds == [5])
-        _ = Inbox.reduce(&state, .keyPressed(.enter))
-        #expect(!state.typingFilter && state.filter == "maya")
-        _ = Inbox.reduce(&state, .keyPressed(.escape))
-        #expect(state.filter == nil && state.lines.count == 7)
-        _ = Inbox.reduce(&state, .keyPressed(.character("/")))
-        for c in "kind:follow" { _ = Inbox.reduce(&state, .keyPressed(.character(c))) }
-        #expect(state.selectedRowIds == [3])
-        _ = Inbox.reduce(&state, .keyPressed(.backspace))
-        #expect(state.filter == "kind:follo")
+        #expect(text.contains("│ (face) Ray Delgado · now"))
+        #expect(text.contains("│ 1 more notification"))
+        #expect(text.contains("│   Ray Delgado: Posted a new step"))
+        #expect(text.contains("│ thread step:s1 · badge 3 · passive"))
+        #expect(!text.contains("New step in"))
     }
 
     @Test("the mouse: the wheel moves, a click selects the row under it, a double click opens it")
     func mouse() {
-        var (state, _) = opened()
+        var state = Fixture.opened()
         _ = Inbox.reduce(&state, .keyPressed(.wheelDown))
-        #expect(state.selection == 4)
+        #expect(state.list.selection == 4)
         _ = Inbox.reduce(&state, .keyPressed(.click(row: 3)))
-        #expect(state.selection == 2)
+        #expect(state.list.selection == 2)
         _ = Inbox.reduce(&state, .keyPressed(.click(row: 1)))  // a section header: nothing to select
-        #expect(state.selection == 2)
-        #expect(Inbox.reduce(&state, .keyPressed(.doubleClick(row: 3))) == [.markRead(3), .loadDestination(3)])
+        #expect(state.list.selection == 2)
+        #expect(Inbox.reduce(&state, .keyPressed(.doubleClick(row: 3))) == [.markRead(3), .loadDestination(.tap(Fixture.an))])
+    }
+}
+
+@Suite("Destinations as models")
+struct DestinationViewTests {
+    static let step = StepEntity(id: "s1", journey: "j", journeyTitle: "Runs", owner: "me", caption: "Trail run", photoUrl: nil,
+                                 isFinal: false, publishedAt: 0, deleted: false, hearts: 2, shares: 0)
+
+    static func comment(_ id: String, _ author: String, parent: String? = nil) -> ShownComment {
+        ShownComment(comment: CommentEntity(id: id, step: "s1", author: author.lowercased(), text: "words of \(id)", parent: parent,
+                                            at: 0, deleted: false), authorName: author)
     }
 
-    @Test("near the end of a full window of rows, the tab asks for older ones")
-    func paging() {
-        var (state, _) = opened()
-        _ = Inbox.reduce(&state, .keyPressed(.character("j")))
-        #expect(!Inbox.reduce(&state, .keyPressed(.character("G"))).contains(.loadMore))
-        state.rowWindowFull = true
-        #expect(Inbox.reduce(&state, .keyPressed(.character("G"))) == [.loadMore])
+    @Test("a reply that fits on the page opens at the top, its parent's author in sight")
+    func replyFits() {
+        let page = StepPage(step: Self.step, ownerName: "Me", comments: [Self.comment("c1", "Hana"), Self.comment("c2", "Ray", parent: "c1")],
+                            commentsMode: .highlight, highlight: "c2", offline: true)
+        #expect(DestinationView.initialTop(.step(page), height: 20, width: 80) == 0)
     }
 
-    @Test("a row arriving while the tab is open joins New, and is stamped seen")
-    func arriving() {
-        var (state, _) = opened()
-        let newcomer = Self.row(6, "Zed Okafor", "Requested to follow you", minutesAgo: 0, thread: "user:zed", kind: "followRequest")
-        #expect(Inbox.reduce(&state, .rowsLoaded([newcomer] + Self.rows)) == [.markAllSeen])
-        #expect(state.newIds.contains(6))
-        #expect(state.lines[1] == .card(Card(key: "row:6", rowIds: [6], section: .new)))
+    @Test("a reply further down opens with the comment it answers just above")
+    func replyScrolled() {
+        let many = (1...10).map { Self.comment("c\($0)", "P\($0)") } + [Self.comment("c11", "Ray", parent: "c10")]
+            + (12...21).map { Self.comment("c\($0)", "P\($0)") }
+        let page = StepPage(step: Self.step, ownerName: "Me", comments: many, commentsMode: .highlight, highlight: "c11", offline: true)
+        let lines = DestinationView.lines(.step(page), width: 80)
+        let top = DestinationView.initialTop(.step(page), height: 10, width: 80)
+        #expect(lines[top + 1].text == "P10")
+        #expect(lines[top + 3].role == .selected)
+    }
+
+    @Test("a journey shows the reader's tier chip; a step not held says it shows when online")
+    func journey() {
+        let journey = JourneyEntity(id: "g", title: "Learn to play guitar", owner: "marco",
+                                    steps: [.init(id: "a", isFinal: false, publishedAt: 0, caption: "First chord"),
+                                            .init(id: "b", isFinal: true, publishedAt: 0)],
+                                    people: [.init(user: "me", tier: "Celebrator", at: 0)])
+        let page = JourneyPage(journey: journey, ownerName: "Marco Ferri", panel: .none, supporters: [("Me", "Celebrator")],
+                               readerTier: "Celebrator")
+        #expect(DestinationView.lines(.journey(page), width: 80).map(\.text)
+                == ["Learn to play guitar", "by Marco Ferri", "[ You're a Celebrator ]", "", "· First chord",
+                    "★ a step (shown when online)"])
     }
 }
 
@@ -313,7 +453,7 @@ struct ASCIITerminalTests {
         #expect(shown("Linh Trần") == "Linh Tran")
         #expect(shown("An Nguyễn") == "An Nguyen")
         #expect(shown("Vy Đặng") == "Vy Dang")
-        #expect(shown("● New ▸ ♥") == "* New > <")
+        #expect(shown("● New ○ ▸ ♥ ▣") == "* New o > < #")
         #expect(shown("中文 🏃") == "?? ?")
     }
 }

@@ -74,7 +74,7 @@ struct EventParsingTests {
     func heart() throws {
         let event = try parse(#"{"id":"e1","type":"heart","at":"2026-11-29T10:00:00Z","actor":"maya","step":"s1"}"#)
         guard case let .interaction(type, actor, step) = event.body else { Issue.record("not an interaction"); return }
-        #expect(type == "heart" && actor == "maya" && step == "s1")
+        #expect(type == .heart && actor == "maya" && step == "s1")
     }
 
     @Test("missing fields, unknown types and bad times are named in the error", arguments: [

@@ -1,5 +1,6 @@
 import Foundation
 import Notifications
+import Wire
 import Testing
 @testable import Backend
 @testable import Replica
@@ -54,7 +55,7 @@ struct KillTests {
         var replica: Replica? = try Replica(path: path)
         let rows = try replica!.rows(limit: 20)
         for row in rows.prefix(10) { try replica!.markRead(row.id, at: 1) }
-        try replica!.enqueue([("type", "acceptRequest"), ("user", "an")])
+        try replica!.enqueue(.acceptRequest(user: "an"))
         try replica!.markAllSeen(at: 2)
         #expect(try replica!.pendingCount() == 12)
         replica = nil
@@ -66,9 +67,9 @@ struct KillTests {
         let after = try Replica(path: path)
         #expect(try after.pendingCount() == 0)
         let me = try #require(try store.user("chaucao"))
-        let unseen = try store.db.scalar("SELECT count(*) FROM notifications WHERE recipient = ? AND seen_at IS NULL", me.key)
-        let unread = try store.db.scalar("SELECT count(*) FROM notifications WHERE recipient = ? AND read_at IS NULL", me.key)
-        #expect(after.counts == ServerCounts(unseen: unseen ?? -1, unread: unread ?? -1, stale: false))
+        let fresh = try store.recount(for: me.key)
+        let (unseen, unread) = (fresh.unseen, fresh.unread)
+        #expect(after.counts == ServerCounts(unseen: unseen, unread: unread, stale: false))
         #expect(unseen == 0 && unread == 94)
         for row in rows.prefix(10) { #expect(try store.row(row.id)?.readAt != nil) }
         #expect(try store.db.scalar("SELECT last_seq FROM client_mutations WHERE user = ?", me.key) == 12)

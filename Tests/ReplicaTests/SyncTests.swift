@@ -1,5 +1,6 @@
 import Foundation
 import Notifications
+import Wire
 import SQLite
 import Testing
 @testable import API
@@ -25,9 +26,8 @@ struct SyncTests {
     func replica(_ name: String) throws -> Replica { try Replica(path: "\(folder)/\(name).db") }
 
     func freshCounts(_ user: String) throws -> (Int, Int) {
-        let key = try #require(try store.user(user)).key
-        return (try store.db.scalar("SELECT count(*) FROM notifications WHERE recipient = ? AND seen_at IS NULL", key) ?? -1,
-                try store.db.scalar("SELECT count(*) FROM notifications WHERE recipient = ? AND read_at IS NULL", key) ?? -1)
+        let counts = try store.recount(for: try #require(try store.user(user)).key)
+        return (counts.unseen, counts.unread)
     }
 
     @Test("a first sync in-process copies every row and the server's counts")
@@ -40,10 +40,10 @@ struct SyncTests {
         #expect(try engine.sync() == 0)
         if case .synced = engine.status {} else { Issue.record("status \(engine.status)") }
         // The destinations open offline: the step, its comments, the people.
-        #expect(try local.entity("steps", "ridge-3")?["caption"] == "Trail run before work — up the ridge and back.")
-        #expect(try local.comments(ofStep: "ridge-3").contains { $0["text"] == "so proud of this one" })
-        #expect(try local.entity("users", "linh")?["name"] == "Linh Trần")
-        #expect(try local.entity("journeys", "guitar")?["title"] == "Learn to play guitar")
+        #expect(try local.step("ridge-3")?.caption == "Trail run before work — up the ridge and back.")
+        #expect(try local.comments(ofStep: "ridge-3").contains { $0.text == "so proud of this one" })
+        #expect(try local.person("linh")?.name == "Linh Trần")
+        #expect(try local.journey("guitar")?.title == "Learn to play guitar")
     }
 
     @Test("two clients of one user converge, and every count agrees with a server COUNT")

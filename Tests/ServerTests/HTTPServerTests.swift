@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Notifications
+import Wire
 import Testing
 @testable import Backend
 @testable import Server
@@ -68,7 +69,7 @@ struct HTTPServerTests {
         #expect(json["counts"] == .object([("unseen", 0), ("unread", 1)]))
         let store = try Store(path: folder + "/http.db")
         let key = try #require(try store.user("chaucao")).key
-        #expect(try store.db.scalar("SELECT count(*) FROM notifications WHERE recipient = ? AND seen_at IS NULL", key) == 0)
+        #expect(try store.recount(for: key).unseen == 0)
     }
 
     @Test("a long-poll answers as soon as an event makes a row for the user, and an idle one at its deadline")

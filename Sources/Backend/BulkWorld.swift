@@ -1,0 +1,194 @@
+import Foundation
+import Notifications
+import SQLite
+
+/// Large worlds for benchmarks and tests, written set-based: a million rows in seconds instead
+/// of a million events. They keep every invariant the store relies on (each user has an inbox,
+/// each row its ord and the counters their sums), so what runs on them afterwards — events,
+/// pulls, counts — runs as on a world made by events. Users are `u1` … `uN` with keys 1 … N.
+public struct BulkWorld {
+    let store: Store
+    private var db: Database { store.db }
+
+    public init(_ store: Store) { self.store = store }
+
+    /// Runs `body` in one transaction.
+    public func build(_ body: () throws -> Void) throws {
+        try db.transaction(body)
+        try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+
+    private static func numbers(_ count: Int) -> String {
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(max(1, count)))"
+    }
+
+    /// Users u`first` … u`last`, with keys `first` … `last` and empty inboxes.
+    public func addUsers(_ keys: ClosedRange<Int>) throws {
+        try db.run("""
+            \(BulkWorld.numbers(keys.count))
+            INSERT INTO users(id, ext, username, name, avatar_url, created_at)
+            SELECT \(keys.lowerBound - 1) + i, 'u' || (\(keys.lowerBound - 1) + i), 'u' || (\(keys.lowerBound - 1) + i),
+                   'User ' || (\(keys.lowerBound - 1) + i), 'https://cdn.stepo.app/avatars/u' || (\(keys.lowerBound - 1) + i) || '.jpg', 0
+            FROM n
+            """)
+        try db.run("INSERT INTO inboxes(user) SELECT id FROM users WHERE id BETWEEN ? AND ?", keys.lowerBound, keys.upperBound)
+    }
+
+    /// Every user of `followers` whose key is `remainder` modulo `modulus` follows `followee`.
+    public func addFollowers(of followee: Int, _ followers: ClosedRange<Int>, modulus: Int = 1, remainder: Int = 0) throws {
+        try db.run("""
+            INSERT OR IGNORE INTO follows(followee, follower, created_at)
+            SELECT ?, id, 0 FROM users WHERE id BETWEEN ? AND ? AND id % ? = ? AND id <> ?
+            """, followee, followers.lowerBound, followers.upperBound, modulus, remainder, followee)
+    }
+
+    /// Among the followers of `owner`, those with key ≡ `remainder` (mod `modulus`) block the
+    /// owner (`theyBlock`) or are blocked by them.
+    public func addBlocks(around owner: Int, modulus: Int, remainder: Int, theyBlock: Bool) throws {
+        if theyBlock {
+            try db.run("INSERT OR IGNORE INTO blocks(blocker, blocked) SELECT follower, ? FROM follows WHERE followee = ? AND follower % ? = ?",
+                       owner, owner, modulus, remainder)
+        } else {
+            try db.run("INSERT OR IGNORE INTO blocks(blocker, blocked) SELECT ?, follower FROM follows WHERE followee = ? AND follower % ? = ?",
+                       owner, owner, modulus, remainder)
+        }
+    }
+
+    /// Users of `keys` with key ≡ `remainder` (mod `modulus`) turn the category off.
+    public func turnOff(_ category: Category, _ keys: ClosedRange<Int>, modulus: Int, remainder: Int) throws {
+        try db.run("UPDATE users SET \(Store.preferenceColumn(category)) = 0 WHERE id BETWEEN ? AND ? AND id % ? = ?",
+                   keys.lowerBound, keys.upperBound, modulus, remainder)
+    }
+
+    /// Users of `keys` with key ≡ `remainder` (mod `modulus`) are deactivated.
+    public func deactivate(_ keys: ClosedRange<Int>, modulus: Int, remainder: Int) throws {
+        try db.run("UPDATE users SET state = 'deactivated' WHERE id BETWEEN ? AND ? AND id % ? = ?",
+                   keys.lowerBound, keys.upperBound, modulus, remainder)
+    }
+
+    /// Journeys j1 … j`count`, journey i owned by user 1 + (i - 1) % `owners`.
+    public func addJourneys(_ count: Int, owners: Int) throws {
+        try db.run("""
+            \(BulkWorld.numbers(count))
+            INSERT INTO journeys(id, ext, owner, title, created_at) SELECT i, 'j' || i, 1 + (i - 1) % ?, 'Journey ' || i, 0 FROM n
+            """, owners)
+    }
+
+    /// `count` of the followers of journey 1's owner (every `modulus`-th) also follow journey 1.
+    public func addJourneyFollowers(journey: Int, amongFollowersOf owner: Int, modulus: Int, count: Int) throws {
+        try db.run("""
+            INSERT OR IGNORE INTO journey_follows(journey, follower, created_at)
+            SELECT ?, follower, 0 FROM follows WHERE followee = ? AND follower % ? = 1 LIMIT ?
+            """, journey, owner, modulus, count)
+    }
+
+    /// Published steps s1 … s`count`, step i in journey 1 + i % `journeys` (and owned by its owner).
+    public func addSteps(_ count: Int, journeys: Int, publishedAt: Int64) throws {
+        try db.run("""
+            \(BulkWorld.numbers(count))
+            INSERT INTO steps(id, ext, journey, owner, caption, photo_url, created_at, published_at)
+            SELECT i, 's' || i, 1 + i % ?, (SELECT owner FROM journeys WHERE id = 1 + i % ?),
+                   'Step ' || i || ': a morning run up the ridge and back', 'https://cdn.stepo.app/steps/s' || i || '.jpg', 0, ?
+            FROM n
+            """, journeys, journeys, publishedAt)
+    }
+
+    /// `count` heart rows for `recipient`, one a `spacing` apart ending at `newest`, from
+    /// actors among `actors` on steps among `steps` (the owner's); the last `unseen` unseen,
+    /// every third read. The counters and ords are kept right; one event carries them all.
+    public func addRows(recipient: Int, count: Int, newest: Int64, spacing: Int64, actors: ClosedRange<Int>,
+                        steps: Int = 1, unseen: Int? = nil, readEvery: Int = 0) throws {
+        let event = try store.stampVersion("bulk", at: newest)
+        let ordBase = try store.counters(of: recipient).total
+        let seenThrough = unseen.map { count - $0 } ?? 0
+        try db.run("""
+            \(BulkWorld.numbers(count))
+            INSERT INTO notifications(event, recipient, ord, kind, actor, title, body, face, image, step, journey, tap, thread,
+                                      push, created_at, version, read_at, seen_at)
+            SELECT :event, :recipient, :ordBase + i, 'heart', :first + i % :actorCount, 'User ' || (:first + i % :actorCount),
+                   'Hearted your step: ' || (SELECT caption FROM steps WHERE id = 1 + i % :steps),
+                   'https://cdn.stepo.app/avatars/u' || (:first + i % :actorCount) || '.jpg',
+                   'https://cdn.stepo.app/steps/s' || (1 + i % :steps) || '.jpg',
+                   1 + i % :steps, (SELECT journey FROM steps WHERE id = 1 + i % :steps),
+                   '{"screen":"step","step":"s' || (1 + i % :steps) || '","comments":"closed"}', 'step:s' || (1 + i % :steps),
+                   'sent', :newest - (:count - i) * :spacing, :event,
+                   CASE WHEN :readEvery > 0 AND i % :readEvery = 0 THEN :newest END,
+                   CASE WHEN :readEvery > 0 AND i % :readEvery = 0 THEN :newest END
+            FROM n
+            """, named: [":event": event, ":recipient": recipient, ":ordBase": ordBase, ":first": actors.lowerBound,
+                         ":actorCount": actors.count, ":steps": steps, ":newest": newest, ":count": count, ":spacing": spacing,
+                         ":readEvery": readEvery])
+        let read = readEvery > 0 ? count / readEvery : 0
+        try db.run("UPDATE inboxes SET total = total + ?, read_above = read_above + ?, seen_above = seen_above + ? WHERE user = ?",
+                   count, read, read, recipient)
+        if seenThrough > 0 {
+            let last = try db.first("SELECT id, ord FROM notifications WHERE recipient = ? AND ord = ?", [recipient, ordBase + seenThrough]) {
+                ($0.int(0), $0.int(1))
+            }
+            if let last {
+                let stamped = try db.scalar("""
+                    SELECT count(*) FROM notifications WHERE recipient = ? AND seen_at IS NOT NULL AND ord <= ?
+                    """, recipient, last.1) ?? 0
+                let version = try store.stampVersion("seen", at: newest)
+                try db.run("INSERT INTO marks(user, version, kind, through_ord, through_row, at) VALUES (?, ?, 'seen', ?, ?, ?)",
+                           recipient, version, last.1, last.0, newest)
+                try db.run("UPDATE inboxes SET seen_ord = ?, seen_above = seen_above - ? WHERE user = ?", last.1, stamped, recipient)
+            }
+        }
+    }
+
+    /// `count` rows spread over users `recipients`, for a store that holds a lot beside the
+    /// rows being measured.
+    public func addBackgroundRows(_ count: Int, recipients: ClosedRange<Int>, newest: Int64) throws {
+        let event = try store.stampVersion("bulk", at: newest)
+        try db.run("""
+            \(BulkWorld.numbers(count))
+            INSERT INTO notifications(event, recipient, ord, kind, actor, title, body, tap, thread, push, created_at, version)
+            SELECT :event, r, (SELECT total FROM inboxes WHERE user = r) + row_number() OVER (PARTITION BY r ORDER BY i),
+                   'heart', 1, 'User 1', 'Hearted your step: a caption', '{"screen":"step","step":"s0","comments":"closed"}',
+                   'step:s0', 'sent', :newest - (i * 1209) % 1209600000, :event
+            FROM (SELECT i, :first + (i * 7919) % :spread AS r FROM n)
+            """, named: [":event": event, ":newest": newest, ":first": recipients.lowerBound, ":spread": recipients.count])
+        try db.run("""
+            UPDATE inboxes SET total = total + (SELECT count(*) FROM notifications AS n WHERE n.recipient = inboxes.user AND n.event = ?)
+            WHERE user BETWEEN ? AND ?
+            """, event, recipients.lowerBound, recipients.upperBound)
+    }
+
+    /// Times inserting again, in one raw INSERT … SELECT, the rows an event made (the
+    /// fan-out's yardstick); the copies are then removed. Returns seconds.
+    public func timeRawInsert(sameRowsAs outcome: EventOutcome) throws -> Double {
+        guard let first = outcome.firstRow, let last = outcome.lastRow else { return 0 }
+        try db.execute("""
+            DROP TABLE IF EXISTS temp.same_rows;
+            CREATE TEMP TABLE same_rows AS SELECT recipient, event, ord, kind, actor, step, journey FROM notifications
+            WHERE id BETWEEN \(first) AND \(last)
+            """)
+        let start = DispatchTime.now()
+        var copies: (Int, Int) = (0, 0)
+        try db.transaction {
+            try db.run("""
+                INSERT INTO notifications(event, recipient, ord, kind, actor, step, journey, push, created_at, version)
+                SELECT event, recipient, ord, kind, actor, step, journey, 'sent', 0, event FROM same_rows
+                """)
+            copies = (Int(db.lastInsertRowID) - db.changes + 1, Int(db.lastInsertRowID))
+        }
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+        try db.run("DELETE FROM notifications WHERE id BETWEEN ? AND ?", copies.0, copies.1)
+        return elapsed
+    }
+
+    /// Reads the store's tables once, as a running server has them in memory.
+    public func warm() throws {
+        _ = try db.scalar("SELECT count(*) FROM notifications INDEXED BY notifications_by_recipient WHERE recipient > 0")
+        _ = try db.scalar("SELECT count(*) FROM users")
+        _ = try db.scalar("SELECT count(*) FROM inboxes")
+    }
+}
+
+extension Database {
+    /// Runs `sql` with named values bound, ignoring results.
+    func run(_ sql: String, named values: [String: SQLBindable]) throws {
+        try cached(sql).bind(named: values).run()
+    }
+}

@@ -1,0 +1,135 @@
+import Notifications
+import SQLite
+import Wire
+
+/// A row as stored: the row, and what the store keeps beside it.
+struct StoredRow {
+    var row: ActivityRow
+    /// The row's place among its recipient's rows (see `inboxes`).
+    var ord: Int
+    /// Stamps made on this row alone; marks add to them (see `Store.applyMarks`).
+    var ownSeenAt: Int64?
+    var ownReadAt: Int64?
+    var recipientKey: Int
+    var actorKey: Int?
+    var stepKey: Int?
+    var journeyKey: Int?
+    var commentKey: Int?
+}
+
+/// Reads stored rows into `StoredRow`s. A fan-out's rows share their event's content, so the
+/// tap of the last row read is kept: a run of a million rows parses it once.
+struct RowReader {
+    private var lastTapText = ""
+    private var lastTap = Tap.link(Tap.feedLink)
+
+    /// A content column: the row's own, or its fan-out event's when the row shares it.
+    static func content(_ column: String) -> String {
+        "CASE WHEN n.title IS NULL THEN e.\(column) ELSE n.\(column) END"
+    }
+
+    static let select = """
+        SELECT n.id, e.ext, r.ext, n.kind, a.ext,
+               \(content("title")), \(content("body")), \(content("face")), \(content("image")), \(content("tap")),
+               \(content("thread")), n.push, n.created_at, n.version, n.seen_at, n.read_at, n.deleted, n.ord,
+               s.ext, j.ext, c.ext, n.tier, n.recipient, n.actor, n.step, n.journey, n.comment
+        FROM notifications AS n JOIN events AS e ON e.id = n.event JOIN users AS r ON r.id = n.recipient
+             LEFT JOIN users AS a ON a.id = n.actor LEFT JOIN steps AS s ON s.id = n.step
+             LEFT JOIN journeys AS j ON j.id = n.journey LEFT JOIN comments AS c ON c.id = n.comment
+        """
+
+    mutating func read(_ r: Row) -> StoredRow {
+        let tapText = r.string(9)
+        if tapText != lastTapText {
+            lastTapText = tapText
+            lastTap = (try? JSON.parse(tapText)).flatMap(Tap.init(json:)) ?? .link(Tap.feedLink)
+        }
+        let row = ActivityRow(
+            id: r.int(0), event: r.string(1), recipient: r.string(2), kind: Kind(rawValue: r.string(3)) ?? .announcement,
+            actor: r.optionalString(4), title: r.string(5), body: r.string(6),
+            media: Media(face: r.optionalString(7), image: r.optionalString(8)), tap: lastTap, thread: r.string(10),
+            push: PushStatus(r.string(11)) ?? .sent,
+            subject: RowSubject(step: r.optionalString(18), journey: r.optionalString(19), comment: r.optionalString(20),
+                                tier: r.optionalString(21)),
+            createdAt: r.int64(12), version: r.int(13), seenAt: r.optionalInt64(14), readAt: r.optionalInt64(15),
+            deleted: r.bool(16))
+        return StoredRow(row: row, ord: r.int(17), ownSeenAt: row.seenAt, ownReadAt: row.readAt, recipientKey: r.int(22),
+                         actorKey: r.optionalInt(23), stepKey: r.optionalInt(24), journeyKey: r.optionalInt(25),
+                         commentKey: r.optionalInt(26))
+    }
+}
+
+/// Reading rows: by event, by id, a recipient's newest first.
+extension Store {
+    /// The rows created by one applied event, in id order.
+    public func rows(ofEvent outcome: EventOutcome) throws -> [ActivityRow] {
+        var rows: [ActivityRow] = []
+        try forEachRow(ofEvent: outcome) { rows.append($0) }
+        return rows
+    }
+
+    /// Calls `body` with each row of one applied event, in id order, without holding a
+    /// fan-out's rows in memory.
+    public func forEachRow(ofEvent outcome: EventOutcome, _ body: (ActivityRow) throws -> Void) throws {
+        if outcome.writtenRows.count == outcome.rowCount {
+            for row in outcome.writtenRows { try body(row) }
+            return
+        }
+        try Store.forEachRow(ofEvent: outcome, in: db, body)
+    }
+
+    /// Reads an event's rows through `db` (any connection to the store's file).
+    static func forEachRow(ofEvent outcome: EventOutcome, in db: Database, _ body: (ActivityRow) throws -> Void) throws {
+        guard let first = outcome.firstRow, let last = outcome.lastRow else { return }
+        var reader = RowReader()
+        try db.cached(rowsOfEventSQL).bind([first, last, outcome.eventKey]).forEach { try body(reader.read($0).row) }
+    }
+
+    static let rowsOfEventSQL = "\(RowReader.select) WHERE n.id BETWEEN ? AND ? AND n.event = ? ORDER BY n.id"
+
+    /// Rows after `afterRow` (a row id), oldest first, at most `limit`: every row of the store,
+    /// in the shape `stepo ingest` printed them, for a consumer resuming where it stopped.
+    public func rows(afterRow: Int, limit: Int) throws -> [ActivityRow] {
+        var reader = RowReader()
+        return try db.query("\(RowReader.select) WHERE n.id > ? ORDER BY n.id LIMIT ?", [afterRow, limit]) { reader.read($0).row }
+    }
+
+    /// A user's rows, newest first (in the order they arrived), with their seen and read
+    /// state; `before` a row id to page on.
+    public func activity(of user: UserRecord, limit: Int = 500, before: Int? = nil) throws -> [ActivityRow] {
+        var reader = RowReader()
+        var stored: [StoredRow]
+        if let before, let start = try db.first("SELECT event FROM notifications WHERE id = ? AND recipient = ?",
+                                                 [before, user.key], { $0.int(0) }) {
+            stored = try db.query("""
+                \(RowReader.select) WHERE n.recipient = ? AND (n.event < ? OR (n.event = ? AND n.id < ?))
+                ORDER BY n.event DESC, n.id DESC LIMIT ?
+                """, [user.key, start, start, before, limit]) { reader.read($0) }
+        } else {
+            stored = try db.query("\(RowReader.select) WHERE n.recipient = ? ORDER BY n.event DESC, n.id DESC LIMIT ?",
+                                  [user.key, limit]) { reader.read($0) }
+        }
+        try applyMarks(to: &stored, of: user.key)
+        return stored.map(\.row)
+    }
+
+    /// The row `id` with its seen and read state, or nil.
+    public func row(_ id: Int) throws -> ActivityRow? {
+        try storedRow(id).map(\.row)
+    }
+
+    /// The recipient's row `id`, or nil when there is none or it is someone else's.
+    public func row(_ id: Int, of user: UserRecord) throws -> ActivityRow? {
+        guard let stored = try storedRow(id), stored.recipientKey == user.key else { return nil }
+        return stored.row
+    }
+
+    func storedRow(_ id: Int) throws -> StoredRow? {
+        var reader = RowReader()
+        guard var stored = try db.first("\(RowReader.select) WHERE n.id = ?", [id], { reader.read($0) }) else { return nil }
+        var one = [stored]
+        try applyMarks(to: &one, of: stored.recipientKey)
+        stored = one[0]
+        return stored
+    }
+}

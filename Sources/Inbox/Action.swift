@@ -1,0 +1,116 @@
+import Notifications
+import Replica
+import Wire
+
+/// A key, as the terminal reports it.
+public enum Key: Equatable, Sendable {
+    case up, down, pageUp, pageDown, home, end, enter, space, left, right, escape, backspace
+    case character(Character)
+    /// The mouse, where the terminal reports it: the wheel, and a click on a screen row.
+    case wheelUp, wheelDown
+    case click(row: Int)
+    case doubleClick(row: Int)
+}
+
+/// What happened: the inbox's actions are named after events, not commands. Everything that
+/// changes the inbox's state is one of these, through `Inbox.reduce`.
+public enum Action: Equatable, Sendable {
+    case keyPressed(Key)
+    case resized(width: Int, height: Int)
+    /// The tab opened on the replica: rows above `seenThrough` were unseen (the New section).
+    case opened(seenThrough: Int)
+    /// Cards of the list, for the place they were asked for.
+    case listLoaded(ListPage)
+    /// The rows of an expanded card (the newest `rows.count`, and how many more there are).
+    case membersLoaded(card: String, rows: [ActivityRow], more: Int)
+    /// A sync changed the replica; `unseenAbove` tells whether rows arrived past the marks.
+    case replicaChanged(unseenArrived: Bool)
+    case syncChanged(SyncLine)
+    /// The clock moved (relative times, sections).
+    case ticked(now: Int64)
+    case destinationLoaded(Destination)
+    /// A live copy of the open destination, from the server (or its word that it is gone).
+    case destinationRefreshed(Destination)
+    case settingsLoaded([String: Bool])
+    case themeChanged(String)
+    /// The server refused something this inbox asked for: the reader is told.
+    case refused(String)
+    /// Something the background could not do (offline, a failure): shown in the footer.
+    case failed(String)
+}
+
+/// Work for the outside world, run after the reducer: the reducer itself does no I/O.
+public enum Effect: Equatable, Sendable {
+    /// Read cards (or, with a filter, rows) of the list from the replica: `listLoaded`.
+    case loadList(ListRequest, newAbove: Int, filter: RowFilter?)
+    case loadMembers(card: String)
+    /// Opening Activity, or rows arriving while it is drawn: one seen mark.
+    case markAllSeen
+    case markRead(Int)
+    /// Build the destination from the replica (`destinationLoaded`), then ask the server for
+    /// a live copy when it can answer (`destinationRefreshed`).
+    case loadDestination(DestinationRequest)
+    /// Queue an act on a person for the server (accept, decline, follow back).
+    case act(Mutation.Action)
+    case loadSettings
+    case setPreference(Mutation.PreferenceChange)
+    case nextTheme
+    case syncNow
+    case quit
+}
+
+/// Which part of the list to read.
+public enum ListRequest: Equatable, Sendable {
+    /// The newest cards.
+    case top
+    /// The oldest cards (G).
+    case bottom
+    /// Cards older than the card whose newest row is `before`.
+    case older(before: Int)
+    /// Cards newer than the card whose newest row is `after`.
+    case newer(after: Int)
+}
+
+/// Cards read from the replica, for where they go in the list.
+public struct ListPage: Equatable, Sendable {
+    public var request: ListRequest
+    /// In list order (newest first).
+    public var cards: [ListCard]
+    /// Whether the replica has no cards beyond these in the direction asked.
+    public var reachedEnd: Bool
+
+    public init(request: ListRequest, cards: [ListCard], reachedEnd: Bool) {
+        self.request = request
+        self.cards = cards
+        self.reachedEnd = reachedEnd
+    }
+}
+
+/// What a destination was opened for.
+public enum DestinationRequest: Equatable, Sendable {
+    /// Where a row's tap lands.
+    case tap(ActivityRow)
+    /// Who hearted and shared a step.
+    case interactions(step: String)
+    /// The row's push as the lock screen shows it.
+    case push(ActivityRow)
+}
+
+/// The header's sync words and counts.
+public struct SyncLine: Equatable, Sendable {
+    public var status: String
+    public var counts: ServerCounts
+    /// A first sync under way: rows received, rows in all.
+    public var progress: (received: Int, total: Int)?
+
+    public init(status: String, counts: ServerCounts, progress: (received: Int, total: Int)? = nil) {
+        self.status = status
+        self.counts = counts
+        self.progress = progress
+    }
+
+    public static func == (a: SyncLine, b: SyncLine) -> Bool {
+        a.status == b.status && a.counts == b.counts && a.progress?.received == b.progress?.received
+            && a.progress?.total == b.progress?.total
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import Notifications
+import Replica
+import Wire
+
+/// Builds destinations: offline from the replica, or live from the server's answers.
+public enum DestinationLoader {
+    /// What `request` opens, from the replica alone (so it opens offline).
+    public static func load(_ request: DestinationRequest, replica: Replica) -> Destination {
+        switch request {
+        case .tap(let row): return tap(row, replica: replica)
+        case .interactions(let step): return interactions(step, replica: replica)
+        case .push:
+            // A push preview needs the server: the runner asks it (see `push(apns:fcm:stacked:)`).
+            return .link(LinkPage(text: "The push preview needs the server.", url: ""))
+        }
+    }
+
+    /// Where a row's tap lands, as the replica knows it.
+    public static func tap(_ row: ActivityRow, replica: Replica) -> Destination {
+        if row.deleted { return gone(actor: row.actor, replica: replica) }
+        switch row.tap {
+        case let .step(id, comments, comment):
+            guard let step = try? replica.step(id), !step.deleted else { return gone(actor: row.actor, replica: replica) }
+            return .step(stepPage(step, comments: (try? replica.comments(ofStep: id)) ?? [], mode: comments,
+                                  highlight: comment, offline: true, replica: replica))
+        case let .profile(user, action):
+            return .profile(profile(user, offered: action, replica: replica))
+        case let .journey(id, panel):
+            guard let journey = try? replica.journey(id) else { return gone(actor: row.actor, replica: replica) }
+            return .journey(journeyPage(journey, panel: panel, replica: replica))
+        case let .link(url):
+            return .link(LinkPage(text: row.body, url: url))
+        case let .interactions(step):
+            return interactions(step, replica: replica)
+        }
+    }
+
+    static func name(_ id: String, replica: Replica) -> String {
+        (try? replica.person(id))?.name ?? id
+    }
+
+    static func stepPage(_ step: StepEntity, comments: [CommentEntity], mode: Tap.Comments, highlight: String?,
+                         offline: Bool, replica: Replica) -> StepPage {
+        StepPage(step: step, ownerName: name(step.owner, replica: replica),
+                 comments: comments.map { ShownComment(comment: $0, authorName: name($0.author, replica: replica)) },
+                 commentsMode: mode, highlight: highlight, offline: offline)
+    }
+
+    static func profile(_ id: String, offered: Tap.ProfileAction, replica: Replica) -> ProfilePage {
+        ProfilePage(id: id, person: try? replica.person(id), offered: offered)
+    }
+
+    static func journeyPage(_ journey: JourneyEntity, panel: Tap.JourneyPanel, replica: Replica) -> JourneyPage {
+        let reader = replica.user
+        return JourneyPage(journey: journey, ownerName: name(journey.owner, replica: replica), panel: panel,
+                           supporters: (journey.people ?? []).map { (name($0.user, replica: replica), $0.tier) },
+                           readerTier: journey.people?.first { $0.user == reader }?.tier)
+    }
+
+    /// Who hearted and shared a step, as the rows that reached the reader say.
+    public static func interactions(_ stepId: String, replica: Replica) -> Destination {
+        guard let step = try? replica.step(stepId), !step.deleted else { return gone(actor: nil, replica: replica) }
+        return .interactions(InteractionsPage(step: step, people: (try? replica.interactions(onStep: stepId)) ?? []))
+    }
+
+    /// Deleted or withheld content: the board's words, then where it falls back — the actor's
+    /// profile while the reader may still see them, else the feed.
+    static func gone(actor: String?, replica: Replica) -> Destination {
+        guard let actor, let person = try? replica.person(actor), person.state == .active else {
+            return .gone(GonePage(fallback: .feed))
+        }
+        return .gone(GonePage(fallback: .profile(ProfilePage(id: actor, person: person, offered: .none))))
+    }
+
+    // MARK: Live copies, from the server's answers
+
+    /// A step as the server shows it now (all its comments, not only those the replica holds).
+    public static func liveStep(_ json: JSON, like page: StepPage, replica: Replica) -> Destination? {
+        guard let stepJSON = json["step"], let step = try? StepEntity(json: stepJSON) else { return nil }
+        let comments = (json["comments"]?.array ?? []).compactMap { try? CommentEntity(json: $0) }
+        return .step(stepPage(step, comments: comments, mode: page.commentsMode, highlight: page.highlight,
+                              offline: false, replica: replica))
+    }
+
+    /// A journey as the server shows it now (every step's caption).
+    public static func liveJourney(_ json: JSON, like page: JourneyPage, replica: Replica) -> Destination? {
+        guard let journeyJSON = json["journey"], let journey = try? JourneyEntity(json: journeyJSON) else { return nil }
+        return .journey(journeyPage(journey, panel: page.panel, replica: replica))
+    }
+
+    /// The push preview from the payloads `stepo push` builds, and the thread's other pushes.
+    public static func push(apns: JSON, fcm: JSON, stacked: [JSON]) -> Destination {
+        .push(PushPage(apns: apns, fcm: fcm, stacked: stacked.map { payload in
+            let alert = payload["payload"]?["aps"]?["alert"]
+            return (alert?["title"]?.string ?? "", alert?["body"]?.string ?? "")
+        }))
+    }
+}

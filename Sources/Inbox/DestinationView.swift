@@ -1,0 +1,130 @@
+import Notifications
+import Replica
+import Wire
+
+/// One drawn line of a text screen: its words and how they are drawn.
+public struct TextLine: Equatable, Sendable {
+    public var text: String
+    public var role: Role
+
+    public init(_ text: String, _ role: Role) {
+        self.text = text
+        self.role = role
+    }
+
+    static let blank = TextLine("", .normal)
+}
+
+/// Turns a loaded destination into lines, every frame: the models hold no drawn text.
+public enum DestinationView {
+    public static func lines(_ destination: Destination, width: Int, now: Int64 = 0) -> [TextLine] {
+        switch destination {
+        case .step(let page): return step(page, now: now)
+        case .profile(let page): return profile(page)
+        case .journey(let page): return journey(page)
+        case .interactions(let page): return interactions(page, now: now)
+        case .link(let page): return [TextLine(page.text, .body), .blank, TextLine("Link: " + page.url, .actor)]
+        case .push(let page): return PushPreviewView.lines(page, width: width)
+        case .gone(let page):
+            var lines = [TextLine("This content is no longer available", .body), .blank]
+            switch page.fallback {
+            case .profile(let profile):
+                lines += [TextLine("Falling back to their profile:", .dim), .blank] + self.profile(profile)
+            case .feed:
+                lines.append(TextLine("Falling back to the feed", .dim))
+            }
+            return lines
+        }
+    }
+
+    /// Where a destination opens: at its comments, its highlighted comment (with the comment it
+    /// answers in sight), or its people panel; at the top when the whole page fits.
+    public static func initialTop(_ destination: Destination, height: Int, width: Int) -> Int {
+        let all = lines(destination, width: width)
+        guard all.count > height else { return 0 }
+        let focus: Int
+        switch destination {
+        case .step(let page):
+            if let highlight = page.highlight, let index = commentLine(page, highlight) {
+                let parent = page.comments.first { $0.comment.id == highlight }?.comment.parent
+                focus = parent.flatMap { commentLine(page, $0) } ?? index
+            } else if page.commentsMode == .open {
+                focus = all.firstIndex { $0.text.hasPrefix("Comments (") } ?? 0
+            } else {
+                focus = 0
+            }
+        case .journey(let page) where page.panel == .people:
+            focus = all.firstIndex { $0.text == "People" } ?? 0
+        default:
+            focus = 0
+        }
+        return max(0, min(focus - 1, all.count - height))
+    }
+
+    private static func commentLine(_ page: StepPage, _ id: String) -> Int? {
+        let all = step(page, now: 0)
+        guard let position = page.comments.firstIndex(where: { $0.comment.id == id }),
+              let header = all.firstIndex(where: { $0.text.hasPrefix("Comments (") }) else { return nil }
+        return header + 1 + position * 2
+    }
+
+    static func step(_ page: StepPage, now: Int64) -> [TextLine] {
+        let step = page.step
+        var lines = [TextLine(step.caption, .body), TextLine("in \(step.journeyTitle) · by \(page.ownerName)", .dim), .blank]
+        if let photo = step.photoUrl {
+            lines += [TextLine("┌────────────────────┐", .dim), TextLine("│      [ photo ]     │", .dim),
+                      TextLine("└────────────────────┘", .dim), TextLine(photo, .dim), .blank]
+        }
+        lines += [TextLine("♥ \(step.hearts) hearts · ↗ \(step.shares) shares", .actor), .blank]
+        lines.append(TextLine("Comments (\(page.comments.count))", .section))
+        for shown in page.comments {
+            let lit = shown.comment.id == page.highlight
+            let when = now > 0 ? " · " + RelativeTime.text(shown.comment.at, now: now) : ""
+            lines.append(TextLine("\(shown.authorName)\(when)", lit ? .selected : .actor))
+            lines.append(TextLine("  " + (shown.comment.text ?? "(comment removed)"), lit ? .selected : .body))
+        }
+        return lines
+    }
+
+    static func profile(_ page: ProfilePage) -> [TextLine] {
+        guard let person = page.person else { return [TextLine("@\(page.id)", .actor), TextLine("(not synced yet)", .dim)] }
+        let r = person.relationship
+        var lines = [TextLine(person.name, .title), TextLine("@\(person.username)", .dim),
+                     TextLine(person.isPrivate ? "Private account" : "Public account", .body), .blank]
+        lines.append(TextLine(r.following ? "You follow them" : (r.requested ? "You asked to follow them" : "You don't follow them"), .body))
+        if r.followsYou { lines.append(TextLine("They follow you", .body)) }
+        if r.requestedYou { lines.append(TextLine("They asked to follow you", .body)) }
+        lines.append(.blank)
+        switch page.openAction {
+        case .followBack: lines.append(TextLine("[ f  Follow back ]", .badge))
+        case .acceptDecline: lines.append(TextLine("[ a  Accept ]   [ d  Decline ]", .badge))
+        case .none: break
+        }
+        return lines
+    }
+
+    static func journey(_ page: JourneyPage) -> [TextLine] {
+        var lines = [TextLine(page.journey.title, .title), TextLine("by \(page.ownerName)", .dim)]
+        if let tier = page.readerTier { lines.append(TextLine("[ You're a \(tier) ]", .badge)) }
+        lines.append(.blank)
+        for step in page.journey.steps {
+            lines.append(TextLine((step.isFinal ? "★ " : "· ") + (step.caption ?? "a step (shown when online)"), .body))
+        }
+        if page.panel == .people {
+            lines += [.blank, TextLine("People", .section)]
+            for supporter in page.supporters { lines.append(TextLine("\(supporter.name) — [\(supporter.tier)]", .actor)) }
+        }
+        return lines
+    }
+
+    static func interactions(_ page: InteractionsPage, now: Int64) -> [TextLine] {
+        var lines = [TextLine(page.step.caption, .body), TextLine("♥ \(page.step.hearts) hearts · ↗ \(page.step.shares) shares", .dim), .blank]
+        if page.people.isEmpty { lines.append(TextLine("No hearts or shares have reached you on this step yet.", .dim)) }
+        for row in page.people {
+            let share = row.kind == .share || row.kind == .steppedWithShare
+            let how = row.kind.category == .stepWith ? "stepped with you" : (share ? "shared" : "hearted")
+            lines.append(TextLine("\(share ? "↗" : "♥") \(row.title) · \(how) · \(RelativeTime.text(row.createdAt, now: now))", .actor))
+        }
+        return lines
+    }
+}

@@ -1,0 +1,85 @@
+import Notifications
+import Replica
+import Wire
+
+/// Keys on the screens over the list: a destination, help, settings.
+extension Inbox {
+    static func screenKey(_ state: inout InboxState, _ screen: Screen, _ key: Key) -> [Effect] {
+        if key == .escape || key == .character("q") || key == .left {
+            return back(&state)
+        }
+        switch screen {
+        case .settings(let selection): return settingsKey(&state, selection, key)
+        case .help(let top):
+            let top = scrolled(top, key, length: InboxState.helpLines.count, page: state.listHeight - 1)
+            state.screens[state.screens.count - 1] = .help(top: top)
+            return []
+        case .destination(let destination): return destinationKey(&state, destination, key)
+        }
+    }
+
+    /// Back exactly one screen; on the list again, what arrived meanwhile is seen.
+    private static func back(_ state: inout InboxState) -> [Effect] {
+        state.screens.removeLast()
+        state.notice = nil
+        return state.showsList ? listShown(&state) : []
+    }
+
+    /// A text screen's scroll after `key`: lines, pages, the ends, the wheel.
+    static func scrolled(_ top: Int, _ key: Key, length: Int, page: Int) -> Int {
+        let last = max(0, length - page)
+        switch key {
+        case .down, .character("j"): return min(last, top + 1)
+        case .up, .character("k"): return max(0, top - 1)
+        case .pageDown, .space: return min(last, top + page)
+        case .pageUp: return max(0, top - page)
+        case .wheelDown: return min(last, top + 3)
+        case .wheelUp: return max(0, top - 3)
+        case .home, .character("g"): return 0
+        case .end, .character("G"): return last
+        default: return top
+        }
+    }
+
+    private static func settingsKey(_ state: inout InboxState, _ selection: Int, _ key: Key) -> [Effect] {
+        var selection = selection
+        defer { state.screens[state.screens.count - 1] = .settings(selection: selection) }
+        switch key {
+        case .down, .character("j"): selection = min(InboxState.settingItems.count - 1, selection + 1)
+        case .up, .character("k"): selection = max(0, selection - 1)
+        case .space, .enter:
+            let item = InboxState.settingItems[selection]
+            guard item.key != "customFollow", let current = state.settings?[item.key] else { break }
+            state.settings?[item.key] = !current
+            // The master switch has no category.
+            return [.setPreference(Mutation.PreferenceChange(category: Category(rawValue: item.key), on: !current))]
+        default: break
+        }
+        return []
+    }
+
+    private static func destinationKey(_ state: inout InboxState, _ screen: DestinationScreen, _ key: Key) -> [Effect] {
+        var screen = screen
+        let length = screen.destination.map { DestinationView.lines($0, width: state.width).count } ?? 0
+        switch key {
+        case .character("i"):
+            // From a step, the people behind its hearts and shares.
+            guard case .step(let page)? = screen.destination else { break }
+            return open(&state, .interactions(step: page.step.id))
+        case .character("a"), .character("d"), .character("f"):
+            // A profile's inline Accept / Decline or Follow back, while still open.
+            guard case .profile(let page)? = screen.destination, let person = page.person else { break }
+            switch (key, page.openAction) {
+            case (.character("a"), .acceptDecline), (.character("d"), .acceptDecline):
+                return act(&state, key, kind: .followRequest, actor: person.id, name: person.name)
+            case (.character("f"), .followBack):
+                return act(&state, key, kind: .newFollower, actor: person.id, name: person.name)
+            default: break
+            }
+        default:
+            screen.top = scrolled(screen.top, key, length: length, page: state.listHeight - 1)
+            state.screens[state.screens.count - 1] = .destination(screen)
+        }
+        return []
+    }
+}

@@ -1,0 +1,209 @@
+import Notifications
+import Replica
+import Wire
+
+/// The reducer: `(inout State, Action) -> [Effect]`, pure. Keys are handled per screen
+/// (`Inbox+ListKeys`, `Inbox+ScreenKeys`); this file takes everything else.
+public enum Inbox {
+    public static func reduce(_ state: inout InboxState, _ action: Action) -> [Effect] {
+        switch action {
+        case let .resized(width, height):
+            state.width = width
+            state.height = height
+            keepSelectionVisible(&state)
+            return []
+        case .opened(let seenThrough):
+            // Opening the tab: what is unseen now is New, and everything there is gets seen.
+            state.newAbove = seenThrough
+            state.list = ListWindow()
+            return [.loadList(.top, newAbove: seenThrough, filter: nil), .markAllSeen]
+        case .listLoaded(let page):
+            return listLoaded(&state, page)
+        case let .membersLoaded(card, rows, more):
+            state.members[card] = Members(rows: rows, more: more)
+            relist(&state)
+            return []
+        case .replicaChanged(let unseenArrived):
+            return replicaChanged(&state, unseenArrived: unseenArrived)
+        case .syncChanged(let line):
+            state.sync = line
+            return []
+        case .ticked(let now):
+            let minuteChanged = now / 60_000 != state.now / 60_000
+            state.now = now
+            if minuteChanged { relist(&state) }
+            return []
+        case .destinationLoaded(let destination):
+            updateDestination(&state, destination, live: false)
+            return []
+        case .destinationRefreshed(let destination):
+            updateDestination(&state, destination, live: true)
+            return []
+        case .settingsLoaded(let settings):
+            state.settings = settings
+            return []
+        case .themeChanged(let name):
+            state.notice = "Theme: \(name)"
+            return []
+        case .refused(let message):
+            state.notice = message
+            // A refused act on a person: show the truth of how the two stand.
+            if case .destination(let screen)? = state.screens.last, case .profile = screen.destination {
+                return [.loadDestination(screen.request)]
+            }
+            return []
+        case .failed(let message):
+            state.notice = message
+            return []
+        case .keyPressed(let key):
+            return keyPressed(&state, key)
+        }
+    }
+
+    // MARK: The list's cards
+
+    private static func listLoaded(_ state: inout InboxState, _ page: ListPage) -> [Effect] {
+        var list = state.list
+        let keep = list.selectedLine?.identity
+        switch page.request {
+        case .top:
+            list.cards = page.cards
+            list.atTop = true
+            list.atEnd = page.reachedEnd
+        case .bottom:
+            list.cards = page.cards
+            list.atEnd = true
+            list.atTop = page.reachedEnd
+        case .older:
+            let known = Set(list.cards.map(\.key))
+            list.cards += page.cards.filter { !known.contains($0.key) }
+            list.atEnd = page.reachedEnd
+            // Past the bound, cards go from the far end — never those on screen.
+            let spare = min(list.cards.count - ListWindow.held, firstShownCard(state))
+            if spare > 0 {
+                list.cards.removeFirst(spare)
+                list.atTop = false
+            }
+        case .newer:
+            let known = Set(list.cards.map(\.key))
+            let added = page.cards.filter { !known.contains($0.key) }
+            list.cards = added + list.cards
+            list.atTop = page.reachedEnd
+            let spare = min(list.cards.count - ListWindow.held, list.cards.count - (lastShownCard(state) + added.count) - 1)
+            if spare > 0 {
+                list.cards.removeLast(spare)
+                list.atEnd = false
+            }
+        }
+        list.loaded = true
+        state.list = list
+        relist(&state)
+        // Where the selection goes: a far jump's end, else the line it was on.
+        switch state.jump {
+        case .top?: state.list.selection = firstSelectable(state.list.lines) ?? 0
+        case .bottom?: state.list.selection = state.list.lines.lastIndex(where: \.isSelectable) ?? 0
+        default:
+            if let keep, let index = state.list.lines.firstIndex(where: { $0.identity == keep }) {
+                state.list.selection = index
+            } else if case .top = page.request {
+                state.list.selection = firstSelectable(state.list.lines) ?? 0
+            }
+        }
+        state.jump = nil
+        clampSelection(&state)
+        keepSelectionVisible(&state)
+        // Expanded cards show their rows as they are now.
+        return state.expanded.filter { key in page.cards.contains { $0.key == key } }.sorted().map { .loadMembers(card: $0) }
+    }
+
+    /// The index into the cards of the first card on screen (or selected, if earlier).
+    private static func firstShownCard(_ state: InboxState) -> Int {
+        let lines = state.list.lines
+        let first = min(state.list.top, state.list.selection)
+        let keys = lines.prefix(max(0, first)).compactMap { line -> String? in
+            if case .card(let card, _) = line { return card.key }
+            return nil
+        }
+        return keys.count
+    }
+
+    /// The index into the cards of the last card on screen (or selected, if later).
+    private static func lastShownCard(_ state: InboxState) -> Int {
+        let last = max(state.list.top + state.listHeight, state.list.selection + 1)
+        let cards = state.list.lines.prefix(last).filter { if case .card = $0 { return true }; return false }.count
+        return max(0, cards - 1)
+    }
+
+    private static func replicaChanged(_ state: inout InboxState, unseenArrived: Bool) -> [Effect] {
+        guard let newAbove = state.newAbove else { return [] }
+        guard state.showsList else {
+            state.listStale = true
+            return []
+        }
+        // Rows arriving while the list is drawn are seen.
+        var effects: [Effect] = unseenArrived ? [.markAllSeen] : []
+        if state.list.atTop { effects.append(.loadList(.top, newAbove: newAbove, filter: state.filter?.rowFilter)) }
+        return effects
+    }
+
+    /// Back on the list after a screen: what arrived meanwhile is shown, and seen.
+    static func listShown(_ state: inout InboxState) -> [Effect] {
+        guard state.listStale, let newAbove = state.newAbove else { return [] }
+        state.listStale = false
+        return [.markAllSeen] + (state.list.atTop ? [.loadList(.top, newAbove: newAbove, filter: state.filter?.rowFilter)] : [])
+    }
+
+    /// Builds the list's lines from the cards held, the open threads and the sections. A
+    /// card's section never comes before the previous card's: the sections read in order.
+    static func relist(_ state: inout InboxState) {
+        let newAbove = state.newAbove ?? Int.max
+        var lines: [ListLine] = []
+        var section: Section?
+        for card in state.list.cards {
+            var cardSection = state.filter == nil ? Section.of(card, newAbove: newAbove, now: state.now) : .new
+            if let section, cardSection < section { cardSection = section }
+            if state.filter == nil, cardSection != section { lines.append(.header(cardSection)) }
+            section = cardSection
+            lines.append(.card(card, section: cardSection))
+            if card.isThread, state.expanded.contains(card.key), let members = state.members[card.key] {
+                lines += members.rows.map { .member($0, card: card.key) }
+                if members.more > 0 { lines.append(.more(card: card.key, count: members.more)) }
+            }
+        }
+        state.list.lines = lines
+        clampSelection(&state)
+    }
+
+    private static func updateDestination(_ state: inout InboxState, _ destination: Destination, live: Bool) {
+        guard case .destination(var screen)? = state.screens.last else { return }
+        let first = screen.destination == nil
+        screen.destination = destination
+        if first || !live {
+            screen.top = DestinationView.initialTop(destination, height: state.listHeight - 1, width: state.width)
+        }
+        state.screens[state.screens.count - 1] = .destination(screen)
+    }
+
+    // MARK: Selection
+
+    static func firstSelectable(_ lines: [ListLine]) -> Int? { lines.firstIndex(where: \.isSelectable) }
+
+    static func clampSelection(_ state: inout InboxState) {
+        let lines = state.list.lines
+        guard !lines.isEmpty else { state.list.selection = 0; state.list.top = 0; return }
+        var selection = min(max(0, state.list.selection), lines.count - 1)
+        if !lines[selection].isSelectable {
+            selection = lines[selection...].firstIndex(where: \.isSelectable)
+                ?? lines[..<selection].lastIndex(where: \.isSelectable) ?? selection
+        }
+        state.list.selection = selection
+    }
+
+    static func keepSelectionVisible(_ state: inout InboxState) {
+        let height = state.listHeight
+        var top = state.list.top
+        if state.list.selection < top { top = max(0, state.list.selection - 1) }
+        if state.list.selection >= top + height { top = state.list.selection - height + 1 }
+        state.list.top = max(0, min(top, max(0, state.list.lines.count - 1)))
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Wire
+
+/// The API over HTTP, with Foundation's URLSession.
+public final class HTTPTransport: Transport, @unchecked Sendable {
+    public let baseURL: URL
+    private let token: String
+    private let session: URLSession
+
+    public init(baseURL: URL, token: String) {
+        self.baseURL = baseURL
+        self.token = token
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 75  // above the longest long-poll
+        session = URLSession(configuration: configuration)
+    }
+
+    public var serverName: String { baseURL.absoluteString }
+
+    public func perform(method: String, path: String, query: [String: String], body: Data?) throws -> (status: Int, body: Data) {
+        var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
+        if !query.isEmpty { components.queryItems = query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) } }
+        var request = URLRequest(url: components.url!)
+        request.httpMethod = method
+        request.httpBody = body
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
+        let done = DispatchSemaphore(value: 0)
+        let result = ResultBox()
+        session.dataTask(with: request) { data, response, error in
+            if let response = response as? HTTPURLResponse {
+                result.value = .success((response.statusCode, data ?? Data()))
+            } else {
+                result.value = .failure(Unreachable(description: error?.localizedDescription ?? "no answer from \(self.serverName)"))
+            }
+            done.signal()
+        }.resume()
+        done.wait()
+        return try result.value!.get()
+    }
+}
+
+private final class ResultBox: @unchecked Sendable {
+    var value: Result<(Int, Data), Error>?
+}

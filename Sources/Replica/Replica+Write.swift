@@ -1,0 +1,350 @@
+import Foundation
+import Notifications
+import SQLite
+import Wire
+
+/// The seen and read marks in memory: for any row, the earliest mark that covers it.
+struct MarkIndex {
+    /// Every mark's reach (a row id), ascending, with the earliest time among it and all that
+    /// reach further.
+    private var reach: [Int] = []
+    private var earliestFrom: [Int64] = []
+    /// Read marks only, ascending (each reaches further and comes later than the one before).
+    private var reads: [(reach: Int, at: Int64)] = []
+
+    /// The furthest any mark reaches: every row up to it is seen.
+    private(set) var seenThrough = 0
+
+    init(_ marks: [(kind: String, reach: Int, at: Int64)]) {
+        let sorted = marks.sorted { $0.reach < $1.reach }
+        reach = sorted.map(\.reach)
+        earliestFrom = sorted.map(\.at)
+        for index in earliestFrom.indices.reversed().dropFirst() {
+            earliestFrom[index] = min(earliestFrom[index], earliestFrom[index + 1])
+        }
+        reads = sorted.filter { $0.kind == "read" }.map { ($0.reach, $0.at) }
+        seenThrough = reach.last ?? 0
+    }
+
+    private static func firstReaching(_ reaches: [Int], _ id: Int) -> Int? {
+        var low = 0, high = reaches.count
+        while low < high {
+            let middle = (low + high) / 2
+            if reaches[middle] >= id { high = middle } else { low = middle + 1 }
+        }
+        return low < reaches.count ? low : nil
+    }
+
+    func seen(_ id: Int) -> Int64? {
+        MarkIndex.firstReaching(reach, id).map { earliestFrom[$0] }
+    }
+
+    func read(_ id: Int) -> Int64? {
+        MarkIndex.firstReaching(reads.map(\.reach), id).map { reads[$0].at }
+    }
+
+    static func earliest(_ a: Int64?, _ b: Int64?) -> Int64? {
+        switch (a, b) {
+        case let (a?, b?): return min(a, b)
+        default: return a ?? b
+        }
+    }
+}
+
+/// Writing the replica: local acts, shown at once and queued; and what the server sent.
+extension Replica {
+    func markIndex() throws -> MarkIndex {
+        if let cached = markCache { return cached }
+        let index = MarkIndex(try db.query("SELECT kind, through_row, at FROM marks") { ($0.string(0), $0.int(1), $0.int64(2)) })
+        markCache = index
+        return index
+    }
+
+    /// The furthest row any mark reaches: rows above it arrived since Activity last looked.
+    public var seenThrough: Int { (try? locked { try markIndex().seenThrough }) ?? 0 }
+
+    // MARK: Local acts
+
+    /// Opening Activity: every row held here is seen — one mark, one queued mutation — and
+    /// the server is told which rows those were (every row made up to the version synced).
+    public func markAllSeen(at: Int64) throws {
+        try mark(.seen, at: at)
+    }
+
+    /// Every row held here read (and seen): one mark, one queued mutation.
+    public func markAllRead(at: Int64) throws {
+        try mark(.read, at: at)
+    }
+
+    private func mark(_ kind: Mark.Kind, at: Int64) throws {
+        try locked {
+            try db.transaction {
+                guard let newest = try db.scalar("SELECT max(id) FROM rows") else { return }
+                let index = try markIndex()
+                if kind == .seen && newest <= index.seenThrough { return }
+                try db.run("INSERT INTO marks(version, kind, through_row, at) VALUES (NULL, ?, ?, ?)", kind.rawValue, newest, at)
+                markCache = nil
+                let upTo = try number("version")
+                try enqueueLocked(kind == .seen ? .seen(upTo: upTo) : .readAll(upTo: upTo))
+            }
+        }
+    }
+
+    /// Opening a row: it is read (and seen), and the server is told.
+    public func markRead(_ id: Int, at: Int64) throws {
+        try locked {
+            try db.transaction {
+                try db.run("UPDATE rows SET read_at = coalesce(read_at, ?), seen_at = coalesce(seen_at, ?) WHERE id = ?", at, at, id)
+                try enqueueLocked(.read(row: id))
+            }
+        }
+    }
+
+    /// Any other mutation, queued; a relation's act also shows at once on the person, as the
+    /// server will make it (the next sync brings the truth, whatever the server decided).
+    public func enqueue(_ action: Mutation.Action) throws {
+        try locked {
+            try db.transaction {
+                switch action {
+                case .acceptRequest(let user):
+                    try db.run("UPDATE users SET requested_you = 0, follows_you = 1 WHERE id = ?", user)
+                case .declineRequest(let user):
+                    try db.run("UPDATE users SET requested_you = 0 WHERE id = ?", user)
+                case .followBack(let user):
+                    try db.run("UPDATE users SET following = NOT private, requested = private WHERE id = ?", user)
+                default: break
+                }
+                try enqueueLocked(action)
+            }
+        }
+    }
+
+    private func enqueueLocked(_ action: Mutation.Action) throws {
+        let seq = try number("nextSeq", otherwise: 1)
+        try db.run("INSERT INTO pending(seq, mutation) VALUES (?, ?)", seq, Mutation(seq: seq, action: action).json.serialized)
+        try setMeta("nextSeq", String(seq + 1))
+    }
+
+    // MARK: Applying what the server said
+
+    /// The server applied every mutation up to `seq`: drop them from the queue, keep its counts.
+    public func acknowledge(upTo seq: Int, counts: Counts) throws {
+        try locked {
+            try db.transaction {
+                try db.run("DELETE FROM pending WHERE seq <= ?", seq)
+                try store(counts)
+            }
+        }
+    }
+
+    /// A person as the server sees them now (after an act on them), kept for their profile.
+    public func update(_ person: PersonEntity) throws {
+        try locked { try db.transaction { try upsert(person) } }
+    }
+
+    /// Forgets everything of another store — rows, entities, marks, the queue — and belongs
+    /// to `identity` from now on.
+    public func reset(for identity: String) throws {
+        try locked {
+            try db.transaction {
+                for table in ["rows", "cards", "card_people", "marks", "users", "steps", "comments", "journeys",
+                              "journey_steps", "supporters", "pending"] {
+                    try db.execute("DELETE FROM \(table)")
+                }
+                for key in ["version", "unseen", "unread", "initialTotal", "initialDone", "nextSeq"] { try clearMeta(key) }
+                try setMeta("store", identity)
+                markCache = nil
+            }
+            try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+    }
+
+    /// One page of changes, in one transaction: rows, entities, marks, drops, the counts and
+    /// the version after it. When something was dropped, the write-ahead log is truncated
+    /// after the commit, so no copy of it stays in the file.
+    public func apply(_ page: ActivityPage) throws {
+        try locked {
+            try db.transaction {
+                if page.total != nil, try number("version") == 0 {
+                    try setMeta("initialTotal", String(page.total ?? 0))
+                }
+                for row in page.rows { try upsert(row) }
+                for person in page.entities.users { try upsert(person) }
+                for step in page.entities.steps { try upsert(step) }
+                for comment in page.entities.comments { try upsert(comment) }
+                for journey in page.entities.journeys { try upsert(journey) }
+                for mark in page.marks { try add(mark) }
+                try drop(page.drops)
+                try setMeta("version", String(max(page.next, try number("version"))))
+                if !page.more { try setMeta("initialDone", "1") }
+                try store(page.counts)
+            }
+            // A withheld row overwrote what it quoted: that must not stay in the log either.
+            if !page.drops.isEmpty || page.rows.contains(where: { $0.withheld }) {
+                try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+        }
+    }
+
+    private func store(_ counts: Counts) throws {
+        try setMeta("unseen", String(counts.unseen))
+        try setMeta("unread", String(counts.unread))
+    }
+
+    /// The card a row belongs to: a step's rows of one (UTC) day stack; others stand alone.
+    static func cardKey(_ row: ActivityRow) -> String {
+        row.thread.hasPrefix("step:") ? "\(row.thread)|\(row.createdAt / Timestamp.day)" : "row:\(row.id)"
+    }
+
+    private func upsert(_ row: ActivityRow) throws {
+        let card = Replica.cardKey(row)
+        let exists = try db.scalar("SELECT EXISTS (SELECT 1 FROM rows WHERE id = ?)", row.id) == 1
+        try db.run("""
+            INSERT INTO rows(id, version, event, created_at, kind, actor, title, body, face, image, facepile, tap, thread, push,
+                             step, journey, comment, tier, seen_at, read_at, deleted, withheld, card)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET version = excluded.version, kind = excluded.kind, actor = excluded.actor,
+                title = excluded.title, body = excluded.body, face = excluded.face, image = excluded.image,
+                facepile = excluded.facepile, tap = excluded.tap, push = excluded.push, deleted = excluded.deleted,
+                withheld = excluded.withheld,
+                seen_at = CASE WHEN rows.seen_at IS NULL THEN excluded.seen_at
+                               WHEN excluded.seen_at IS NULL THEN rows.seen_at ELSE min(rows.seen_at, excluded.seen_at) END,
+                read_at = CASE WHEN rows.read_at IS NULL THEN excluded.read_at
+                               WHEN excluded.read_at IS NULL THEN rows.read_at ELSE min(rows.read_at, excluded.read_at) END
+            """, row.id, row.version, row.event, row.createdAt, row.kind.rawValue, row.actor, row.title, row.body,
+                   row.media.face, row.media.image, row.media.facepile?.joined(separator: "\n"), row.tap.jsonText, row.thread,
+                   row.push.description, row.subject.step, row.subject.journey, row.subject.comment, row.subject.tier,
+                   row.seenAt, row.readAt, row.deleted, row.withheld, card)
+        let person = row.actor ?? row.title
+        if exists {
+            try db.run("UPDATE cards SET newest = max(newest, ?) WHERE key = ?", row.id, card)
+        } else {
+            try db.run("""
+                INSERT INTO cards(key, newest, rows, people) VALUES (?, ?, 1, 0)
+                ON CONFLICT (key) DO UPDATE SET newest = max(newest, excluded.newest), rows = rows + 1
+                """, card, row.id)
+        }
+        try db.run("INSERT OR IGNORE INTO card_people(card, person) VALUES (?, ?)", card, person)
+        if db.changes > 0 { try db.run("UPDATE cards SET people = people + 1 WHERE key = ?", card) }
+    }
+
+    func upsert(_ person: PersonEntity) throws {
+        let r = person.relationship
+        try db.run("""
+            INSERT INTO users(id, username, name, avatar_url, private, state, following, follows_you, requested, requested_you)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET username = excluded.username, name = excluded.name, avatar_url = excluded.avatar_url,
+                private = excluded.private, state = excluded.state, following = excluded.following,
+                follows_you = excluded.follows_you, requested = excluded.requested, requested_you = excluded.requested_you
+            """, person.id, person.username, person.name, person.avatarUrl, person.isPrivate, person.state.rawValue,
+                   r.following, r.followsYou, r.requested, r.requestedYou)
+    }
+
+    private func upsert(_ step: StepEntity) throws {
+        try db.run("""
+            INSERT INTO steps(id, journey, journey_title, owner, caption, photo_url, final, published_at, deleted, hearts, shares)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET journey = excluded.journey, journey_title = excluded.journey_title,
+                owner = excluded.owner, caption = excluded.caption, photo_url = excluded.photo_url, final = excluded.final,
+                published_at = excluded.published_at, deleted = excluded.deleted, hearts = excluded.hearts, shares = excluded.shares
+            """, step.id, step.journey, step.journeyTitle, step.owner, step.caption, step.photoUrl, step.isFinal,
+                   step.publishedAt, step.deleted, step.hearts, step.shares)
+    }
+
+    private func upsert(_ comment: CommentEntity) throws {
+        try db.run("""
+            INSERT INTO comments(id, step, author, text, parent, at, deleted) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET text = excluded.text, parent = excluded.parent, deleted = excluded.deleted
+            """, comment.id, comment.step, comment.author, comment.text, comment.parent, comment.at, comment.deleted)
+    }
+
+    private func upsert(_ journey: JourneyEntity) throws {
+        try db.run("""
+            INSERT INTO journeys(id, title, owner) VALUES (?, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET title = excluded.title, owner = excluded.owner
+            """, journey.id, journey.title, journey.owner)
+        try db.run("DELETE FROM journey_steps WHERE journey = ?", journey.id)
+        for (position, step) in journey.steps.enumerated() {
+            try db.run("INSERT INTO journey_steps(journey, position, step, final, published_at) VALUES (?, ?, ?, ?, ?)",
+                       journey.id, position, step.id, step.isFinal, step.publishedAt)
+        }
+        if let people = journey.people {
+            try db.run("DELETE FROM supporters WHERE journey = ?", journey.id)
+            for (position, supporter) in people.enumerated() {
+                try db.run("INSERT INTO supporters(journey, position, user, tier, at) VALUES (?, ?, ?, ?, ?)",
+                           journey.id, position, supporter.user, supporter.tier, supporter.at)
+            }
+        }
+    }
+
+    private func add(_ mark: Mark) throws {
+        try db.run("INSERT INTO marks(version, kind, through_row, at) VALUES (?, ?, ?, ?)",
+                   mark.version, mark.kind.rawValue, mark.throughRow, mark.at)
+        // The server's mark stands for the ones made here that it reaches (with the server's clock).
+        try db.run("DELETE FROM marks WHERE version IS NULL AND kind = ? AND through_row <= ?", mark.kind.rawValue, mark.throughRow)
+        markCache = nil
+    }
+
+    // MARK: Giving up what may no longer be seen
+
+    /// Rows that quote content, matched by `condition` (SQL over `rows`), keep only their verb.
+    private func withhold(where condition: String, _ values: [SQLBindable]) throws {
+        let found = try db.query("SELECT id, kind, tier FROM rows WHERE withheld = 0 AND (\(condition))", values) {
+            ($0.int(0), Kind(rawValue: $0.string(1)) ?? .announcement, $0.optionalString(2))
+        }
+        for (id, kind, tier) in found where Copy.quotesContent(kind) {
+            try db.run("UPDATE rows SET body = ?, image = NULL, withheld = 1 WHERE id = ?", Copy.withheld(kind, tier: tier), id)
+        }
+    }
+
+    private func drop(_ drops: Drops) throws {
+        for person in drops.people {
+            try withhold(where: """
+                actor = ?1 OR step IN (SELECT id FROM steps WHERE owner = ?1) OR journey IN (SELECT id FROM journeys WHERE owner = ?1)
+                OR comment IN (SELECT id FROM comments WHERE author = ?1)
+                """, [person])
+            try db.run("DELETE FROM comments WHERE author = ?", person)
+            try dropContent(of: person)
+            try db.run("DELETE FROM supporters WHERE user = ?", person)
+            try db.run("DELETE FROM users WHERE id = ?", person)
+        }
+        for owner in drops.owners {
+            try withhold(where: """
+                step IN (SELECT id FROM steps WHERE owner = ?1) OR journey IN (SELECT id FROM journeys WHERE owner = ?1)
+                """, [owner])
+            try dropContent(of: owner)
+        }
+        for step in drops.steps { try dropStep(step) }
+        for comment in drops.comments { try dropComment(comment) }
+        for journey in drops.journeys {
+            try withhold(where: "journey = ?1 OR step IN (SELECT id FROM steps WHERE journey = ?1)", [journey])
+            for step in try db.query("SELECT id FROM steps WHERE journey = ?", [journey], { $0.string(0) }) { try dropStep(step) }
+            try dropJourney(journey)
+        }
+    }
+
+    /// An owner's steps and journeys, and the comments on those steps.
+    private func dropContent(of owner: String) throws {
+        for step in try db.query("SELECT id FROM steps WHERE owner = ?", [owner], { $0.string(0) }) { try dropStep(step) }
+        for journey in try db.query("SELECT id FROM journeys WHERE owner = ?", [owner], { $0.string(0) }) { try dropJourney(journey) }
+    }
+
+    private func dropStep(_ step: String) throws {
+        try withhold(where: "step = ?1", [step])
+        try db.run("DELETE FROM comments WHERE step = ?", step)
+        try db.run("DELETE FROM journey_steps WHERE step = ?", step)
+        try db.run("DELETE FROM steps WHERE id = ?", step)
+    }
+
+    private func dropComment(_ comment: String) throws {
+        try withhold(where: "comment = ?1", [comment])
+        try db.run("DELETE FROM comments WHERE id = ?", comment)
+    }
+
+    private func dropJourney(_ journey: String) throws {
+        try withhold(where: "journey = ?1", [journey])
+        try db.run("DELETE FROM journey_steps WHERE journey = ?", journey)
+        try db.run("DELETE FROM supporters WHERE journey = ?", journey)
+        try db.run("DELETE FROM journeys WHERE id = ?", journey)
+    }
+}

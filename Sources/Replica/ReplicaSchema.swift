@@ -1,0 +1,134 @@
+import SQLite
+
+/// The replica's schema: typed columns for rows and entities, cards for a list paged by
+/// display lines, marks, and the queue.
+///
+/// A replica is a cache of the server's truth: a file written by another build (migrations
+/// this build does not know) is started afresh rather than refused.
+enum ReplicaSchema {
+    static var migrator: Migrator {
+        var m = Migrator()
+        m.register("replica-1", """
+            CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
+
+            -- One row of the reader's activity, as the server last sent it (or as stamped here).
+            CREATE TABLE rows (
+                id INTEGER PRIMARY KEY,
+                version INTEGER NOT NULL,
+                event TEXT NOT NULL,
+                created_at INTEGER NOT NULL,
+                kind TEXT NOT NULL,
+                actor TEXT,
+                title TEXT NOT NULL,
+                body TEXT NOT NULL,
+                face TEXT,
+                image TEXT,
+                -- A batch's faces, one per line.
+                facepile TEXT,
+                -- The tap, in the contract's JSON (read back as a typed Tap).
+                tap TEXT NOT NULL,
+                thread TEXT NOT NULL,
+                push TEXT NOT NULL,
+                step TEXT,
+                journey TEXT,
+                comment TEXT,
+                tier TEXT,
+                seen_at INTEGER,
+                read_at INTEGER,
+                deleted INTEGER NOT NULL DEFAULT 0,
+                withheld INTEGER NOT NULL DEFAULT 0,
+                -- The list card the row belongs to (`Card.key(for:)`).
+                card TEXT NOT NULL
+            );
+            CREATE INDEX rows_by_card ON rows(card, id);
+            CREATE INDEX rows_by_kind ON rows(kind, id);
+            CREATE INDEX rows_by_step ON rows(step) WHERE step IS NOT NULL;
+            CREATE INDEX rows_by_actor ON rows(actor) WHERE actor IS NOT NULL;
+            CREATE INDEX rows_by_journey ON rows(journey) WHERE journey IS NOT NULL;
+            CREATE INDEX rows_by_comment ON rows(comment) WHERE comment IS NOT NULL;
+
+            -- The list's cards: a step's rows of one day stack into one; every other row stands
+            -- alone. `newest` is the card's newest row id: the list is ordered by it, so a page of
+            -- the list is a range of this index however the rows group.
+            CREATE TABLE cards (
+                key TEXT PRIMARY KEY NOT NULL,
+                newest INTEGER NOT NULL,
+                rows INTEGER NOT NULL,
+                people INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            CREATE INDEX cards_by_newest ON cards(newest);
+            CREATE TABLE card_people (card TEXT NOT NULL, person TEXT NOT NULL, PRIMARY KEY (card, person)) WITHOUT ROWID;
+
+            -- Seen and read marks: the server's (with their version), and the one made here on
+            -- opening Activity (version NULL) until the server's arrives.
+            CREATE TABLE marks (
+                seq INTEGER PRIMARY KEY,
+                version INTEGER,
+                kind TEXT NOT NULL,
+                through_row INTEGER NOT NULL,
+                at INTEGER NOT NULL
+            );
+
+            CREATE TABLE users (
+                id TEXT PRIMARY KEY NOT NULL,
+                username TEXT NOT NULL,
+                name TEXT NOT NULL,
+                avatar_url TEXT,
+                private INTEGER NOT NULL,
+                state TEXT NOT NULL,
+                following INTEGER NOT NULL,
+                follows_you INTEGER NOT NULL,
+                requested INTEGER NOT NULL,
+                requested_you INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            CREATE TABLE steps (
+                id TEXT PRIMARY KEY NOT NULL,
+                journey TEXT NOT NULL,
+                journey_title TEXT NOT NULL,
+                owner TEXT NOT NULL,
+                caption TEXT NOT NULL,
+                photo_url TEXT,
+                final INTEGER NOT NULL,
+                published_at INTEGER,
+                deleted INTEGER NOT NULL,
+                hearts INTEGER NOT NULL,
+                shares INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            CREATE INDEX steps_by_owner ON steps(owner);
+            CREATE INDEX steps_by_journey ON steps(journey);
+            CREATE TABLE comments (
+                id TEXT PRIMARY KEY NOT NULL,
+                step TEXT NOT NULL,
+                author TEXT NOT NULL,
+                text TEXT,
+                parent TEXT,
+                at INTEGER NOT NULL,
+                deleted INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            CREATE INDEX comments_by_step ON comments(step, at);
+            CREATE INDEX comments_by_author ON comments(author);
+            CREATE TABLE journeys (id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL, owner TEXT NOT NULL) WITHOUT ROWID;
+            CREATE INDEX journeys_by_owner ON journeys(owner);
+            CREATE TABLE journey_steps (
+                journey TEXT NOT NULL,
+                position INTEGER NOT NULL,
+                step TEXT NOT NULL,
+                final INTEGER NOT NULL,
+                published_at INTEGER,
+                PRIMARY KEY (journey, position)
+            ) WITHOUT ROWID;
+            CREATE TABLE supporters (
+                journey TEXT NOT NULL,
+                position INTEGER NOT NULL,
+                user TEXT NOT NULL,
+                tier TEXT NOT NULL,
+                at INTEGER NOT NULL,
+                PRIMARY KEY (journey, position)
+            ) WITHOUT ROWID;
+
+            -- Mutations made here and not yet acknowledged by the server, in order.
+            CREATE TABLE pending (seq INTEGER PRIMARY KEY, mutation TEXT NOT NULL);
+            """)
+        return m
+    }
+}

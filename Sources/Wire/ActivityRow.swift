@@ -1,0 +1,157 @@
+import Notifications
+
+/// What a row is about, beyond its tap: the step, journey and comment its copy may quote,
+/// and a recognition's tier. A change of visibility finds the rows to mask by these.
+public struct RowSubject: Equatable, Sendable {
+    public var step: String?
+    public var journey: String?
+    public var comment: String?
+    public var tier: String?
+
+    public init(step: String? = nil, journey: String? = nil, comment: String? = nil, tier: String? = nil) {
+        self.step = step
+        self.journey = journey
+        self.comment = comment
+        self.tier = tier
+    }
+
+    public var isEmpty: Bool { step == nil && journey == nil && comment == nil && tier == nil }
+
+    public var json: JSON {
+        .members([("step", step.map(JSON.string)), ("journey", journey.map(JSON.string)),
+                  ("comment", comment.map(JSON.string)), ("tier", tier.map(JSON.string))])
+    }
+
+    init(json: JSON?) throws {
+        guard let json, !json.isNull else { self.init(); return }
+        let m = try Members(json, "row.subject")
+        self.init(step: try m.optionalString("step"), journey: try m.optionalString("journey"),
+                  comment: try m.optionalString("comment"), tier: try m.optionalString("tier"))
+    }
+}
+
+/// One notification row as its recipient's Activity shows it and the contract prints it.
+public struct ActivityRow: Equatable, Sendable {
+    public var id: Int
+    public var event: String
+    public var recipient: String
+    public var kind: Kind
+    public var actor: String?
+    public var title: String
+    public var body: String
+    public var media: Media
+    public var tap: Tap
+    public var thread: String
+    public var push: PushStatus
+    public var subject: RowSubject
+    public var createdAt: Int64
+    public var version: Int
+    public var seenAt: Int64?
+    public var readAt: Int64?
+    public var deleted: Bool
+    /// The copy no longer quotes its content for this reader (deleted, or behind a block, a
+    /// private or an inactive account): the body is `Copy.withheld`, the photo gone.
+    public var withheld: Bool
+
+    public init(id: Int, event: String, recipient: String, kind: Kind, actor: String?, title: String, body: String,
+                media: Media, tap: Tap, thread: String, push: PushStatus, subject: RowSubject = RowSubject(),
+                createdAt: Int64, version: Int, seenAt: Int64? = nil, readAt: Int64? = nil, deleted: Bool = false,
+                withheld: Bool = false) {
+        self.id = id
+        self.event = event
+        self.recipient = recipient
+        self.kind = kind
+        self.actor = actor
+        self.title = title
+        self.body = body
+        self.media = media
+        self.tap = tap
+        self.thread = thread
+        self.push = push
+        self.subject = subject
+        self.createdAt = createdAt
+        self.version = version
+        self.seenAt = seenAt
+        self.readAt = readAt
+        self.deleted = deleted
+        self.withheld = withheld
+    }
+
+    /// This row with its quoted content taken out: the verb alone, no photo.
+    public func withholding() -> ActivityRow {
+        guard Copy.quotesContent(kind) else { return self }
+        var row = self
+        row.body = Copy.withheld(kind, tier: subject.tier)
+        row.media.image = nil
+        row.withheld = true
+        return row
+    }
+
+    /// The `stepo ingest` line: exactly the contract's keys, in its order.
+    public var contractJSON: JSON {
+        .object(contractMembers)
+    }
+
+    private var contractMembers: [(String, JSON)] {
+        var members: [(String, JSON)] = [
+            ("event", .string(event)), ("id", .int(id)), ("recipient", .string(recipient)),
+            ("kind", .string(kind.rawValue)), ("category", .string(kind.category.rawValue)),
+            ("priority", .string(kind.priority.rawValue)),
+        ]
+        if let actor { members.append(("actor", .string(actor))) }
+        members += [
+            ("title", .string(title)), ("body", .string(body)), ("media", media.json), ("tap", tap.json),
+            ("thread", .string(thread)), ("push", .string(push.description)),
+        ]
+        return members
+    }
+
+    /// The contract's keys plus the row's state, as the activity listing and sync carry it.
+    public var json: JSON {
+        var members = contractMembers
+        members += [
+            ("version", .int(version)), ("createdAt", .string(Timestamp.format(createdAt))),
+            ("seenAt", seenAt.timeJSON), ("readAt", readAt.timeJSON), ("deleted", .bool(deleted)),
+        ]
+        if !subject.isEmpty { members.append(("subject", subject.json)) }
+        if withheld { members.append(("withheld", true)) }
+        return .object(members)
+    }
+
+    /// Reads a row of the sync shape; throws `WireError` naming what is wrong.
+    public init(json: JSON) throws {
+        let m = try Members(json, "row")
+        let kindName = try m.string("kind")
+        guard let kind = Kind(rawValue: kindName) else { throw WireError("row.kind \(kindName) is not a kind") }
+        guard let tapJSON = m.present("tap"), let tap = Tap(json: tapJSON) else { throw WireError("row.tap is not a tap") }
+        let pushName = try m.string("push")
+        guard let push = PushStatus(pushName) else { throw WireError("row.push \(pushName) is not a push state") }
+        let media = try m.object("media")
+        self.init(id: try m.int("id"), event: try m.string("event"), recipient: try m.string("recipient"), kind: kind,
+                  actor: try m.optionalString("actor"), title: try m.string("title"), body: try m.string("body"),
+                  media: Media(face: try media.optionalString("face"), image: try media.optionalString("image"),
+                               facepile: try media.present("facepile").map { _ in try media.strings("facepile") }),
+                  tap: tap, thread: try m.string("thread"), push: push, subject: try RowSubject(json: json["subject"]),
+                  createdAt: try m.time("createdAt"), version: try m.int("version"),
+                  seenAt: try m.optionalTime("seenAt"), readAt: try m.optionalTime("readAt"),
+                  deleted: try m.bool("deleted", default: false), withheld: try m.bool("withheld", default: false))
+    }
+}
+
+/// The two numbers every state change answers with. The badge is `unseen`.
+public struct Counts: Equatable, Sendable {
+    public var unseen: Int
+    public var unread: Int
+
+    public init(unseen: Int, unread: Int) {
+        self.unseen = unseen
+        self.unread = unread
+    }
+
+    public var json: JSON { .object([("unseen", .int(unseen)), ("unread", .int(unread))]) }
+
+    public init(json: JSON) throws {
+        let m = try Members(json, "counts")
+        self.init(unseen: try m.int("unseen"), unread: try m.int("unread"))
+    }
+}
