@@ -39,7 +39,7 @@ extension Store {
                     rows.append(row.row)
                     try collector.quote(row)
                 } else {
-                    rows.append(row.row.withholding())
+                    rows.append(row.row.withholding(face: !(try visibility.canSeeActor(row))))
                     try collector.withhold(row)
                 }
             }

@@ -81,6 +81,13 @@ public final class Visibility {
         return try canSee(person: author)
     }
 
+    /// Whether the reader may see `row`'s actor (Stepo's own rows have none).
+    func canSeeActor(_ stored: StoredRow) throws -> Bool {
+        guard let key = stored.actorKey, key != viewer.key else { return true }
+        guard let actor = try person(key) else { return false }
+        return try canSee(person: actor)
+    }
+
     /// Whether `row` may quote its content to the reader now.
     func canQuote(_ stored: StoredRow) throws -> Bool {
         let row = stored.row

@@ -299,6 +299,7 @@ extension Replica {
 
     private func drop(_ drops: Drops) throws {
         for person in drops.people {
+            try db.run("UPDATE rows SET face = NULL, facepile = NULL WHERE actor = ?", person)
             try withhold(where: """
                 actor = ?1 OR step IN (SELECT id FROM steps WHERE owner = ?1) OR journey IN (SELECT id FROM journeys WHERE owner = ?1)
                 OR comment IN (SELECT id FROM comments WHERE author = ?1)

@@ -77,10 +77,13 @@ public struct ActivityRow: Equatable, Sendable {
         self.withheld = withheld
     }
 
-    /// This row with its quoted content taken out: the verb alone, no photo.
-    public func withholding() -> ActivityRow {
-        guard Copy.quotesContent(kind) else { return self }
+    /// This row with its quoted content taken out: the verb alone, no photo — and, when its
+    /// actor is someone the reader may no longer see at all, no face either. The name stays:
+    /// the row is the record of what happened.
+    public func withholding(face: Bool = false) -> ActivityRow {
         var row = self
+        if face { row.media.face = nil; row.media.facepile = nil }
+        guard Copy.quotesContent(kind) else { return row }
         row.body = Copy.withheld(kind, tier: subject.tier)
         row.media.image = nil
         row.withheld = true
