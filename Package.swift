@@ -28,13 +28,15 @@ let package = Package(
         .target(name: "Inbox", dependencies: ["Replica", "Notifications", "CNcursesw"]),
         .executableTarget(name: "stepo",
                           dependencies: ["Inbox", "Replica", "Server", "API", "Backend", "Wire", "Notifications", "SQLite", "CNcursesw", "CMicroHTTPD"]),
+        // What the tests share: running the real binary, a tmux of their own.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "NotificationsTests", dependencies: ["Notifications"]),
-        .testTarget(name: "BackendTests", dependencies: ["Backend", "Wire", "Notifications", "SQLite", "stepo"]),
+        .testTarget(name: "BackendTests", dependencies: ["Backend", "Wire", "Notifications", "SQLite", "stepo", "TestSupport"]),
         .testTarget(name: "APITests", dependencies: ["API", "Backend", "Wire", "Notifications", "SQLite", "stepo"]),
         .testTarget(name: "ServerTests", dependencies: ["Server", "API", "Backend", "Wire", "Notifications"]),
         .testTarget(name: "InboxTests", dependencies: ["Inbox", "Replica", "Wire", "Notifications"]),
-        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "Server", "API", "Backend", "Wire", "Notifications", "SQLite"]),
+        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "Server", "API", "Backend", "Wire", "Notifications", "SQLite", "TestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -88,7 +88,7 @@ public struct APIError: Error, Sendable {
         APIError(405, "methodNotAllowed", "use \(allowed.joined(separator: " or "))")
     }
     public static let tooLarge = APIError(413, "tooLarge", "the request body is over 1 MiB")
-    public static func invalid(_ message: String) -> APIError { APIError(422, "invalid", message) }
+    public static func invalid(_ message: String) -> APIError { APIError(400, "invalid", message) }
 
     public var response: HTTPResponse {
         HTTPResponse(status: status, json: .object([("error", .members([("code", .string(code)), ("message", .string(message)),

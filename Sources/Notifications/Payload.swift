@@ -129,13 +129,21 @@ public enum Payload {
     static func shortened(_ text: String, by bytes: Int, keeping: Int = 1) -> String {
         let floor = max(1, keeping)
         var limit = max(floor, text.count - 1)
-        var result = Preview.shorten(text, to: limit)
+        var result = cut(text, to: limit)
         let original = escapedLength(text)
         while limit > floor && original - escapedLength(result) < bytes {
             limit = max(floor, limit - max(1, (bytes - (original - escapedLength(result))) / 4))
-            result = Preview.shorten(text, to: limit)
+            result = cut(text, to: limit)
         }
         return result
+    }
+
+    /// `text` to `limit` characters at a word, unless a word so long would go that less than
+    /// half the room is left: then inside it, so the push still says something.
+    private static func cut(_ text: String, to limit: Int) -> String {
+        let atWord = Preview.shorten(text, to: limit)
+        guard atWord.count * 2 < limit, text.count > limit else { return atWord }
+        return String(text.prefix(limit - 1)) + String(Preview.ellipsis)
     }
 
     private static func escapedLength(_ text: String) -> Int {

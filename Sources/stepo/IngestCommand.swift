@@ -13,6 +13,11 @@ let ingestCommand = Command(
     UTF-8, over 1 MiB) is reported on stderr with its line number and skipped; the rest apply.
     A repeated event id is a no-op.
 
+    The rows printed are a report of this run, not a delivery channel: a row is printed after
+    its batch commits, so a run killed in between stored rows it never printed (and a rerun
+    calls their events repeated). To resume a consumer, `stepo rows --after ROW` prints every
+    row after the last one it has, in the same shape. Push delivery has its own outbox.
+
     Exit status: 0 when every line applied, 1 when any line was rejected, 2 on a usage error.
     """,
     options: ["db"], flags: ["quiet"]
@@ -26,6 +31,11 @@ let ingestCommand = Command(
         descriptor = open(source, O_RDONLY)
         guard descriptor >= 0 else {
             throw CommandError(description: "cannot read \(Preview.visible(source)): \(String(cString: strerror(errno)))")
+        }
+        var info = stat()
+        if fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+            close(descriptor)
+            throw CommandError(description: "\(Preview.visible(source)) is a directory: give an NDJSON file, or - for standard input")
         }
     }
     defer { if descriptor != 0 { close(descriptor) } }
@@ -41,6 +51,38 @@ let ingestCommand = Command(
     if !arguments.has("quiet") {
         Output.error("stepo ingest: \(report.applied) events applied, \(report.repeated) repeated, "
                      + "\(report.rejected) rejected, \(report.rows) rows created")
+        if report.applied == 0 && report.repeated > 0 {
+            // Nothing new: every event was already in this store, so it made no rows again.
+            Output.error("stepo ingest: every event was already applied to \(Preview.visible(store.path)) (a repeated id is a no-op); "
+                         + "`stepo rows --after 0` prints the rows it made, or use --db NEW.db for a fresh store")
+        }
     }
     return report.rejected > 0 ? 1 : 0
+}
+
+let rowsCommand = Command(
+    name: "rows",
+    summary: "Print the store's rows after a row id, in `stepo ingest`'s shape: a consumer resumes here.",
+    usage: "stepo rows [--db FILE] --after ROW [--limit N]",
+    details: """
+    Every row with an id above ROW, oldest first, one contract JSON line each — the same lines
+    `stepo ingest` printed when it made them. A consumer that stopped (or whose ingest was
+    killed between a commit and its printing) asks again after the last id it holds.
+    """,
+    options: ["db", "after", "limit"], flags: []
+) { arguments in
+    guard let after = try arguments.integer("after"), after >= 0 else { throw UsageError(description: "--after ROW (a row id, 0 for all) is required") }
+    let limit = try arguments.integer("limit") ?? Int.max
+    guard limit > 0 else { throw UsageError(description: "--limit must be positive") }
+    let store = try openStore(arguments)
+    var last = after
+    var left = limit
+    while left > 0 {
+        let rows = try store.rows(afterRow: last, limit: min(left, 10_000))
+        guard !rows.isEmpty else { break }
+        for row in rows { Output.line(row.contractJSON.serialized) }
+        last = rows.last!.id
+        left -= rows.count
+    }
+    return 0
 }

@@ -47,18 +47,65 @@ nonisolated(unsafe) var signalSources: [DispatchSourceSignal] = []
 
 let tokenCommand = Command(
     name: "token",
-    summary: "Create a bearer token for a user (or an admin token) and print it.",
-    usage: "stepo token [--db FILE] (--user ID | --admin)",
-    details: "The store keeps only the token's SHA-256; this is the one time it is shown.",
-    options: ["db", "user"], flags: ["admin"]
+    summary: "Create, list or revoke bearer tokens.",
+    usage: "stepo token [--db FILE] (--user ID | --admin) [--expires 30d|12h|TIME] [--label NAME]  |  --list [--user ID]  |  --revoke ID|TOKEN  |  --revoke-all --user ID",
+    details: """
+    Creates a token for a user (or an admin token, which may post events) and prints it: the
+    store keeps only its SHA-256, so this is the one time it is shown. --expires makes it stop
+    working after a duration (90m, 12h, 30d) or at an RFC 3339 time. --list shows tokens by id
+    (the first 12 hex digits of the hash), never the secret; --revoke ID (8 digits or more) or
+    --revoke TOKEN ends one, --revoke-all --user ID every token of a user. A banned or
+    deactivated account's tokens are refused (403) whatever their state here.
+    """,
+    options: ["db", "user", "expires", "label", "revoke"], flags: ["admin", "list", "revoke-all"]
 ) { arguments in
     let store = try openStore(arguments)
     let now = Int64(Date().timeIntervalSince1970 * 1000)
+    if arguments.has("list") {
+        let user = try arguments["user"].map { _ in try requireUser(store, arguments) }
+        for token in try store.tokens(of: user) {
+            var state = token.revokedAt.map { "revoked \(Timestamp.format($0))" } ?? "active"
+            if token.revokedAt == nil, let expires = token.expiresAt { state = expires <= now ? "expired" : "expires \(Timestamp.format(expires))" }
+            Output.line([token.id, token.isAdmin ? "admin" : "user \(Preview.visible(token.user ?? "?"))",
+                         "made \(Timestamp.format(token.createdAt))", state, token.label.map { "“\(Preview.visible($0))”" } ?? ""]
+                .filter { !$0.isEmpty }.joined(separator: "  "))
+        }
+        return 0
+    }
+    if let target = arguments["revoke"] {
+        let count = try store.revokeToken(target, at: now)
+        guard count > 0 else { throw CommandError(description: "no active token matches \(Preview.visible(target)) (give 8 or more hex digits of its id, or the token)") }
+        Output.line("revoked \(count) token\(count == 1 ? "" : "s")")
+        return 0
+    }
+    if arguments.has("revoke-all") {
+        let count = try store.revokeTokens(of: try requireUser(store, arguments), at: now)
+        Output.line("revoked \(count) token\(count == 1 ? "" : "s")")
+        return 0
+    }
+    let expires = try arguments["expires"].map { try expiry($0, now: now) }
+    let label = arguments["label"]
+    if let label, label.count > 100 || label.unicodeScalars.contains(where: Preview.isControl) {
+        throw UsageError(description: "--label is at most 100 characters without controls")
+    }
     if arguments.has("admin") {
         guard arguments["user"] == nil else { throw UsageError(description: "give --user ID or --admin, not both") }
-        Output.line(try store.createToken(for: nil, admin: true, at: now))
+        Output.line(try store.createToken(for: nil, admin: true, at: now, expiresAt: expires, label: label))
     } else {
-        Output.line(try store.createToken(for: try requireUser(store, arguments), admin: false, at: now))
+        Output.line(try store.createToken(for: try requireUser(store, arguments), admin: false, at: now, expiresAt: expires, label: label))
     }
     return 0
+}
+
+/// When a token made now should stop working: `90m`, `12h`, `30d`, or an RFC 3339 time.
+func expiry(_ text: String, now: Int64) throws -> Int64 {
+    if let at = Timestamp.parse(text) {
+        guard at > now else { throw UsageError(description: "--expires \(text) is already past") }
+        return at
+    }
+    let units: [Character: Int64] = ["m": 60_000, "h": Timestamp.hour, "d": Timestamp.day]
+    guard let unit = text.last.flatMap({ units[$0] }), let count = Int64(text.dropLast()), count > 0, count <= 3650 * Timestamp.day / unit else {
+        throw UsageError(description: "--expires takes a duration (90m, 12h, 30d, at most 10 years) or an RFC 3339 time, not \(Preview.visible(text))")
+    }
+    return now + count * unit
 }

@@ -5,7 +5,7 @@ import Foundation
 import SQLite
 
 let commands: [Command] = [
-    demoCommand, ingestCommand, explainCommand, pushCommand, activityCommand, seenCommand, readCommand,
+    demoCommand, ingestCommand, rowsCommand, explainCommand, pushCommand, activityCommand, seenCommand, readCommand,
     inboxCommand, syncCommand, serveCommand, tokenCommand, qaCommand, benchCommand,
 ]
 

@@ -68,7 +68,7 @@ struct RouterTests {
         let next = try #require(json["next"]?.int)
         let (_, rest) = call("GET", "/v1/activity", as: "chaucao", query: ["after": String(next)])
         #expect(rest["rows"]?.array?.map { $0["kind"]?.string } == ["followRequest"])
-        #expect(call("GET", "/v1/activity", as: "chaucao", query: ["limit": "0"]).0 == 422)
+        #expect(call("GET", "/v1/activity", as: "chaucao", query: ["limit": "0"]).0 == 400)
     }
 
     @Test("a mutation batch answers counts equal to a fresh COUNT, and a replayed seq is a no-op")
@@ -112,11 +112,50 @@ struct RouterTests {
         #expect(try store.row(row)?.readAt == nil)
     }
 
+    @Test("from the moment an account is banned, its tokens get 403 on every endpoint and change nothing")
+    func bannedAccount() throws {
+        _ = try Ingestor(store: store).apply(Data(#"{"id":"ban","type":"account","at":"2026-11-21T00:00:00Z","user":"maya","state":"banned"}"#.utf8))
+        let endpoints: [(String, String, String)] = [
+            ("GET", "/v1/activity", ""), ("GET", "/v1/counts", ""), ("GET", "/v1/me", ""), ("GET", "/v1/preferences", ""),
+            ("PUT", "/v1/preferences", #"{"all":false}"#), ("GET", "/v1/steps/s1", ""), ("GET", "/v1/users/chaucao", ""),
+            ("POST", "/v1/mutations", #"{"client":"m","mutations":[{"seq":1,"type":"followBack","user":"chaucao"},{"seq":2,"type":"preferences","all":false}]}"#),
+        ]
+        let before = try store.currentVersion()
+        for (method, path, body) in endpoints {
+            let (status, json) = call(method, path, as: "maya", body: body)
+            #expect(status == 403, "\(method) \(path)")
+            #expect(json["error"]?["code"] == "accountInactive")
+        }
+        #expect(try store.currentVersion() == before)
+        #expect(try store.user("maya")?.preferences.all == true)
+    }
+
+    @Test("a revoked or expired token is 401")
+    func revokedToken() throws {
+        let token = try #require(tokens["chaucao"])
+        #expect(call("GET", "/v1/counts", token: token).0 == 200)
+        #expect(try store.revokeToken(token, at: 1) == 1)
+        #expect(call("GET", "/v1/counts", token: token).0 == 401)
+        let soon = try store.createToken(for: try store.user("chaucao"), admin: false, at: 0, expiresAt: 1)
+        #expect(call("GET", "/v1/counts", token: soon).0 == 401)
+    }
+
+    @Test("a number past 64 bits, or a seq of 0, is a 400 naming the field, and nothing is applied")
+    func numbers() throws {
+        let big = call("POST", "/v1/mutations", as: "chaucao", body: #"{"client":"c","mutations":[{"seq":1,"type":"seen","upTo":9223372036854775808}]}"#)
+        #expect(big.0 == 400)
+        #expect(big.1["error"]?["message"]?.string?.contains("upTo") == true)
+        let zero = call("POST", "/v1/mutations", as: "chaucao", body: #"{"client":"c","mutations":[{"seq":0,"type":"seen","upTo":1}]}"#)
+        #expect(zero.0 == 400 && zero.1["error"]?["message"]?.string?.contains("seq") == true)
+        #expect(call("GET", "/v1/activity", as: "chaucao", query: ["after": "99999999999999999999"]).0 == 400)
+        #expect(try store.counts(for: try #require(try store.user("chaucao")).key).unseen > 0)
+    }
+
     @Test("malformed, invalid, oversized and wrong-method requests get their 4xx")
     func badRequests() {
         #expect(call("POST", "/v1/mutations", as: "chaucao", body: "{not json").0 == 400)
-        #expect(call("POST", "/v1/mutations", as: "chaucao", body: #"{"client":"bad client","mutations":[]}"#).0 == 422)
-        #expect(call("POST", "/v1/mutations", as: "chaucao", body: #"{"client":"c","mutations":[{"seq":1,"type":"dance"}]}"#).0 == 422)
+        #expect(call("POST", "/v1/mutations", as: "chaucao", body: #"{"client":"bad client","mutations":[]}"#).0 == 400)
+        #expect(call("POST", "/v1/mutations", as: "chaucao", body: #"{"client":"c","mutations":[{"seq":1,"type":"dance"}]}"#).0 == 400)
         #expect(call("DELETE", "/v1/counts", as: "chaucao").0 == 405)
         #expect(call("GET", "/v1/nowhere", as: "chaucao").0 == 404)
         #expect(call("POST", "/v1/mutations", as: "chaucao", body: String(repeating: " ", count: (1 << 20) + 1)).0 == 413)
@@ -176,13 +215,13 @@ struct RouterTests {
         #expect(json["journey"]?["people"]?.array != nil)
     }
 
-    @Test("preferences read and change; a bad value is 422")
+    @Test("preferences read and change; a bad value is 400")
     func preferences() {
         #expect(call("GET", "/v1/preferences", as: "maya").1["journeys"] == true)
         let (status, json) = call("PUT", "/v1/preferences", as: "maya", body: #"{"journeys":false}"#)
         #expect(status == 200 && json["journeys"] == false && json["customFollow"] == "comingLater")
         #expect(call("GET", "/v1/preferences", as: "maya").1["journeys"] == false)
-        #expect(call("PUT", "/v1/preferences", as: "maya", body: #"{"journeys":"no"}"#).0 == 422)
+        #expect(call("PUT", "/v1/preferences", as: "maya", body: #"{"journeys":"no"}"#).0 == 400)
     }
 
     @Test("an activity page carries the entities its rows point at")

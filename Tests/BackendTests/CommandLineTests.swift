@@ -2,22 +2,7 @@ import Foundation
 import Notifications
 import Wire
 import Testing
-
-/// Runs the real `stepo` binary built beside this test bundle.
-enum Stepo {
-    static var binary: String {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("stepo").path
-    }
-
-    static func run(_ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:]) throws -> Spawn.Result {
-        try Spawn.run([binary] + arguments, stdin: stdin, environment: environment)
-    }
-}
-
-extension Spawn.Result {
-    var lines: [String] { stdout.split(separator: "\n").map(String.init) }
-}
+import TestSupport
 
 /// Holds what a reader thread collected; a lock or a DispatchGroup orders the write before the read.
 final class DataBox: @unchecked Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The inbox the way a demo session reaches it: through a real OpenSSH server on 127.0.0.1,
 /// with the pseudo-terminal, TERM and window size that ssh carries, in tmux.

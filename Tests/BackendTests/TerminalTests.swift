@@ -2,6 +2,7 @@ import Foundation
 import Notifications
 import Wire
 import Testing
+import TestSupport
 @testable import Backend
 
 /// The real binary in a pseudo-terminal (tmux): keys typed, the screen read.

@@ -10,9 +10,10 @@ import Glibc
 /// `waitUntilExit` never returns: the whole test run hangs. Here the child is started with
 /// `posix_spawn`, every descriptor above stderr closed, its input and output in files (no pipe
 /// can fill or stay open), and its exit awaited with `waitpid` under a deadline.
-enum Spawn {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+public enum Spawn {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+        public init(description: String) { self.description = description }
     }
 
     private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
@@ -23,17 +24,17 @@ enum Spawn {
         return unsafeBitCast(symbol, to: CloseFrom.self)
     }()
 
-    struct Result {
+    public struct Result {
         /// The exit code, or 128 + the signal that ended it.
-        var status: Int32
-        var stdout: String
-        var stderr: String
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
     }
 
     /// Runs `arguments` (the first looked up on PATH) with `stdin` as its input, and returns its
     /// status and what it wrote. Throws when it runs past `timeout` seconds (it is killed then).
     /// `blocking`: signals the child starts with blocked (by default, none).
-    static func run(_ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:],
+    public static func run(_ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:],
                     blocking: [Int32] = [], timeout: Double = 60) throws -> Result {
         let base = NSTemporaryDirectory() + "stepo-spawn-" + UUID().uuidString
         let (input, output, errors) = (base + ".in", base + ".out", base + ".err")
@@ -62,17 +63,17 @@ enum Spawn {
     }
 
     /// A server started in the background (its output in `log`); `stop` ends it.
-    struct Background {
-        let pid: pid_t
+    public struct Background {
+        public let pid: pid_t
 
         /// Whether it is still running (a server that exited at once failed to start).
-        var isRunning: Bool {
+        public var isRunning: Bool {
             var status: Int32 = 0
             return waitpid(pid, &status, WNOHANG) == 0
         }
 
         /// SIGTERM, then SIGKILL after two seconds; reaps it either way.
-        func stop() {
+        public func stop() {
             kill(pid, SIGTERM)
             var status: Int32 = 0
             let deadline = Date().addingTimeInterval(2)
@@ -83,7 +84,7 @@ enum Spawn {
         }
     }
 
-    static func start(_ arguments: [String], log: String, environment: [String: String] = [:]) throws -> Background {
+    public static func start(_ arguments: [String], log: String, environment: [String: String] = [:]) throws -> Background {
         Background(pid: try spawn(arguments, stdin: "/dev/null", stdout: log, stderr: log, environment: environment,
                                   blocking: []))
     }

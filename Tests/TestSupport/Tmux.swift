@@ -2,18 +2,18 @@ import Foundation
 
 /// A tmux server of one test's own: its own socket (parallel tests and a developer's tmux
 /// never meet) and a UTF-8 locale whatever the caller's is. One session, read as text.
-struct Tmux {
-    let folder: String
-    let session = "stepo-e2e-" + UUID().uuidString.prefix(8)
+public struct Tmux {
+    public let folder: String
+    public let session = "stepo-e2e-" + UUID().uuidString.prefix(8)
 
-    init(folder: String) throws {
+    public init(folder: String) throws {
         self.folder = folder
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     }
 
     /// Runs a tmux command; `blocking` are signals it starts with blocked.
     @discardableResult
-    func run(_ arguments: [String], blocking: [Int32] = []) throws -> String {
+    public func run(_ arguments: [String], blocking: [Int32] = []) throws -> String {
         let result = try Spawn.run(["tmux", "-u", "-S", folder + "/tmux.sock"] + arguments, environment: ["LC_ALL": "C.UTF-8"],
                                    blocking: blocking)
         guard result.status == 0 else {
@@ -23,39 +23,39 @@ struct Tmux {
     }
 
     /// Starts the session running `command` (a shell command line) in a window of that size.
-    func start(_ command: String, width: Int = 100, height: Int = 30, blocking: [Int32] = []) throws {
+    public func start(_ command: String, width: Int = 100, height: Int = 30, blocking: [Int32] = []) throws {
         try run(["new-session", "-d", "-s", session, "-x", "\(width)", "-y", "\(height)", command], blocking: blocking)
     }
 
     /// `stepo` with no arguments, on data and state folders of this test's own.
-    func inbox(term: String? = "xterm-256color", locale: String = "C.UTF-8") -> String {
+    public func inbox(term: String? = "xterm-256color", locale: String = "C.UTF-8") -> String {
         let terminal = term.map { " TERM=\($0)" } ?? ""
         return "env LANG=\(locale) LC_ALL=\(locale) XDG_DATA_HOME=\(folder)/data XDG_STATE_HOME=\(folder)/state\(terminal) \(Stepo.binary)"
     }
 
-    func keys(_ keys: String...) throws { try run(["send-keys", "-t", session] + keys) }
+    public func keys(_ keys: String...) throws { try run(["send-keys", "-t", session] + keys) }
 
     /// Types `text` literally, a character at a time.
-    func type(_ text: String) throws {
+    public func type(_ text: String) throws {
         for character in text { try run(["send-keys", "-t", session, "-l", String(character)]) }
     }
 
     /// Filters the inbox's list by `text` (its `/`), then presses `keys` on what is left.
-    func filter(_ text: String, then keys: String...) throws {
+    public func filter(_ text: String, then keys: String...) throws {
         try self.keys("/")
         try type(text)
         try run(["send-keys", "-t", session, "Enter"] + keys)
     }
 
-    func resize(width: Int, height: Int) throws {
+    public func resize(width: Int, height: Int) throws {
         try run(["resize-window", "-t", session, "-x", "\(width)", "-y", "\(height)"])
     }
 
-    func screen() throws -> String { try run(["capture-pane", "-p", "-t", session]) }
+    public func screen() throws -> String { try run(["capture-pane", "-p", "-t", session]) }
 
     /// Waits (up to `seconds`) until the screen satisfies `condition` and has settled (the same
     /// on a second look: a capture can land halfway through a redraw); returns the last screen.
-    func waitFor(seconds: Double = 15, _ condition: (String) -> Bool) throws -> String {
+    public func waitFor(seconds: Double = 15, _ condition: (String) -> Bool) throws -> String {
         let deadline = Date().addingTimeInterval(seconds)
         var text = try screen()
         while Date() < deadline {
@@ -74,7 +74,7 @@ struct Tmux {
 
     /// Shrinks the window below the inbox's minimum, then restores it to 100×30; returns the
     /// screen each time, once the inbox has redrawn for it.
-    func tooSmallAndBack() throws -> (tooSmall: String, restored: String) {
+    public func tooSmallAndBack() throws -> (tooSmall: String, restored: String) {
         try resize(width: 30, height: 8)
         let small = try waitFor { $0.contains("Window too small") }
         try resize(width: 100, height: 30)
@@ -83,5 +83,5 @@ struct Tmux {
     }
 
     /// Ends the server and everything running in it.
-    func stop() { _ = try? run(["kill-server"]) }
+    public func stop() { _ = try? run(["kill-server"]) }
 }
