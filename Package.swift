@@ -34,7 +34,7 @@ let package = Package(
         .testTarget(name: "NotificationsTests", dependencies: ["Notifications"]),
         .testTarget(name: "BackendTests", dependencies: ["Backend", "Wire", "Notifications", "SQLite", "stepo", "TestSupport"]),
         .testTarget(name: "APITests", dependencies: ["API", "Backend", "Wire", "Notifications", "SQLite", "stepo"]),
-        .testTarget(name: "ServerTests", dependencies: ["Server", "API", "Backend", "Wire", "Notifications"]),
+        .testTarget(name: "ServerTests", dependencies: ["Server", "API", "Backend", "Wire", "Notifications", "stepo", "TestSupport"]),
         .testTarget(name: "InboxTests", dependencies: ["Inbox", "Replica", "Wire", "Notifications"]),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "Server", "API", "Backend", "Wire", "Notifications", "SQLite", "TestSupport"]),
     ],

@@ -20,7 +20,7 @@ func stepoRequestCompleted(_ context: UnsafeMutableRawPointer?, _ connection: Op
                            _ state: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
                            _ reason: MHD_RequestTerminationCode) {
     guard let context, let state else { return }
-    Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().completed(state.pointee)
+    Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().completed(connection, state.pointee)
     state.pointee = nil
 }
 
@@ -31,4 +31,16 @@ func stepoCollectValue(_ context: UnsafeMutableRawPointer?, _ kind: MHD_ValueKin
     let box = Unmanaged<ValuesBox>.fromOpaque(context).takeUnretainedValue()
     box.values[String(cString: key)] = value.map { String(cString: $0) } ?? ""
     return .YES
+}
+
+/// A connection started or ended: the guard counts it and watches its deadlines.
+func stepoConnectionNotified(_ context: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+                             _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+                             _ code: MHD_ConnectionNotificationCode) {
+    guard let context, let connection, let socketContext else { return }
+    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+    switch code {
+    case .CONNECTION_NOTIFY_STARTED: server.connections.started(connection, context: socketContext)
+    default: server.connections.closed(connection, context: socketContext)
+    }
 }

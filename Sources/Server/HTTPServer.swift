@@ -4,23 +4,34 @@ import CMicroHTTPD
 import Dispatch
 import Foundation
 
-/// The API over HTTP/1.1 with GNU libmicrohttpd: a thread pool, keep-alive, a 1 MiB body
-/// limit, one log line per request. Each worker borrows a router (a store connection) from a
-/// small pool, so requests run in parallel over WAL.
+/// The API over HTTP/1.1 with GNU libmicrohttpd: epoll in a thread pool, keep-alive, a 1 MiB
+/// body limit, one log line per request. Each worker borrows a router (a store connection) from
+/// a small pool, so requests run in parallel over WAL.
+///
+/// Under hostile load it holds: each address may hold `ServerLimits.perAddress` connections
+/// (more are answered 429, and twice as many are closed at accept); headers and bodies have
+/// deadlines; the process's file limit is raised at start and the connection limit follows it.
+/// Parked long-polls hold no thread and no deadline.
 public final class HTTPServer: @unchecked Sendable {
     private var daemon: OpaquePointer?
     private let routers: RouterPool
     private let waiters = Waiters()
     private var waker: Thread?
     private let log: (@Sendable (String) -> Void)?
+    let connections: ConnectionGuard
     /// The port the server listens on (the one the system chose, when asked for 0).
     public private(set) var port: UInt16 = 0
+    /// Connections the server will hold at once.
+    public let connectionLimit: Int
 
     /// Starts serving the store at `databasePath` on `address:port` (port 0: any free port).
     public init(databasePath: String, address: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 4,
-                log: (@Sendable (String) -> Void)? = nil) throws {
+                limits: ServerLimits = ServerLimits(), log: (@Sendable (String) -> Void)? = nil) throws {
         routers = RouterPool { Router(store: try Store(path: databasePath)) }
         self.log = log
+        connections = ConnectionGuard(limits: limits)
+        // Room for the connections, the store's files and a margin.
+        connectionLimit = max(64, min(ConnectionGuard.raiseFileLimit() - 128, 60_000))
         _ = try routers.borrow(then: { _ in })  // open (and migrate) the store before listening
         var socketAddress = sockaddr_in()
         socketAddress.sin_family = sa_family_t(AF_INET)
@@ -30,17 +41,25 @@ public final class HTTPServer: @unchecked Sendable {
         }
         let context = Unmanaged.passUnretained(self).toOpaque()
         let completed = unsafeBitCast(stepoRequestCompleted as MHD_RequestCompletedCallback, to: UnsafeRawPointer.self)
+        let notified = unsafeBitCast(stepoConnectionNotified as MHD_NotifyConnectionCallback, to: UnsafeRawPointer.self)
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ERROR_LOG.rawValue
             | MHD_ALLOW_SUSPEND_RESUME.rawValue
+        let limit = connectionLimit
         daemon = withUnsafePointer(to: &socketAddress) { addressPointer -> OpaquePointer? in
             let sockaddrPointer = UnsafeRawPointer(addressPointer)
-            let options: [CVarArg] = [
+            var options: [CVarArg] = [
                 MHD_OPTION.THREAD_POOL_SIZE.rawValue, UInt32(threads),
                 MHD_OPTION.SOCK_ADDR.rawValue, OpaquePointer(sockaddrPointer),
                 MHD_OPTION.NOTIFY_COMPLETED.rawValue, OpaquePointer(completed), OpaquePointer(context),
+                MHD_OPTION.NOTIFY_CONNECTION.rawValue, OpaquePointer(notified), OpaquePointer(context),
+                MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(limit),
+                // A backstop for idle sockets; the guard's deadlines are shorter.
                 MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(60),
-                MHD_OPTION.END.rawValue,
             ]
+            if limits.perAddress > 0 {
+                options += [MHD_OPTION.PER_IP_CONNECTION_LIMIT.rawValue, UInt32(limits.hardPerAddress)]
+            }
+            options.append(MHD_OPTION.END.rawValue)
             return withVaList(options) { arguments in
                 MHD_start_daemon_va(UInt32(flags), port, nil, nil, stepoAccessHandler, context, arguments)
             }
@@ -59,6 +78,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// Stops listening and waits for requests in flight to finish; long-polls are answered.
     public func stop() {
         guard let daemon else { return }
+        connections.stop()
         waiters.close()
         // Suspended connections must be resumed before the daemon stops; they answer at once.
         for connection in waiters.takeAll() { MHD_resume_connection(connection) }
@@ -87,10 +107,21 @@ public final class HTTPServer: @unchecked Sendable {
                 uploadSize: UnsafeMutablePointer<Int>, state slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> MHD_Result {
         guard let raw = slot.pointee else {
             // The first call for a request: headers only. Keep state for its body.
-            slot.pointee = Unmanaged.passRetained(RequestState(method: method, path: url)).toOpaque()
+            let state = RequestState(method: method, path: url)
+            slot.pointee = Unmanaged.passRetained(state).toOpaque()
+            state.overCap = connections.item(connection)?.overCap ?? false
+            connections.move(connection, to: .receivingBody)
             return .YES
         }
         let state = Unmanaged<RequestState>.fromOpaque(raw).takeUnretainedValue()
+        if state.overCap {
+            // Over the address's cap: a clear answer, then the connection closes.
+            uploadSize.pointee = 0
+            state.status = 429
+            let refusal = APIError(429, "tooManyConnections",
+                                   "this address holds \(connections.limits.perAddress) connections already; close some and try again")
+            return queue(refusal.response, on: connection, closing: true)
+        }
         if uploadSize.pointee > 0 {
             if let upload, state.body.count + uploadSize.pointee <= Router.maximumBody {
                 state.body.append(UnsafeRawPointer(upload).assumingMemoryBound(to: UInt8.self), count: uploadSize.pointee)
@@ -113,22 +144,31 @@ public final class HTTPServer: @unchecked Sendable {
             if let poll = response.longPoll {
                 // Nothing yet: park the connection without holding this thread.
                 state.deadline = poll.deadline
+                connections.move(connection, to: .parked)
                 waiters.add(connection, poll)
                 MHD_suspend_connection(connection)
                 return .YES
             }
         }
         state.status = response.status
-        return response.body.withUnsafeBytes { bytes -> MHD_Result in
+        connections.move(connection, to: .answering)
+        return queue(response, on: connection, closing: false)
+    }
+
+    private func queue(_ response: HTTPResponse, on connection: OpaquePointer, closing: Bool) -> MHD_Result {
+        response.body.withUnsafeBytes { bytes -> MHD_Result in
             guard let reply = MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
                                                               MHD_ResponseMemoryMode.RESPMEM_MUST_COPY) else { return .NO }
             defer { MHD_destroy_response(reply) }
             MHD_add_response_header(reply, "Content-Type", response.contentType)
+            if closing { MHD_add_response_header(reply, "Connection", "close") }
             return MHD_queue_response(connection, UInt32(response.status), reply)
         }
     }
 
-    func completed(_ raw: UnsafeMutableRawPointer?) {
+    func completed(_ connection: OpaquePointer?, _ raw: UnsafeMutableRawPointer?) {
+        // The connection may carry another request: its headers have a deadline again.
+        if let connection { connections.move(connection, to: .awaitingHeaders) }
         guard let raw else { return }
         let state = Unmanaged<RequestState>.fromOpaque(raw).takeRetainedValue()
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - state.started) / 1e6
@@ -156,6 +196,7 @@ final class RequestState {
     let started = DispatchTime.now().uptimeNanoseconds
     var body = Data()
     var tooLarge = false
+    var overCap = false
     var status = 0
     var deadline: Date?
 

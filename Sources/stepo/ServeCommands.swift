@@ -7,26 +7,41 @@ import Server
 let serveCommand = Command(
     name: "serve",
     summary: "Serve the store's JSON API over HTTP (libmicrohttpd).",
-    usage: "stepo serve [--db FILE] [--bind 127.0.0.1] [--port 8080] [--threads 4]",
+    usage: "stepo serve [--db FILE] [--bind 127.0.0.1] [--port 8080] [--threads 4] [--per-address 256] [--header-timeout 10] [--body-timeout 30] [--quiet]",
     details: """
-    Logs one line per request (method, path, status, milliseconds) to stderr. SIGINT or SIGTERM
-    stops it cleanly. Endpoints and tokens: docs/api.md; `stepo token` makes a token.
+    Logs one line per request (method, path, status, milliseconds) to stderr (--quiet: none).
+    SIGINT or SIGTERM stops it cleanly. Endpoints and tokens: docs/api.md; `stepo token` makes
+    a token.
+
+    One address may hold --per-address connections (0: no cap, for a server behind a proxy);
+    more are answered 429, and past twice as many closed at once. A connection has
+    --header-timeout seconds to send a request's headers and --body-timeout for its body.
+    The open-file limit is raised to its maximum at start.
     """,
-    options: ["db", "bind", "port", "threads"], flags: []
+    options: ["db", "bind", "port", "threads", "per-address", "header-timeout", "body-timeout"], flags: ["quiet"]
 ) { arguments in
     let path = try arguments["db"] ?? Store.defaultPath()
     let port = try arguments.integer("port") ?? 8080
     let threads = try arguments.integer("threads") ?? 4
     guard (0...65535).contains(port) else { throw UsageError(description: "--port must be 0 to 65535") }
     guard (1...64).contains(threads) else { throw UsageError(description: "--threads must be 1 to 64") }
+    var limits = ServerLimits()
+    limits.perAddress = try arguments.integer("per-address") ?? limits.perAddress
+    guard (0...100_000).contains(limits.perAddress) else { throw UsageError(description: "--per-address must be 0 to 100000") }
+    limits.headerTimeout = try seconds(arguments, "header-timeout") ?? limits.headerTimeout
+    limits.bodyTimeout = try seconds(arguments, "body-timeout") ?? limits.bodyTimeout
+    var log: (@Sendable (String) -> Void)? = { line in Output.error(line) }
+    if arguments.has("quiet") { log = nil }
     let server: HTTPServer
     do {
         server = try HTTPServer(databasePath: path, address: arguments["bind"] ?? "127.0.0.1", port: UInt16(port),
-                                threads: threads, log: { line in Output.error(line) })
+                                threads: threads, limits: limits, log: log)
     } catch let error as ServerError {
         throw CommandError(description: error.description)
     }
-    Output.error("stepo serve: listening on http://\(arguments["bind"] ?? "127.0.0.1"):\(server.port) (store \(path))")
+    let cap = limits.perAddress == 0 ? "no cap" : String(limits.perAddress)
+    let address = arguments["bind"] ?? "127.0.0.1"
+    Output.error("stepo serve: listening on http://\(address):\(server.port) (store \(path); up to \(server.connectionLimit) connections, \(cap) per address)")
     let stop: @Sendable () -> Void = {
         server.stop()
         Output.error("stepo serve: stopped")
@@ -40,6 +55,15 @@ let serveCommand = Command(
         signalSources.append(source)
     }
     dispatchMain()
+}
+
+/// A number of seconds an option gives (0 to an hour), or nil when it is not given.
+func seconds(_ arguments: Arguments, _ name: String) throws -> Double? {
+    guard let text = arguments[name] else { return nil }
+    guard let value = Double(text), value > 0, value <= 3600 else {
+        throw UsageError(description: "--\(name) must be a number of seconds from 0 to 3600")
+    }
+    return value
 }
 
 /// Kept alive for the life of `stepo serve`.

@@ -1,0 +1,150 @@
+import CMicroHTTPD
+import Foundation
+
+/// How much of the server one client may hold, and for how long it may dawdle.
+public struct ServerLimits: Sendable {
+    /// Connections one address may hold before its new ones are answered 429 (0: no cap, for
+    /// a server behind a proxy, where every client has the proxy's address).
+    public var perAddress: Int
+    /// Past twice `perAddress`, a new connection is closed the moment it is accepted.
+    public var hardPerAddress: Int { perAddress * 2 }
+    /// Seconds a connection has to send a request's headers (from its start, or from the end of
+    /// its previous request).
+    public var headerTimeout: Double
+    /// Seconds a request's body has to arrive, once its headers did.
+    public var bodyTimeout: Double
+
+    public init(perAddress: Int = 256, headerTimeout: Double = 10, bodyTimeout: Double = 30) {
+        self.perAddress = perAddress
+        self.headerTimeout = headerTimeout
+        self.bodyTimeout = bodyTimeout
+    }
+}
+
+/// Watches every connection: how many each address holds, and where each stands in its
+/// request. A connection past its deadline (headers dripping in, a body that never ends) is
+/// shut down from a reaper thread; libmicrohttpd then closes it. Parked long-polls have no
+/// deadline: they wait for a change, not for their client.
+final class ConnectionGuard: @unchecked Sendable {
+    /// One connection's state.
+    final class Tracked {
+        enum Stage { case awaitingHeaders, receivingBody, answering, parked }
+        let address: String
+        let socket: Int32
+        /// Over the address's cap: answered 429 as soon as it asks anything.
+        let overCap: Bool
+        var stage = Stage.awaitingHeaders
+        var since = Date()
+
+        init(address: String, socket: Int32, overCap: Bool) {
+            self.address = address
+            self.socket = socket
+            self.overCap = overCap
+        }
+    }
+
+    let limits: ServerLimits
+    private let lock = NSLock()
+    private var tracked: [UnsafeMutableRawPointer: Tracked] = [:]
+    private var perAddress: [String: Int] = [:]
+    private var stopped = false
+    /// Connections shut down for dawdling, since the start (for the log and tests).
+    private(set) var reaped = 0
+
+    init(limits: ServerLimits) {
+        self.limits = limits
+        Thread { [weak self] in self?.reap() }.start()
+    }
+
+    func stop() {
+        lock.lock()
+        stopped = true
+        lock.unlock()
+    }
+
+    /// A connection was accepted: count it against its address, and note where it stands.
+    func started(_ connection: OpaquePointer, context: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let address = stepo_mhd_client_address(connection, &buffer, socklen_t(buffer.count)) == 0 ? String(cString: buffer) : "?"
+        lock.lock()
+        let count = (perAddress[address] ?? 0) + 1
+        perAddress[address] = count
+        let item = Tracked(address: address, socket: stepo_mhd_connection_fd(connection),
+                           overCap: limits.perAddress > 0 && count > limits.perAddress)
+        tracked[UnsafeMutableRawPointer(connection)] = item
+        lock.unlock()
+        context.pointee = Unmanaged.passRetained(item).toOpaque()
+    }
+
+    /// A connection is gone: it no longer counts.
+    func closed(_ connection: OpaquePointer, context: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        lock.lock()
+        if let item = tracked.removeValue(forKey: UnsafeMutableRawPointer(connection)) {
+            let left = (perAddress[item.address] ?? 1) - 1
+            perAddress[item.address] = left > 0 ? left : nil
+        }
+        lock.unlock()
+        if let raw = context.pointee { Unmanaged<Tracked>.fromOpaque(raw).release() }
+        context.pointee = nil
+    }
+
+    /// The connection's state, as stored when it started.
+    func item(_ connection: OpaquePointer) -> Tracked? {
+        guard let raw = stepo_mhd_socket_context(connection) else { return nil }
+        return Unmanaged<Tracked>.fromOpaque(raw).takeUnretainedValue()
+    }
+
+    func move(_ connection: OpaquePointer, to stage: Tracked.Stage) {
+        guard let item = item(connection) else { return }
+        lock.lock()
+        item.stage = stage
+        item.since = Date()
+        lock.unlock()
+    }
+
+    /// Connections of `address` held now.
+    func connections(from address: String) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return perAddress[address] ?? 0
+    }
+
+    /// Every half second: shut down connections past their deadline.
+    private func reap() {
+        while true {
+            Thread.sleep(forTimeInterval: 0.5)
+            lock.lock()
+            if stopped { lock.unlock(); return }
+            let now = Date()
+            for item in tracked.values {
+                let limit: Double
+                switch item.stage {
+                case .awaitingHeaders: limit = limits.headerTimeout
+                case .receivingBody: limit = limits.bodyTimeout
+                case .answering, .parked: continue
+                }
+                if now.timeIntervalSince(item.since) > limit, item.socket >= 0 {
+                    // The socket stays libmicrohttpd's to close: shutting it down ends the
+                    // connection, and its next read sees that.
+                    shutdown(item.socket, Int32(SHUT_RDWR))
+                    item.stage = .answering
+                    reaped += 1
+                }
+            }
+            lock.unlock()
+        }
+    }
+
+    /// Raises this process's open-file limit to its hard maximum; returns the limit now.
+    @discardableResult
+    static func raiseFileLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+            _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        return Int(limit.rlim_cur)
+    }
+}
