@@ -52,7 +52,8 @@ public struct Grid: Equatable, Sendable {
             guard column - x + w <= room else { break }
             let tint = cells[y * width + column].tint
             cells[y * width + column] = Cell(character: character, role: role, tint: tint)
-            if w == 2 { cells[y * width + column + 1] = Cell(character: nil, role: role, tint: tint) }
+            // The cells a wide character covers beyond its first are its own, empty.
+            for extra in 1..<max(1, w) { cells[y * width + column + extra] = Cell(character: nil, role: role, tint: tint) }
             column += w
         }
         return column - x

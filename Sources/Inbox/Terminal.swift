@@ -41,6 +41,7 @@ enum Terminal {
         pthread_sigmask(SIG_UNBLOCK, &winch, nil)
         setlocale(LC_ALL, "")
         asciiOnly = stepo_locale_is_utf8() == 0
+        if !asciiOnly, let measured = measure() { TextWidth.clusters = measured }
         let asked = ProcessInfo.processInfo.environment["TERM"].flatMap { $0.isEmpty ? nil : $0 }
         var notice: String?
         var chosen: String?
@@ -113,6 +114,50 @@ enum Terminal {
         _ = write(wakePipe[1], &byte, 1)
     }
 
+    /// Asks the terminal how wide it draws each kind of cluster terminals disagree on: writes a
+    /// sample of each at the start of the line, asks where the cursor went (DSR), and reads
+    /// the answers. Nil when the terminal does not answer within half a second.
+    static func measure() -> ClusterWidths? {
+        guard isatty(0) == 1, isatty(1) == 1 else { return nil }
+        var saved = termios()
+        guard tcgetattr(0, &saved) == 0 else { return nil }
+        var raw = saved
+        raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        tcsetattr(0, TCSANOW, &raw)
+        defer { tcsetattr(0, TCSANOW, &saved) }
+        var out = ""
+        for (_, sample) in ClusterWidths.samples { out += "\r" + sample + "\u{1B}[6n" }
+        out += "\r\u{1B}[2K"  // the line left blank
+        FileHandle.standardOutput.write(Data(out.utf8))
+        var answers: [Int] = []
+        var pending: [UInt8] = []
+        let deadline = Date().addingTimeInterval(0.5)
+        while answers.count < ClusterWidths.samples.count, Date() < deadline {
+            var pfd = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, Int32(max(1, deadline.timeIntervalSinceNow * 1000))) > 0 else { break }
+            var buffer = [UInt8](repeating: 0, count: 256)
+            let count = read(0, &buffer, buffer.count)
+            guard count > 0 else { break }
+            pending += buffer[0..<count]
+            // Each answer is ESC [ row ; column R.
+            while let end = pending.firstIndex(of: UInt8(ascii: "R")) {
+                let answer = String(decoding: pending[..<end], as: UTF8.self)
+                pending.removeFirst(end + 1)
+                if let column = answer.split(separator: ";").last.flatMap({ Int($0) }) { answers.append(column - 1) }
+            }
+        }
+        guard answers.count == ClusterWidths.samples.count else { return nil }
+        var widths = ClusterWidths()
+        for ((keyPath, _), width) in zip(ClusterWidths.samples, answers) where (1...4).contains(width) {
+            widths[keyPath: keyPath] = width
+        }
+        return widths
+    }
+
+    /// What ncurses holds in the cells of a cluster written past it: a blank it has never drawn
+    /// for anything else, so whatever later takes those cells differs, and is drawn.
+    static let reserved: Character = "\u{2800}"
+
     /// Copies the grid out and flushes once. Characters ncurses keeps in one cell (a letter with
     /// up to four marks) go through it; any other grapheme cluster — a flag, a ZWJ family, a
     /// skin tone, a long stack of marks — has its cells reserved and is written whole after
@@ -130,7 +175,14 @@ enum Terminal {
                 let scalars = Array(character.unicodeScalars)
                 if scalars.count > 1 && !fitsOneCell(scalars) {
                     whole.append((y, x, character, style))
-                    character = " "
+                    // ncurses holds the cells, each as a blank of our own.
+                    for extra in 1..<max(1, TextWidth.cells(character)) where x + extra < grid.width {
+                        var blank = [wchar_t(bitPattern: Terminal.reserved.unicodeScalars.first!.value), 0]
+                        var cc = cchar_t()
+                        setcchar(&cc, &blank, style.attributes, style.pair, nil)
+                        mvwadd_wch(window, Int32(y), Int32(x + extra), &cc)
+                    }
+                    character = Terminal.reserved
                 }
                 var wide = character.unicodeScalars.map { wchar_t(bitPattern: $0.value) } + [0]
                 var cc = cchar_t()

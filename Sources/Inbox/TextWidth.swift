@@ -2,25 +2,54 @@ import Foundation
 import CNcursesw
 import Notifications
 
+/// The kinds of grapheme cluster terminals disagree on, and the cells each takes in this one.
+///
+/// Unicode says a flag, a ZWJ family, a skin-toned emoji and an emoji asked for with U+FE0F
+/// each take two cells; tmux 3.3 gives the skin-toned one four and ❤️ one, and older
+/// terminals draw a family as its members side by side. The inbox asks the terminal (see
+/// `Terminal.measure`) and decides every such cluster's width from the answer, once.
+public struct ClusterWidths: Equatable, Sendable {
+    public var flag = 2
+    public var joined = 2
+    public var skinTone = 2
+    public var emojiVariation = 2
+
+    public init() {}
+
+    /// One sample of each kind, in the order they are measured.
+    static let samples: [(WritableKeyPath<ClusterWidths, Int>, String)] = [
+        (\.flag, "\u{1F1FA}\u{1F1F8}"), (\.joined, "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}"),
+        (\.skinTone, "\u{1F44D}\u{1F3FD}"), (\.emojiVariation, "\u{2764}\u{FE0F}"),
+    ]
+}
+
 /// Text measured in terminal cells: combining marks take none, East Asian wide characters and
-/// emoji take two. Text is cut only between characters, never inside one.
+/// emoji take two, and the clusters terminals disagree on what this terminal said. Text is cut
+/// only between characters (whole grapheme clusters), never inside one.
 public enum TextWidth {
-    /// The cells `character` takes (0, 1 or 2).
+    /// What this terminal answered when measured (Unicode's widths until then).
+    nonisolated(unsafe) public static var clusters = ClusterWidths()
+
+    /// The cells `character` takes: one decision for the whole cluster.
     public static func cells(_ character: Character) -> Int {
         let scalars = character.unicodeScalars
         guard let first = scalars.first else { return 0 }
-        if first.value < 0x7F { return first.value < 0x20 ? 0 : 1 }
-        // Emoji take two cells when shown as emoji: emoji presentation by default, or asked
-        // for with U+FE0F. Text-style symbols (♥, ↗, ©) take one.
-        if first.properties.isEmojiPresentation || scalars.contains("\u{FE0F}")
-            || (0x1F1E6...0x1F1FF).contains(first.value) { return 2 }
-        var width = 0
-        for scalar in scalars {
-            let w = Int(stepo_wcwidth(scalar.value))
-            width = max(width, w)
+        if first.value < 0x7F && scalars.count == 1 { return first.value < 0x20 ? 0 : 1 }
+        if scalars.count > 1 {
+            if (0x1F1E6...0x1F1FF).contains(first.value) { return clusters.flag }
+            if scalars.contains("\u{200D}") && first.properties.isEmoji { return clusters.joined }
+            if scalars.contains(where: { (0x1F3FB...0x1F3FF).contains($0.value) }) { return clusters.skinTone }
+            if scalars.contains("\u{FE0F}") && !first.properties.isEmojiPresentation { return clusters.emojiVariation }
         }
+        // Emoji take two cells when shown as emoji by default; text-style symbols (♥, ↗, ©) one.
+        if first.properties.isEmojiPresentation || (0x1F1E6...0x1F1FF).contains(first.value) { return 2 }
+        if first.value < 0x7F { return 1 }  // a letter under marks
+        // The base decides: marks after it take no cell.
+        var width = Int(stepo_wcwidth(first.value))
         // wcwidth knows nothing without a UTF-8 locale: fall back on Unicode's own properties.
-        if width <= 0 { width = isWide(first) ? 2 : (first.properties.generalCategory == .nonspacingMark ? 0 : 1) }
+        if width < 0 || (width == 0 && !Preview.isMark(first)) {
+            width = isWide(first) ? 2 : (Preview.isMark(first) ? 0 : 1)
+        }
         return min(width, 2)
     }
 

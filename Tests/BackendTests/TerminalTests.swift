@@ -23,6 +23,69 @@ struct TerminalTests {
         try tmux.keys("q")
     }
 
+    /// Names that carry the clusters terminals find hard, each between plain letters.
+    static let clusterNames: [(kind: String, name: String)] = [
+        ("flag", "Flag\u{1F1FA}\u{1F1F8}Zed"),
+        ("zwj family", "Fam\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}Zed"),
+        ("VS16", "Love\u{2764}\u{FE0F}Zed"),
+        ("skin tone", "Thumb\u{1F44D}\u{1F3FD}Zed"),
+        ("fifty marks", "Marks" + "e" + String(repeating: "\u{0301}", count: 50) + "Zed"),
+        ("CJK", "\u{65E5}\u{672C}Zed"),
+        ("emoji", "Run\u{1F3C3}Zed"),
+    ]
+
+    @Test("whole grapheme clusters are drawn, each in the cells this terminal gives it: nothing dropped, nothing shifted")
+    func clusters() throws {
+        // A store of our own: chaucao's step, commented on by people whose names and words
+        // carry the clusters terminals find hard. (Row titles drop emoji, by the copy rules; a
+        // step's comments show names and words as written.)
+        let data = folder + "/data/stepo"
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let at = Timestamp.format(now - 60_000)
+        var lines = [
+            #"{"id":"u0","type":"user","at":"\#(at)","user":{"id":"chaucao","username":"chaucao","name":"Chau Cao"}}"#,
+            #"{"id":"j0","type":"journey","at":"\#(at)","journey":{"id":"j","owner":"chaucao","title":"Run"}}"#,
+            #"{"id":"s0","type":"step","at":"\#(at)","step":{"id":"s","journey":"j","caption":"Hard words"}}"#,
+            #"{"id":"m0","type":"mediaReady","at":"\#(at)","step":"s"}"#,
+        ]
+        for (index, person) in Self.clusterNames.enumerated() {
+            let when = Timestamp.format(now - 50_000 + Int64(index) * 1000)
+            let user = JSON.object([("id", .string("p\(index)")), ("username", .string("p\(index)")), ("name", .string(person.name))])
+            lines.append(JSON.object([("id", .string("u\(index + 1)")), ("type", "user"), ("at", .string(when)), ("user", user)]).serialized)
+            let comment = JSON.object([("id", .string("c\(index)")), ("text", .string("said " + person.name + " here"))])
+            lines.append(JSON.object([("id", .string("k\(index)")), ("type", "comment"), ("at", .string(when)), ("actor", .string("p\(index)")),
+                                      ("step", "s"), ("comment", comment)]).serialized)
+        }
+        let ingested = try Stepo.run(["ingest", "--db", data + "/stepo.db", "-"], stdin: Data(lines.joined(separator: "\n").utf8))
+        #expect(ingested.status == 0, "\(ingested.stderr)")
+
+        let tmux = try Tmux(folder: folder)
+        try tmux.start(tmux.inbox(), width: 90, height: 40)
+        defer { tmux.stop() }
+        _ = try tmux.waitFor { $0.contains(" New") && $0.contains("synced") }
+        try tmux.keys("Enter")
+        let text = try tmux.waitFor { $0.contains(" Step") && $0.contains("said Run") }
+        let rows = text.split(separator: "\n").map(String.init)
+        for person in Self.clusterNames where person.kind != "fifty marks" {
+            // Content: the whole cluster, then the rest of the words, untouched.
+            let said = rows.first { $0.contains("said " + String(person.name.prefix(3))) }
+            #expect(said?.contains("said " + person.name + " here") == true, "\(person.kind): \(said ?? "missing")")
+            // Alignment: the author's line goes on to the time after the name, nothing overdrawn.
+            let author = rows.first { $0.hasPrefix("  " + person.name + " · ") }
+            #expect(author?.hasSuffix(" · now") == true || author?.trimmingCharacters(in: .whitespaces).hasSuffix("now") == true,
+                    "\(person.kind): \(author ?? "missing")")
+            #expect(!(said ?? "").contains("\u{2800}") && !(author ?? "").contains("\u{2800}"), "\(person.kind): a reserved cell shows")
+        }
+        // Fifty marks on one letter: more than ncurses keeps in a cell (four) reach the terminal,
+        // as many as tmux itself stores, and the words after them stay whole.
+        let marked = try #require(rows.first { $0.contains("said Marks") })
+        let marks = marked.unicodeScalars.filter { $0 == "\u{0301}" }.count
+        #expect(marks > 4, "\(marks) marks: \(marked)")
+        #expect(marked.contains("Zed here"))
+        try tmux.keys("q", "q")
+    }
+
     @Test("a resize reaches the inbox even when it was started with SIGWINCH blocked")
     func resizeWithBlockedSignal() throws {
         // A program started from a thread pool's thread inherits its blocked signals; tmux
