@@ -57,11 +57,13 @@ final class Delivery {
     }
 
     /// Decides one candidate through the quiet rules and writes a row or a suppression.
+    /// `blocked`: whether a block stands between actor and recipient, when the caller has just
+    /// checked (it is not asked again).
     func deliver(_ notification: Notification, to recipient: UserRecord, actor: UserRecord?, refs: RowRefs,
-                 duplicate: Bool = false, visible: Bool = true) throws {
+                 duplicate: Bool = false, visible: Bool = true, blocked: Bool? = nil) throws {
         var candidate = Candidate()
         candidate.isSelf = actor?.key == recipient.key
-        let facts = try store.recipientFacts(recipient.key, actor: actor?.key, at: event.at)
+        let facts = try store.recipientFacts(recipient.key, actor: actor?.key, at: event.at, blocked: blocked)
         candidate.blocked = !candidate.isSelf && facts.blocked
         candidate.actorActive = actor?.isActive ?? true
         candidate.recipientActive = recipient.isActive

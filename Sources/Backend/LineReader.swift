@@ -45,13 +45,25 @@ public struct LineReader {
 
     /// Whether a whole line is already buffered, so `next()` will not wait on the input.
     public var hasBufferedLine: Bool {
-        buffer[start...].contains(0x0A) || (finished && buffer.count > start)
+        newline(from: start) != nil || (finished && buffer.count > start)
+    }
+
+    /// The index of the next newline at or after `from`, found with memchr (Data's own search
+    /// walks it a byte at a time through an iterator).
+    private func newline(from: Int) -> Int? {
+        let offset = from - buffer.startIndex
+        guard offset >= 0, offset < buffer.count else { return nil }
+        return buffer.withUnsafeBytes { bytes -> Int? in
+            guard let base = bytes.baseAddress else { return nil }
+            guard let found = memchr(base + offset, 0x0A, bytes.count - offset) else { return nil }
+            return buffer.startIndex + base.distance(to: UnsafeRawPointer(found))
+        }
     }
 
     /// The next line without its terminator (`\n` or `\r\n`), or nil at the end.
     public mutating func next() -> Line? {
         while true {
-            if let newline = buffer[start...].firstIndex(of: 0x0A) {
+            if let newline = newline(from: start) {
                 var end = newline
                 let length = newline - start + skipping
                 if end > start && buffer[end - 1] == 0x0D { end -= 1 }

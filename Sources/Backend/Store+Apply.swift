@@ -11,7 +11,12 @@ extension Store {
     /// events, rolled back whole if any throws): each event then costs two statements less.
     @discardableResult
     public func apply(_ event: Event, atomically: Bool = true) throws -> EventOutcome {
-        atomically ? try db.transaction { try applyUnguarded(event) } : try applyUnguarded(event)
+        do {
+            return atomically ? try db.transaction { try applyUnguarded(event) } : try applyUnguarded(event)
+        } catch {
+            forgetLookups()  // what was remembered may have been rolled back with it
+            throw error
+        }
     }
 
     private func applyUnguarded(_ event: Event) throws -> EventOutcome {
@@ -25,8 +30,9 @@ extension Store {
         }
         let delivery = Delivery(store: self, event: event, key: Int(db.lastInsertRowID))
         switch event.body {
-        case .interaction, .comment: break  // these change no step and no user
-        default: interactionCache?.clear()
+        case .user, .account, .privacy, .preferences, .step, .mediaReady, .deleteStep:
+            interactionCache?.clear()  // these change a user or a step the cache may hold
+        default: break
         }
         try applyBody(event, delivery)
         let o = delivery.outcome
@@ -111,8 +117,11 @@ extension Store {
 
     // MARK: Requirements: unknown ids are bad input
 
+    /// The user `id` (from the ingest's cache when one is open), or bad input.
     func requireUser(_ id: String) throws -> UserRecord {
+        if let known = interactionCache?.users[id] { return known }
         guard let user = try user(id) else { throw EventError("unknown user \(id)") }
+        interactionCache?.remember(user, as: id)
         return user
     }
 

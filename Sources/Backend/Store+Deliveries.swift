@@ -19,7 +19,7 @@ extension Store {
                     try db.run("INSERT INTO follow_requests(target, requester, created_at) VALUES (?, ?, ?)", target.key, actor.key, at)
                 }
                 let n = Notification(kind: .followRequest, actor: actor.person, subject: Subject())
-                try d.deliver(n, to: target, actor: actor, refs: RowRefs(), duplicate: already)
+                try d.deliver(n, to: target, actor: actor, refs: RowRefs(), duplicate: already, blocked: false)
             } else {
                 let already = try follows(actor.key, target.key)
                 try db.run("INSERT OR IGNORE INTO follows(followee, follower, created_at) VALUES (?, ?, ?)", target.key, actor.key, at)
@@ -28,7 +28,7 @@ extension Store {
                     SELECT EXISTS (SELECT 1 FROM notifications WHERE kind = 'newFollower' AND recipient = ? AND actor = ?)
                     """, target.key, actor.key) == 1
                 let n = Notification(kind: .newFollower, actor: actor.person, subject: Subject())
-                try d.deliver(n, to: target, actor: actor, refs: RowRefs(), duplicate: already || pingedBefore)
+                try d.deliver(n, to: target, actor: actor, refs: RowRefs(), duplicate: already || pingedBefore, blocked: false)
             }
         case .unfollow:
             let wasFollowing = try follows(actor.key, target.key)

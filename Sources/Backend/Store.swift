@@ -9,6 +9,8 @@ public final class Store {
     let db: Database
     /// Set only inside `withInteractionCache`.
     var interactionCache: InteractionCache?
+    /// Recipients known to be at the daily ceiling, and from when until when (see `ceilingReached`).
+    var ceilingSpans: [Int: (from: Int64, until: Int64)] = [:]
     /// This store's identity, made with it (see `identity`).
     public let identity: String
 
@@ -26,6 +28,12 @@ public final class Store {
 
     /// The file this store lives in.
     public var path: String { db.path }
+
+    /// Starts timing every statement this store's connection runs (see `profileReport`).
+    public func startProfiling() { db.startProfiling() }
+
+    /// The statements that took the most time since `startProfiling`.
+    public func profileReport(top: Int = 15) -> [(sql: String, runs: Int, milliseconds: Double)] { db.profileReport(top: top) }
 
     /// Whether no event was ever applied (a store just made).
     public var isEmpty: Bool { ((try? db.scalar("SELECT EXISTS (SELECT 1 FROM events WHERE ext IS NOT NULL)")) ?? 0) == 0 }
@@ -102,21 +110,21 @@ public final class Store {
         return context
     }
 
-    /// Runs `body` (one write transaction of an ingest) with the steps and people that
-    /// interactions and comments look up kept in memory: a stream of hearts touches the same
-    /// steps and people again and again. Those events change neither, so the cache holds until
-    /// an event of any other kind is applied, which clears it (see `applyUnguarded`); so does a
-    /// rollback (`forgetLookups`). It lives no longer than the transaction, inside which no other
-    /// connection can write.
+    /// Runs `body` (one write transaction of an ingest) with the steps and people that events
+    /// look up kept in memory: a stream of hearts or follows touches the same steps and people
+    /// again and again. The cache holds until an event that changes a user or a step is applied,
+    /// which clears it (see `applyUnguarded`); so does a rollback (`forgetLookups`). It lives no
+    /// longer than the transaction, inside which no other connection can write.
     public func withInteractionCache<T>(_ body: () throws -> T) rethrows -> T {
         interactionCache = InteractionCache()
         defer { interactionCache = nil }
         return try body()
     }
 
-    /// Clears the interaction cache: what it holds may have been rolled back.
+    /// Clears what was remembered inside a transaction: it may have been rolled back.
     func forgetLookups() {
         interactionCache?.clear()
+        ceilingSpans.removeAll()
     }
 
     public func comment(_ id: String) throws -> CommentRecord? {
@@ -149,20 +157,37 @@ public final class Store {
             """, recipient, at - QuietRules.ceilingWindow, at) ?? 0
     }
 
-    /// What the quiet rules need to know about a recipient beyond their record, in one query:
-    /// whether a block stands between them and the actor, and whether they have had the
-    /// ceiling's worth of pushes in the 24 hours up to `at` (found without counting further).
-    func recipientFacts(_ recipient: Int, actor: Int?, at: Int64) throws -> (blocked: Bool, ceilingReached: Bool) {
-        try db.cached(Store.recipientFactsSQL).bind([actor, recipient, recipient, actor, recipient, at - QuietRules.ceilingWindow, at])
-            .first { ($0.bool(0), $0.bool(1)) } ?? (false, false)
+    /// What the quiet rules need to know about a recipient beyond their record: whether a
+    /// block stands between them and the actor, and whether they have had the ceiling's worth
+    /// of pushes in the 24 hours up to `at`.
+    /// `blocked`, when the caller already knows it, is not asked again.
+    func recipientFacts(_ recipient: Int, actor: Int?, at: Int64, blocked known: Bool? = nil) throws -> (blocked: Bool, ceilingReached: Bool) {
+        let blocked = try known ?? db.cached(Store.blockedSQL).bind([actor, recipient, recipient, actor]).first { $0.bool(0) } ?? false
+        return (blocked, try ceilingReached(recipient, at: at))
     }
 
-    private static let recipientFactsSQL = """
+    private static let blockedSQL = """
         SELECT EXISTS (SELECT 1 FROM blocks WHERE blocker = ? AND blocked = ?)
-               OR EXISTS (SELECT 1 FROM blocks WHERE blocker = ? AND blocked = ?),
-               EXISTS (SELECT 1 FROM notifications
-                       WHERE recipient = ? AND push = 'sent' AND created_at > ? AND created_at <= ?
-                       LIMIT 1 OFFSET \(QuietRules.dailyCeiling - 1))
+               OR EXISTS (SELECT 1 FROM blocks WHERE blocker = ? AND blocked = ?)
+        """
+
+    /// Whether the 100th push of the 24 hours up to `at` has gone out to `recipient`: found by
+    /// reading at most 100 index entries, and remembered. Once found, the ceiling stays reached
+    /// until that 100th push leaves the window (pushes are only ever added), so a popular
+    /// person's stream does not read the same hundred entries for every event of the day.
+    func ceilingReached(_ recipient: Int, at: Int64) throws -> Bool {
+        if let span = ceilingSpans[recipient], span.from <= at, at < span.until { return true }
+        guard let hundredth = try db.cached(Store.ceilingSQL).bind([recipient, at - QuietRules.ceilingWindow, at])
+            .first({ $0.int64(0) }) else { return false }
+        if ceilingSpans.count > 100_000 { ceilingSpans.removeAll(keepingCapacity: true) }
+        ceilingSpans[recipient] = (from: at, until: hundredth + QuietRules.ceilingWindow)
+        return true
+    }
+
+    private static let ceilingSQL = """
+        SELECT created_at FROM notifications
+        WHERE recipient = ? AND push = 'sent' AND created_at > ? AND created_at <= ?
+        ORDER BY created_at DESC LIMIT 1 OFFSET \(QuietRules.dailyCeiling - 1)
         """
 
     // MARK: Locations

@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 
 /// One SQLite connection. Owns the handle; statements it prepares are cached by SQL text.
 ///
@@ -70,12 +71,44 @@ public final class Database {
         if let statement = cache[key] { return statement }
         let statement = try Statement(database: self, sql: sql, persistent: true)
         cache[key] = statement
+        Database.witness?.prepared(sql)
         return statement
     }
 
     /// A fresh statement, not cached: for SQL that runs once.
     public func prepare(_ sql: String) throws -> Statement {
-        try Statement(database: self, sql: sql, persistent: false)
+        Database.witness?.prepared(sql)
+        return try Statement(database: self, sql: sql, persistent: false)
+    }
+
+    /// When set, told every SQL text any connection prepares (for a test that checks every
+    /// statement's query plan). Set it before opening the connections to watch.
+    nonisolated(unsafe) public static var witness: StatementWitness?
+
+    // MARK: Profiling
+
+    private var profile: Profile?
+
+    /// Starts timing every statement this connection runs (SQLite's own clock, per step to
+    /// completion): what `profileReport` then lists.
+    public func startProfiling() {
+        let profile = Profile()
+        self.profile = profile
+        let context = Unmanaged.passUnretained(profile).toOpaque()
+        sqlite3_trace_v2(handle, UInt32(SQLITE_TRACE_PROFILE), { _, context, statement, nanoseconds in
+            guard let context, let statement, let nanoseconds else { return 0 }
+            let profile = Unmanaged<Profile>.fromOpaque(context).takeUnretainedValue()
+            let sql = sqlite3_sql(OpaquePointer(statement)).map { String(cString: $0) } ?? "?"
+            profile.add(sql, nanoseconds.load(as: Int64.self))
+            return 0
+        }, context)
+    }
+
+    /// The statements that took the most time since profiling started, with their runs.
+    public func profileReport(top: Int = 15) -> [(sql: String, runs: Int, milliseconds: Double)] {
+        guard let profile else { return [] }
+        return profile.totals.sorted { $0.value.time > $1.value.time }.prefix(top)
+            .map { ($0.key, $0.value.runs, Double($0.value.time) / 1e6) }
     }
 
     /// Runs `sql` with `values` bound, ignoring results.
@@ -156,4 +189,35 @@ private struct CacheKey: Hashable {
     }
 
     static func == (a: CacheKey, b: CacheKey) -> Bool { a.sql == b.sql }
+}
+
+/// Told each SQL text prepared while it is installed.
+public final class StatementWitness: @unchecked Sendable {
+    private let lock = NSLock()
+    private var texts = Set<String>()
+
+    public init() {}
+
+    func prepared(_ sql: String) {
+        lock.lock()
+        texts.insert(sql)
+        lock.unlock()
+    }
+
+    /// Every SQL text seen so far.
+    public var statements: Set<String> {
+        lock.lock()
+        defer { lock.unlock() }
+        return texts
+    }
+}
+
+/// Time spent per SQL text.
+final class Profile {
+    var totals: [String: (runs: Int, time: Int64)] = [:]
+
+    func add(_ sql: String, _ nanoseconds: Int64) {
+        let old = totals[sql] ?? (0, 0)
+        totals[sql] = (old.runs + 1, old.time + nanoseconds)
+    }
 }

@@ -103,7 +103,7 @@ public struct ActivityRow: Equatable, Sendable {
         ]
         if let actor { members.append(("actor", .string(actor))) }
         members += [
-            ("title", .string(title)), ("body", .string(body)), ("media", media.json), ("tap", tap.json),
+            ("title", .string(title)), ("body", .string(body)), ("media", media.json), ("tap", .fragment(tap.jsonText)),
             ("thread", .string(thread)), ("push", .string(push.description)),
         ]
         return members

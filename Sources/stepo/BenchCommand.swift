@@ -3,16 +3,18 @@ import Foundation
 let benchCommand = Command(
     name: "bench",
     summary: "Run a benchmark and print its figures (build with -c release).",
-    usage: "stepo bench engine [--only fanout|ingest] [--phases] [--followers N] [--store-rows N] [--events N] [--dir FOLDER]  |  stepo bench sync [--seconds 30]  |  stepo bench inbox [--rows 100000]",
+    usage: "stepo bench engine [--only uniform|follows|hearts|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER]  |  stepo bench sync [--seconds 30]  |  stepo bench inbox [--rows 100000]",
     details: """
-    engine: fan-out of one step publish to 100,000 followers into a store of 1,000,000 rows,
-    compared with a raw INSERT … SELECT of the same rows; unseen/unread counts for a user with
-    10,000 rows; ingest of 100,000 interaction events from NDJSON. --phases times ingest's
-    stages (read, parse, apply, output) one at a time, for diagnosis.
+    engine: uniform worlds — one publish to 100,000 followers into a store of 1,000,000 rows
+    (against a raw INSERT … SELECT of the same rows), counts for a user with 10,000 rows,
+    ingest of 100,000 interactions — and skewed ones, each at 1× and 4× (--scale): follows of
+    one account, a million hearts to one person over ten days, one publish to a million
+    followers, counts for a person with a million rows. --fraction shrinks every world for a
+    quick look (the targets are for 1).
     sync: against a `stepo serve` child on loopback — initial sync of 10,000 rows, one new row
     from event to replica, and 50 long-polling clients under 200 events/s for --seconds.
     """,
-    options: ["followers", "store-rows", "events", "dir", "only", "seconds", "role", "port", "tokens", "rows"], flags: ["phases"]
+    options: ["dir", "only", "scale", "fraction", "seconds", "role", "port", "tokens", "rows"], flags: []
 ) { arguments in
     switch arguments.positionals.first {
     case "engine":

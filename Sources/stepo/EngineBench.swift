@@ -277,13 +277,22 @@ struct EngineBench {
         let descriptor = open(path, O_RDONLY)
         defer { close(descriptor) }
         var bytes = 0
+        let profiling = ProcessInfo.processInfo.environment["STEPO_PROFILE_SQL"] != nil
+        if profiling { store.startProfiling() }
         let begin = DispatchTime.now()
         let report = try Ingestor(store: store).ingest(LineReader(fileDescriptor: descriptor), onRow: { row in
             bytes += row.contractJSON.serialized.utf8.count
         }, onReject: { line, reason in
             print("  rejected line \(line): \(reason)")
         })
-        return (Double(report.applied) / BenchFigures.seconds(since: begin), report)
+        let rate = Double(report.applied) / BenchFigures.seconds(since: begin)
+        if profiling {
+            for entry in store.profileReport() {
+                print(String(format: "  %8.1f ms %7d× %@", entry.milliseconds, entry.runs,
+                             String(entry.sql.replacingOccurrences(of: "\n", with: " ").prefix(110))))
+            }
+        }
+        return (rate, report)
     }
 }
 
