@@ -71,13 +71,13 @@ public final class Database {
         if let statement = cache[key] { return statement }
         let statement = try Statement(database: self, sql: sql, persistent: true)
         cache[key] = statement
-        Database.witness?.prepared(sql)
+        Database.witness?.prepared(sql, on: path)
         return statement
     }
 
     /// A fresh statement, not cached: for SQL that runs once.
     public func prepare(_ sql: String) throws -> Statement {
-        Database.witness?.prepared(sql)
+        Database.witness?.prepared(sql, on: path)
         return try Statement(database: self, sql: sql, persistent: false)
     }
 
@@ -191,24 +191,24 @@ private struct CacheKey: Hashable {
     static func == (a: CacheKey, b: CacheKey) -> Bool { a.sql == b.sql }
 }
 
-/// Told each SQL text prepared while it is installed.
+/// Told each SQL text prepared while it is installed, and on which file.
 public final class StatementWitness: @unchecked Sendable {
     private let lock = NSLock()
-    private var texts = Set<String>()
+    private var texts: [String: Set<String>] = [:]
 
     public init() {}
 
-    func prepared(_ sql: String) {
+    func prepared(_ sql: String, on path: String) {
         lock.lock()
-        texts.insert(sql)
+        texts[path, default: []].insert(sql)
         lock.unlock()
     }
 
-    /// Every SQL text seen so far.
-    public var statements: Set<String> {
+    /// Every SQL text prepared on the file at `path` so far.
+    public func statements(on path: String) -> Set<String> {
         lock.lock()
         defer { lock.unlock() }
-        return texts
+        return texts[path] ?? []
     }
 }
 
