@@ -13,7 +13,8 @@ extension Router {
         let after = try integer(request, "after", default: 0, range: 0...Int.max)
         let limit = try integer(request, "limit", default: 500, range: 1...Router.largestPage)
         let wait = try integer(request, "wait", default: 0, range: 0...60)
-        let page = try store.activityPage(for: user, after: after, limit: limit)
+        let afterRow = try request.query["afterRow"].map { _ in try integer(request, "afterRow", default: 0, range: 0...Int.max) }
+        let page = try store.activityPage(for: user, after: after, afterRow: afterRow, limit: limit)
         if page.isEmpty, wait > 0 {
             let deadline = request.deadline ?? Date().addingTimeInterval(TimeInterval(wait))
             if deadline > Date() {

@@ -6,29 +6,57 @@ import Wire
 extension Store {
     /// The reader's changes after `version`, at most about `limit` rows, evaluated now.
     ///
-    /// One snapshot gives the rows changed (oldest change first, cut at a version boundary),
-    /// the marks and revocations up to the page's end, and the entities the rows point at.
-    /// Each row's copy, and each entity, goes through `Visibility`: a row whose content the
-    /// reader may no longer see goes withheld, and what they may no longer hold is listed
-    /// in `drops` — from this page's rows, and from the revocations since `version`.
-    public func activityPage(for user: UserRecord, after version: Int, limit: Int) throws -> ActivityPage {
+    /// One snapshot gives the rows changed (oldest change first), the marks and revocations up
+    /// to the page's end, and the entities the rows point at. Each row's copy, and each entity,
+    /// goes through `Visibility`: a row whose content the reader may no longer see goes
+    /// withheld, and what they may no longer hold is listed in `drops` — from this page's rows,
+    /// and from the revocations since `version`.
+    ///
+    /// Without `afterRow`, a page ends at a version boundary and one change bigger than a page
+    /// comes whole (the contract). With it (0 on a first page), a page may end inside a version:
+    /// it then answers `next` = that version less one and `nextRow` = its last row, and the
+    /// client asks again with both — so a change of a million rows (a deleted step's) still
+    /// comes a page at a time.
+    public func activityPage(for user: UserRecord, after version: Int, afterRow: Int? = nil, limit: Int) throws -> ActivityPage {
         try snapshot {
             var reader = RowReader()
-            var stored = try db.query("""
-                \(RowReader.select) WHERE n.recipient = ? AND n.version > ? ORDER BY n.version, n.id LIMIT ?
-                """, [user.key, version, limit + 1]) { reader.read($0) }
+            var stored: [StoredRow]
+            if let afterRow, afterRow > 0 {
+                // Inside version + 1, after row `afterRow`: a row-value range of the version index.
+                stored = try db.query("""
+                    \(RowReader.select) WHERE n.recipient = ? AND (n.version, n.id) > (?, ?) ORDER BY n.version, n.id LIMIT ?
+                    """, [user.key, version + 1, afterRow, limit + 1]) { reader.read($0) }
+            } else {
+                stored = try db.query("""
+                    \(RowReader.select) WHERE n.recipient = ? AND n.version > ? ORDER BY n.version, n.id LIMIT ?
+                    """, [user.key, version, limit + 1]) { reader.read($0) }
+            }
             var more = false
+            var nextRow: Int?
+            var next = max(version, try currentVersion())
             if stored.count > limit, let last = stored.last?.row.version {
                 more = true
-                if stored.first?.row.version == last {
-                    // One change bigger than a page (a deleted step's many rows): take all of it.
+                if afterRow != nil {
+                    // Cut after `limit` rows, inside a version if need be.
+                    stored.removeLast(stored.count - limit)
+                    let end = stored.last!
+                    if end.row.version == last {
+                        next = end.row.version - 1
+                        nextRow = end.row.id
+                    } else {
+                        stored.removeAll { $0.row.version == last }
+                        next = stored.last?.row.version ?? version
+                    }
+                } else if stored.first?.row.version == last {
+                    // One change bigger than a page: take all of it.
                     stored = try db.query("\(RowReader.select) WHERE n.recipient = ? AND n.version = ? ORDER BY n.id",
                                           [user.key, last]) { reader.read($0) }
+                    next = last
                 } else {
                     stored.removeAll { $0.row.version == last }
+                    next = stored.last?.row.version ?? version
                 }
             }
-            let next = more ? (stored.last?.row.version ?? version) : max(version, try currentVersion())
             try applyMarks(to: &stored, of: user.key)
             let visibility = Visibility(store: self, viewer: user)
             var collector = EntityCollector(store: self, visibility: visibility)
@@ -46,9 +74,11 @@ extension Store {
             // A first pull holds nothing yet: there is nothing to give up.
             if version > 0 { try collector.revoke(try revocations(for: user.key, after: version, through: next)) }
             let counters = try counters(of: user.key)
-            return ActivityPage(rows: rows, entities: try collector.entities(), counts: counters.counts, next: next,
-                                marks: try marks(of: user.key, after: version, through: next), drops: collector.drops,
-                                store: identity, total: version == 0 ? counters.total : nil, more: more)
+            var page = ActivityPage(rows: rows, entities: try collector.entities(), counts: counters.counts, next: next,
+                                    marks: try marks(of: user.key, after: version, through: next), drops: collector.drops,
+                                    store: identity, total: version == 0 && (afterRow ?? 0) == 0 ? counters.total : nil, more: more)
+            page.nextRow = nextRow
+            return page
         }
     }
 

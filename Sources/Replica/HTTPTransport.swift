@@ -15,6 +15,9 @@ public final class HTTPTransport: Transport, @unchecked Sendable {
         self.token = token
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 75  // above the longest long-poll
+        // Every page is fetched once: a response cache would only keep each in memory.
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         session = URLSession(configuration: configuration)
     }
 

@@ -151,7 +151,7 @@ extension Replica {
                               "journey_steps", "supporters", "pending"] {
                     try db.execute("DELETE FROM \(table)")
                 }
-                for key in ["version", "unseen", "unread", "initialTotal", "initialDone", "nextSeq"] { try clearMeta(key) }
+                for key in ["version", "afterRow", "unseen", "unread", "initialTotal", "initialDone", "nextSeq"] { try clearMeta(key) }
                 try setMeta("store", identity)
                 markCache = nil
             }
@@ -175,7 +175,14 @@ extension Replica {
                 for journey in page.entities.journeys { try upsert(journey) }
                 for mark in page.marks { try add(mark) }
                 try drop(page.drops)
-                try setMeta("version", String(max(page.next, try number("version"))))
+                if let row = page.nextRow {
+                    // Inside a version: go on after this row of the version after `next`.
+                    try setMeta("version", String(page.next))
+                    try setMeta("afterRow", String(row))
+                } else {
+                    try setMeta("version", String(max(page.next, try number("version"))))
+                    try setMeta("afterRow", "0")
+                }
                 if !page.more { try setMeta("initialDone", "1") }
                 try store(page.counts)
             }

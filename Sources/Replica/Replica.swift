@@ -97,6 +97,10 @@ public final class Replica: @unchecked Sendable {
     /// The highest version applied.
     public var version: Int { (try? locked { try number("version") }) ?? 0 }
 
+    /// Within the version after `version`, the last row applied (0: none): where a change
+    /// bigger than a page goes on.
+    public var afterRow: Int { (try? locked { try number("afterRow") }) ?? 0 }
+
     public var clientId: String { (try? locked { try meta("client") }) ?? "c-unknown" }
 
     /// The identity of the store these rows came from (nil before the first pull).

@@ -34,9 +34,13 @@ public final class SyncEngine: @unchecked Sendable {
     /// Mutations per request at most.
     public static let batchSize = 500
 
-    public init(replica: Replica, transport: Transport) {
+    /// Rows this engine asks for per page.
+    public let pageSize: Int
+
+    public init(replica: Replica, transport: Transport, pageSize: Int = SyncEngine.pageSize) {
         self.replica = replica
         self.transport = transport
+        self.pageSize = max(1, pageSize)
     }
 
     public var status: SyncStatus {
@@ -62,24 +66,33 @@ public final class SyncEngine: @unchecked Sendable {
         do {
             try push()
             var applied = 0
-            var first = true
-            while true {
-                var query = ["after": String(replica.version), "limit": String(SyncEngine.pageSize)]
-                if first && wait > 0 { query["wait"] = String(wait) }
-                first = false
-                let page = try ActivityPage(json: try call("GET", "/v1/activity", query: query, body: nil))
+            var next: PageFetch? = PageFetch(after: replica.version, afterRow: replica.afterRow, wait: wait, engine: self)
+            while let fetch = next {
+                let asked = fetch.position
+                let page = try fetch.page()
+                next = nil
                 if let store = page.store, store != replica.storeIdentity {
                     if replica.storeIdentity != nil || replica.version > 0 {
                         // Another store answers now: what is held here belongs to the old one.
                         try replica.reset(for: store)
+                        next = PageFetch(after: 0, afterRow: 0, wait: 0, engine: self)
                         continue
                     }
                     try replica.reset(for: store)
                 }
+                // The next page is asked for while this one is written: the server and the
+                // replica work side by side.
+                if page.more {
+                    // A server that answers "more" without moving on would keep this loop forever.
+                    let ask = (page.next, page.nextRow ?? 0)
+                    guard ask != asked else {
+                        throw SyncError(status: 200, description: "the server answered more rows after \(asked.0) but did not move past it")
+                    }
+                    next = PageFetch(after: ask.0, afterRow: ask.1, wait: 0, engine: self)
+                }
                 try replica.apply(page)
                 applied += page.rows.count
                 if let progress = replica.initialSync { onProgress?(progress.received, progress.total) }
-                if !page.more { break }
             }
             setStatus(.synced(at: Date()))
             return applied
@@ -165,7 +178,32 @@ public final class SyncEngine: @unchecked Sendable {
         try call(method, path, query: query, body: body.map { Data($0.serialized.utf8) })
     }
 
-    private func call(_ method: String, _ path: String, query: [String: String], body: Data?) throws -> JSON {
+    /// One page of changes, asked for on a thread of its own as soon as it is made.
+    final class PageFetch: @unchecked Sendable {
+        private let done = DispatchSemaphore(value: 0)
+        private var result: Result<ActivityPage, Error> = .failure(Unreachable(description: "not fetched"))
+        /// Where this page starts: the version and the row after which it was asked for.
+        let position: (Int, Int)
+
+        init(after: Int, afterRow: Int, wait: Int, engine: SyncEngine) {
+            position = (after, afterRow)
+            var query = ["after": String(after), "afterRow": String(afterRow), "limit": String(engine.pageSize)]
+            if wait > 0 { query["wait"] = String(wait) }
+            let asked = query
+            Thread { [self] in
+                result = Result { try ActivityPage(json: try engine.call("GET", "/v1/activity", query: asked, body: nil)) }
+                done.signal()
+            }.start()
+        }
+
+        /// The page, once it has come (or the failure that stopped it).
+        func page() throws -> ActivityPage {
+            done.wait()
+            return try result.get()
+        }
+    }
+
+    fileprivate func call(_ method: String, _ path: String, query: [String: String], body: Data?) throws -> JSON {
         let (status, data) = try transport.perform(method: method, path: path, query: query, body: body)
         guard status == 200, let json = try? JSON.parse(data) else { throw error(status, data) }
         return json

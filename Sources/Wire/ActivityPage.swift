@@ -88,6 +88,8 @@ public struct ActivityPage: Equatable, Sendable {
     public var total: Int?
     /// Whether more changes are waiting after `next` (ask again at once).
     public var more: Bool
+    /// When the page ended inside a version: the last row sent, to ask `afterRow` with.
+    public var nextRow: Int?
 
     public init(rows: [ActivityRow], entities: Entities, counts: Counts, next: Int, marks: [Mark] = [], drops: Drops = Drops(),
                 store: String? = nil, total: Int? = nil, more: Bool = false) {
@@ -109,7 +111,7 @@ public struct ActivityPage: Equatable, Sendable {
         .members([
             ("rows", .array(rows.map(\.json))), ("entities", entities.json), ("counts", counts.json), ("next", .int(next)),
             ("marks", .array(marks.map(\.json))), ("drops", drops.json), ("store", store.map(JSON.string)),
-            ("total", total.map(JSON.int)), ("more", .bool(more)),
+            ("total", total.map(JSON.int)), ("more", .bool(more)), ("nextRow", nextRow.map(JSON.int)),
         ])
     }
 
@@ -119,5 +121,6 @@ public struct ActivityPage: Equatable, Sendable {
                   counts: try Counts(json: json["counts"] ?? .null), next: try m.int("next"),
                   marks: try m.array("marks", optional: true).map(Mark.init(json:)), drops: try Drops(json: json["drops"]),
                   store: try m.optionalString("store"), total: try m.optionalInt("total"), more: try m.bool("more", default: false))
+        nextRow = try m.optionalInt("nextRow")
     }
 }

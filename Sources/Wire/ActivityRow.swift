@@ -122,22 +122,61 @@ public struct ActivityRow: Equatable, Sendable {
     }
 
     /// Reads a row of the sync shape; throws `WireError` naming what is wrong.
+    ///
+    /// One pass over the members (a sync reads a million of these): each key is matched once
+    /// rather than looked up by name among twenty.
     public init(json: JSON) throws {
-        let m = try Members(json, "row")
-        let kindName = try m.string("kind")
-        guard let kind = Kind(rawValue: kindName) else { throw WireError("row.kind \(kindName) is not a kind") }
-        guard let tapJSON = m.present("tap"), let tap = Tap(json: tapJSON) else { throw WireError("row.tap is not a tap") }
-        let pushName = try m.string("push")
-        guard let push = PushStatus(pushName) else { throw WireError("row.push \(pushName) is not a push state") }
-        let media = try m.object("media")
-        self.init(id: try m.int("id"), event: try m.string("event"), recipient: try m.string("recipient"), kind: kind,
-                  actor: try m.optionalString("actor"), title: try m.string("title"), body: try m.string("body"),
-                  media: Media(face: try media.optionalString("face"), image: try media.optionalString("image"),
-                               facepile: try media.present("facepile").map { _ in try media.strings("facepile") }),
-                  tap: tap, thread: try m.string("thread"), push: push, subject: try RowSubject(json: json["subject"]),
-                  createdAt: try m.time("createdAt"), version: try m.int("version"),
-                  seenAt: try m.optionalTime("seenAt"), readAt: try m.optionalTime("readAt"),
-                  deleted: try m.bool("deleted", default: false), withheld: try m.bool("withheld", default: false))
+        guard case .object(let members) = json else { throw WireError("row must be an object") }
+        var id: Int?, event: String?, recipient: String?, kind: Kind?, actor: String?, title: String?, body: String?
+        var media = Media(), tap: Tap?, thread: String?, push: PushStatus?, subject = RowSubject()
+        var createdAt: Int64?, version: Int?, seenAt: Int64?, readAt: Int64?, deleted = false, withheld = false
+        func time(_ value: JSON, _ name: String) throws -> Int64? {
+            if value.isNull { return nil }
+            guard let text = value.string, let at = Timestamp.parse(text) else { throw WireError("row.\(name) must be an RFC 3339 time") }
+            return at
+        }
+        for (key, value) in members {
+            switch key {
+            case "id": id = value.int
+            case "event": event = value.string
+            case "recipient": recipient = value.string
+            case "kind":
+                guard let name = value.string, let known = Kind(rawValue: name) else { throw WireError("row.kind is not a kind") }
+                kind = known
+            case "actor": actor = value.string
+            case "title": title = value.string
+            case "body": body = value.string
+            case "media":
+                let m = try Members(value, "row.media")
+                media = Media(face: try m.optionalString("face"), image: try m.optionalString("image"),
+                              facepile: try m.present("facepile").map { _ in try m.strings("facepile") })
+            case "tap":
+                guard let parsed = Tap(json: value) else { throw WireError("row.tap is not a tap") }
+                tap = parsed
+            case "thread": thread = value.string
+            case "push":
+                guard let name = value.string, let status = PushStatus(name) else { throw WireError("row.push is not a push state") }
+                push = status
+            case "subject": subject = try RowSubject(json: value)
+            case "createdAt": createdAt = try time(value, key)
+            case "version": version = value.int
+            case "seenAt": seenAt = try time(value, key)
+            case "readAt": readAt = try time(value, key)
+            case "deleted": deleted = value.bool ?? false
+            case "withheld": withheld = value.bool ?? false
+            default: break
+            }
+        }
+        guard let id else { throw WireError("row.id must be a whole number") }
+        guard let event, let recipient, let title, let body, let thread else {
+            throw WireError("row \(id) lacks one of event, recipient, title, body, thread")
+        }
+        guard let kind, let tap, let push, let createdAt, let version else {
+            throw WireError("row \(id) lacks one of kind, tap, push, createdAt, version")
+        }
+        self.init(id: id, event: event, recipient: recipient, kind: kind, actor: actor, title: title, body: body, media: media,
+                  tap: tap, thread: thread, push: push, subject: subject, createdAt: createdAt, version: version,
+                  seenAt: seenAt, readAt: readAt, deleted: deleted, withheld: withheld)
     }
 }
 

@@ -3,7 +3,7 @@ import Foundation
 let benchCommand = Command(
     name: "bench",
     summary: "Run a benchmark and print its figures (build with -c release).",
-    usage: "stepo bench engine [--only uniform|follows|hearts|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER]  |  stepo bench sync [--seconds 30]  |  stepo bench inbox [--rows 100000]",
+    usage: "stepo bench engine [--only uniform|follows|hearts|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER]  |  stepo bench sync [--rows 10000,100000,1000000] [--first-only] [--seconds 30]  |  stepo bench inbox [--rows 100000]",
     details: """
     engine: uniform worlds — one publish to 100,000 followers into a store of 1,000,000 rows
     (against a raw INSERT … SELECT of the same rows), counts for a user with 10,000 rows,
@@ -11,10 +11,12 @@ let benchCommand = Command(
     one account, a million hearts to one person over ten days, one publish to a million
     followers, counts for a person with a million rows. --fraction shrinks every world for a
     quick look (the targets are for 1).
-    sync: against a `stepo serve` child on loopback — initial sync of 10,000 rows, one new row
-    from event to replica, and 50 long-polling clients under 200 events/s for --seconds.
+    sync: a first sync of --rows rows (10000,100000,1000000) by the real `stepo sync` against a
+    `stepo serve` child, timed from its start and with its peak memory; one new row from event
+    to replica; 50 long-polling clients under 200 events/s for --seconds. --first-only stops
+    after the first syncs.
     """,
-    options: ["dir", "only", "scale", "fraction", "seconds", "role", "port", "tokens", "rows"], flags: []
+    options: ["dir", "only", "scale", "fraction", "seconds", "role", "port", "tokens", "rows"], flags: ["first-only"]
 ) { arguments in
     switch arguments.positionals.first {
     case "engine":

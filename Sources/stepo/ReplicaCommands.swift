@@ -65,10 +65,15 @@ let syncCommand = Command(
     --server, the server is the default store in this process (seeded from sample-data on
     first run). --watch keeps syncing with long-polls and prints each change, until Ctrl-C.
     The replica lives in $XDG_STATE_HOME/stepo/replicas (~/.local/state/stepo/replicas).
+    A first sync shows a progress bar when stderr is a terminal.
     """,
     options: ["db", "user", "server", "token"], flags: ["watch"]
 ) { arguments in
     let client = try Client(arguments)
+    if isatty(2) == 1 {
+        let bar = ProgressBar()
+        client.engine.onProgress = { received, total in bar.show(received, of: total) }
+    }
     repeat {
         do {
             let applied = try client.engine.sync(wait: arguments.has("watch") ? 25 : 0)
@@ -147,4 +152,37 @@ func themeFolders() -> [String] {
     var seen = Set<String>()
     return (explicit + projectPaths("themes")).map { URL(fileURLWithPath: $0).standardized.path }
         .filter { FileManager.default.fileExists(atPath: $0) && seen.insert($0).inserted }
+}
+
+/// A progress bar on stderr, redrawn in place: `[########------------]  37%  37,000 / 100,000 rows`.
+final class ProgressBar: @unchecked Sendable {
+    private var last = -1
+    private var finished = false
+
+    func show(_ received: Int, of total: Int) {
+        guard total > 0, !finished else { return }
+        let percent = min(100, received * 100 / total)
+        guard percent != last else { return }
+        last = percent
+        let width = 30
+        let filled = percent * width / 100
+        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+        var line = "\r[\(bar)] \(String(format: "%3d", percent))%  \(ProgressBar.grouped(received)) / \(ProgressBar.grouped(total)) rows"
+        if received >= total {
+            line += "\n"
+            finished = true
+        }
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    /// 1234567 as 1,234,567.
+    static func grouped(_ number: Int) -> String {
+        let digits = Array(String(number))
+        var out = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0 && (digits.count - index) % 3 == 0 { out.append(",") }
+            out.append(digit)
+        }
+        return out
+    }
 }

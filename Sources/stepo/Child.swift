@@ -1,0 +1,53 @@
+import Foundation
+
+/// A child process a bench starts and measures: started with posix_spawn (its output in a
+/// file), and reaped with wait4 for its own peak memory and time.
+struct Child {
+    let pid: pid_t
+    let started: DispatchTime
+
+    static func start(_ arguments: [String], log: String, environment: [String: String] = [:]) throws -> Child {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { _, new in new }
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in argv + envp { free(pointer) } }
+        var pid: pid_t = 0
+        let started = DispatchTime.now()
+        let result = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
+        guard result == 0 else { throw CommandError(description: "cannot start \(arguments[0]): \(String(cString: strerror(result)))") }
+        return Child(pid: pid, started: started)
+    }
+
+    /// Waits for it to exit: its status, seconds since it started, and peak resident memory.
+    func wait() -> (status: Int32, seconds: Double, megabytes: Double) {
+        var status: Int32 = 0
+        var usage = rusage()
+        _ = wait4(pid, &status, 0, &usage)
+        return ((status >> 8) & 0xff, BenchFigures.seconds(since: started), Double(usage.ru_maxrss) / 1024)
+    }
+
+    /// SIGTERM, then reaped.
+    func stop() {
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        _ = waitpid(pid, &status, 0)
+    }
+
+    /// The address `stepo serve` said it listens on, in its log.
+    static func address(in log: String) throws -> String {
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            if let range = text.range(of: #"http://127\.0\.0\.1:\d+"#, options: .regularExpression) { return String(text[range]) }
+            usleep(20_000)
+        }
+        throw CommandError(description: "stepo serve did not start")
+    }
+}
