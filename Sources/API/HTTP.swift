@@ -46,6 +46,12 @@ public struct HTTPResponse: Sendable {
         self.body = Data(json.serialized.utf8)
     }
 
+    /// JSON text already written.
+    public init(status: Int, jsonBytes: [UInt8]) {
+        self.status = status
+        self.body = Data(jsonBytes)
+    }
+
     public static func ok(_ json: JSON) -> HTTPResponse { HTTPResponse(status: 200, json: json) }
 }
 

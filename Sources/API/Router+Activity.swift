@@ -23,7 +23,7 @@ extension Router {
                 return response
             }
         }
-        return .ok(page.json)
+        return HTTPResponse(status: 200, jsonBytes: page.bytes)
     }
 
     /// The most rows one page may ask for.

@@ -22,10 +22,17 @@ extension Store {
             var reader = RowReader()
             var stored: [StoredRow]
             if let afterRow, afterRow > 0 {
-                // Inside version + 1, after row `afterRow`: a row-value range of the version index.
+                // The rest of version + 1 after row `afterRow`, then the versions after it: two
+                // ranges of the version index (a row-value comparison would walk the version
+                // from its start, and a million-row change page by page is then quadratic).
                 stored = try db.query("""
-                    \(RowReader.select) WHERE n.recipient = ? AND (n.version, n.id) > (?, ?) ORDER BY n.version, n.id LIMIT ?
+                    \(RowReader.select) WHERE n.recipient = ? AND n.version = ? AND n.id > ? ORDER BY n.id LIMIT ?
                     """, [user.key, version + 1, afterRow, limit + 1]) { reader.read($0) }
+                if stored.count <= limit {
+                    stored += try db.query("""
+                        \(RowReader.select) WHERE n.recipient = ? AND n.version > ? ORDER BY n.version, n.id LIMIT ?
+                        """, [user.key, version + 1, limit + 1 - stored.count]) { reader.read($0) }
+                }
             } else {
                 stored = try db.query("""
                     \(RowReader.select) WHERE n.recipient = ? AND n.version > ? ORDER BY n.version, n.id LIMIT ?

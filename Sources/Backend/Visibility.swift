@@ -22,6 +22,8 @@ public final class Visibility {
     private var personVisible: [Int: Bool] = [:]
     private var contentVisible: [Int: Bool] = [:]
     private var steps: [Int: StepRecord] = [:]
+    private var journeys: [Int: Bool] = [:]
+    private var comments: [Int: Bool] = [:]
 
     public init(store: Store, viewer: UserRecord) {
         self.store = store
@@ -100,11 +102,25 @@ public final class Visibility {
             guard let step = try step(key), try canSee(step: step) else { return false }
         }
         if let key = stored.journeyKey {
-            guard let journey = try store.journey(key: key), try canSee(journey: journey) else { return false }
+            guard try journeyVisible(key) else { return false }
         }
         if let key = stored.commentKey {
-            guard let comment = try store.comment(key: key), try canSee(comment: comment) else { return false }
+            guard try commentVisible(key) else { return false }
         }
         return true
+    }
+
+    private func journeyVisible(_ key: Int) throws -> Bool {
+        if let known = journeys[key] { return known }
+        let visible = try store.journey(key: key).map(canSee(journey:)) ?? false
+        journeys[key] = visible
+        return visible
+    }
+
+    private func commentVisible(_ key: Int) throws -> Bool {
+        if let known = comments[key] { return known }
+        let visible = try store.comment(key: key).map(canSee(comment:)) ?? false
+        comments[key] = visible
+        return visible
     }
 }

@@ -205,6 +205,87 @@ public indirect enum JSON: Equatable, Sendable {
     }
 }
 
+/// Writes JSON text straight into bytes, for documents too large to build as a tree first
+/// (a sync page). Commas go where they belong; keys are written as given.
+public struct JSONWriter {
+    public private(set) var bytes: [UInt8] = []
+    private var needsComma = false
+
+    public init(capacity: Int = 1024) { bytes.reserveCapacity(capacity) }
+
+    private mutating func separate() {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        needsComma = true
+    }
+
+    public mutating func beginObject() {
+        separate()
+        bytes.append(UInt8(ascii: "{"))
+        needsComma = false
+    }
+
+    public mutating func endObject() {
+        bytes.append(UInt8(ascii: "}"))
+        needsComma = true
+    }
+
+    public mutating func beginArray() {
+        separate()
+        bytes.append(UInt8(ascii: "["))
+        needsComma = false
+    }
+
+    public mutating func endArray() {
+        bytes.append(UInt8(ascii: "]"))
+        needsComma = true
+    }
+
+    /// A member's name; its value comes next.
+    public mutating func key(_ name: StaticString) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: "\":".utf8)
+        needsComma = false
+    }
+
+    public mutating func string(_ text: String) {
+        separate()
+        JSON.writeString(text, to: &bytes)
+    }
+
+    public mutating func int(_ value: Int) {
+        separate()
+        if value >= 0 && value < 10 { bytes.append(UInt8(48 + value)); return }
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    public mutating func bool(_ value: Bool) {
+        separate()
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
+    public mutating func null() {
+        separate()
+        bytes.append(contentsOf: "null".utf8)
+    }
+
+    /// A value as a tree.
+    public mutating func value(_ json: JSON) {
+        separate()
+        json.write(to: &bytes)
+    }
+
+    /// JSON text written elsewhere, verbatim.
+    public mutating func fragment(_ text: String) {
+        separate()
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// What was written, as text.
+    public var text: String { String(decoding: bytes, as: UTF8.self) }
+}
+
 extension JSON: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral {
     public init(stringLiteral value: String) { self = .string(value) }
     public init(integerLiteral value: Int) { self = .int(value) }

@@ -12,11 +12,11 @@ import Foundation
 struct JSONParser {
     static let maximumDepth = 64
 
-    private let bytes: UnsafeBufferPointer<UInt8>
-    private var i = 0
+    fileprivate let bytes: UnsafeBufferPointer<UInt8>
+    fileprivate var i = 0
     private var depth = 0
 
-    private init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    fileprivate init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
     static func parse(_ data: Data) throws -> JSON {
         try data.withUnsafeBytes { raw in
@@ -33,11 +33,11 @@ struct JSONParser {
         return value
     }
 
-    private func error(_ what: String) -> JSON.ParseError {
+    fileprivate func error(_ what: String) -> JSON.ParseError {
         JSON.ParseError(description: "malformed JSON at byte \(i): \(what)")
     }
 
-    private mutating func skipSpace() {
+    fileprivate mutating func skipSpace() {
         while i < bytes.count {
             switch bytes[i] {
             case 0x20, 0x09, 0x0A, 0x0D: i += 1
@@ -46,7 +46,7 @@ struct JSONParser {
         }
     }
 
-    private mutating func value() throws -> JSON {
+    fileprivate mutating func value() throws -> JSON {
         guard i < bytes.count else { throw error("unexpected end") }
         switch bytes[i] {
         case UInt8(ascii: "{"): return try object()
@@ -60,7 +60,7 @@ struct JSONParser {
         }
     }
 
-    private mutating func literal(_ word: StaticString) throws {
+    fileprivate mutating func literal(_ word: StaticString) throws {
         let count = word.utf8CodeUnitCount
         guard i + count <= bytes.count else { throw error("unexpected end") }
         for k in 0..<count where bytes[i + k] != word.utf8Start[k] { throw error("unknown literal") }
@@ -114,7 +114,7 @@ struct JSONParser {
         }
     }
 
-    private mutating func number() throws -> JSON {
+    fileprivate mutating func number() throws -> JSON {
         let start = i
         var negative = false
         if bytes[i] == UInt8(ascii: "-") { negative = true; i += 1 }
@@ -159,18 +159,19 @@ struct JSONParser {
 
     private func isDigit(_ b: UInt8) -> Bool { b >= 48 && b <= 57 }
 
-    private mutating func string() throws -> String {
+    fileprivate mutating func string() throws -> String {
         i += 1  // the opening quote
         let start = i
         // The common case: no escapes. Find the closing quote, checking for controls.
+        var high: UInt8 = 0
         while i < bytes.count {
             let b = bytes[i]
             if b == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<i])
                 i += 1
-                guard let text = String(validating: slice, as: UTF8.self) else { throw error("invalid UTF-8 in a string") }
-                return text
+                return try text(slice, ascii: high < 0x80)
             }
+            high |= b
             if b == UInt8(ascii: "\\") { break }
             if b < 0x20 { throw error("a control character inside a string") }
             i += 1
@@ -182,8 +183,7 @@ struct JSONParser {
             let b = bytes[i]
             if b == UInt8(ascii: "\"") {
                 i += 1
-                guard let text = String(validating: out, as: UTF8.self) else { throw error("invalid UTF-8 in a string") }
-                return text
+                return try out.withUnsafeBufferPointer { try text($0, ascii: false) }
             }
             if b < 0x20 { throw error("a control character inside a string") }
             if b != UInt8(ascii: "\\") { out.append(b); i += 1; continue }
@@ -222,6 +222,15 @@ struct JSONParser {
         throw error("unterminated string")
     }
 
+    /// The string these bytes spell, refused when they are not valid UTF-8. (`String(validating:)`
+    /// is generic and costs a metadata lookup per call; decoding and comparing is not.)
+    private func text(_ slice: UnsafeBufferPointer<UInt8>, ascii: Bool) throws -> String {
+        let text = String(decoding: slice, as: UTF8.self)
+        // Decoding replaces what is not UTF-8; a text that reads back as its bytes had none.
+        guard ascii || text.utf8.elementsEqual(slice) else { throw error("invalid UTF-8 in a string") }
+        return text
+    }
+
     private mutating func hex4() throws -> UInt32 {
         guard i + 4 <= bytes.count else { throw error("a short \\u escape") }
         var value: UInt32 = 0
@@ -238,5 +247,117 @@ struct JSONParser {
             i += 1
         }
         return value
+    }
+}
+
+/// A pull reader over JSON text, for decoding a large document straight into typed values
+/// without building the `JSON` tree first (a sync page is two thousand rows).
+///
+/// Same grammar and limits as `JSON.parse`. Read an object with `beginObject` and
+/// `nextKey` until it answers nil; an array with `beginArray` and `nextElement`; anything
+/// else with `value()`.
+public struct JSONReader {
+    private var parser: JSONParser
+    /// Whether the container just begun has had a member or element yet.
+    private var fresh = false
+
+    private init(_ bytes: UnsafeBufferPointer<UInt8>) { parser = JSONParser(bytes) }
+
+    /// Reads `data` with `body`, which must read exactly one value; throws on what is left.
+    public static func read<T>(_ data: Data, _ body: (inout JSONReader) throws -> T) throws -> T {
+        try data.withUnsafeBytes { raw in
+            var reader = JSONReader(raw.bindMemory(to: UInt8.self))
+            reader.parser.skipSpace()
+            let result = try body(&reader)
+            reader.parser.skipSpace()
+            guard reader.parser.i == reader.parser.bytes.count else { throw reader.parser.error("extra text after the JSON value") }
+            return result
+        }
+    }
+
+    private var next: UInt8? {
+        parser.i < parser.bytes.count ? parser.bytes[parser.i] : nil
+    }
+
+    /// A `ParseError` at the current byte.
+    public func error(_ what: String) -> JSON.ParseError { parser.error(what) }
+
+    public mutating func beginObject() throws {
+        guard next == UInt8(ascii: "{") else { throw error("expected an object") }
+        parser.i += 1
+        fresh = true
+    }
+
+    /// The next member's name (the reader then stands at its value), or nil at the object's end.
+    public mutating func nextKey() throws -> String? {
+        parser.skipSpace()
+        if next == UInt8(ascii: "}") { parser.i += 1; fresh = false; return nil }
+        if !fresh {
+            guard next == UInt8(ascii: ",") else { throw error("expected ',' or '}'") }
+            parser.i += 1
+            parser.skipSpace()
+        }
+        fresh = false
+        guard next == UInt8(ascii: "\"") else { throw error("expected a member name") }
+        let key = try parser.string()
+        parser.skipSpace()
+        guard next == UInt8(ascii: ":") else { throw error("expected ':'") }
+        parser.i += 1
+        parser.skipSpace()
+        return key
+    }
+
+    public mutating func beginArray() throws {
+        guard next == UInt8(ascii: "[") else { throw error("expected an array") }
+        parser.i += 1
+        fresh = true
+    }
+
+    /// Whether another element follows (the reader then stands at it); false at the array's end.
+    public mutating func nextElement() throws -> Bool {
+        parser.skipSpace()
+        if next == UInt8(ascii: "]") { parser.i += 1; fresh = false; return false }
+        if !fresh {
+            guard next == UInt8(ascii: ",") else { throw error("expected ',' or ']'") }
+            parser.i += 1
+            parser.skipSpace()
+        }
+        fresh = false
+        return true
+    }
+
+    /// Whether the value here is `null`; if so it is read.
+    public mutating func null() throws -> Bool {
+        guard next == UInt8(ascii: "n") else { return false }
+        try parser.literal("null")
+        return true
+    }
+
+    public mutating func string() throws -> String {
+        guard next == UInt8(ascii: "\"") else { throw error("expected a string") }
+        return try parser.string()
+    }
+
+    public mutating func optionalString() throws -> String? {
+        try null() ? nil : try string()
+    }
+
+    public mutating func int() throws -> Int {
+        guard let int = try value().int else { throw error("expected a whole number") }
+        return int
+    }
+
+    public mutating func optionalInt() throws -> Int? {
+        try null() ? nil : try int()
+    }
+
+    public mutating func bool() throws -> Bool {
+        guard let bool = try value().bool else { throw error("expected true or false") }
+        return bool
+    }
+
+    /// The value here, whole, as a tree.
+    public mutating func value() throws -> JSON {
+        try parser.value()
     }
 }

@@ -1,5 +1,5 @@
 /// Where a tap on the row or its push lands. The row and the push land on the same screen.
-public enum Tap: Equatable, Sendable {
+public enum Tap: Hashable, Sendable {
     public enum Comments: String, Sendable { case closed, open, highlight }
     public enum ProfileAction: String, Sendable { case followBack, acceptDecline, none }
     public enum JourneyPanel: String, Sendable { case people, none }
@@ -32,44 +32,36 @@ public enum Tap: Equatable, Sendable {
     }
 
     /// The contract shape: `{"screen": …, …}` as `stepo ingest` prints it.
-    public var json: JSON {
-        switch self {
-        case let .step(id, comments, comment):
-            return .members([("screen", "step"), ("step", .string(id)), ("comments", .string(comments.rawValue)),
-                             ("comment", comment.map(JSON.string))])
-        case let .profile(user, action):
-            return .object([("screen", "profile"), ("user", .string(user)), ("action", .string(action.rawValue))])
-        case let .journey(id, panel):
-            return .object([("screen", "journey"), ("journey", .string(id)), ("panel", .string(panel.rawValue))])
-        case let .link(url):
-            return .object([("screen", "link"), ("url", .string(url))])
-        case let .interactions(step):
-            return .object([("screen", "interactions"), ("step", .string(step))])
-        }
-    }
+    public var json: JSON { .fragment(jsonText) }
 
     /// The contract JSON as text, written directly (it is stored with every row).
     public var jsonText: String {
-        var out = "{\"screen\":\"\(screen)\""
-        func add(_ key: String, _ value: String) {
-            out += ",\"\(key)\":"
-            JSON.writeString(value, to: &out)
-        }
+        var writer = JSONWriter(capacity: 96)
+        write(to: &writer)
+        return writer.text
+    }
+
+    /// Writes the contract shape: `{"screen": …, …}`.
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("screen"); w.string(screen)
         switch self {
         case let .step(id, comments, comment):
-            add("step", id)
-            add("comments", comments.rawValue)
-            if let comment { add("comment", comment) }
+            w.key("step"); w.string(id)
+            w.key("comments"); w.string(comments.rawValue)
+            if let comment { w.key("comment"); w.string(comment) }
         case let .profile(user, action):
-            add("user", user)
-            add("action", action.rawValue)
+            w.key("user"); w.string(user)
+            w.key("action"); w.string(action.rawValue)
         case let .journey(id, panel):
-            add("journey", id)
-            add("panel", panel.rawValue)
-        case let .link(url): add("url", url)
-        case let .interactions(step): add("step", step)
+            w.key("journey"); w.string(id)
+            w.key("panel"); w.string(panel.rawValue)
+        case let .link(url):
+            w.key("url"); w.string(url)
+        case let .interactions(step):
+            w.key("step"); w.string(step)
         }
-        return out + "}"
+        w.endObject()
     }
 
     public init?(json: JSON) {

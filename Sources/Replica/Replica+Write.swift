@@ -151,7 +151,7 @@ extension Replica {
                               "journey_steps", "supporters", "pending"] {
                     try db.execute("DELETE FROM \(table)")
                 }
-                for key in ["version", "afterRow", "unseen", "unread", "initialTotal", "initialDone", "nextSeq"] { try clearMeta(key) }
+                for key in ["version", "afterRow", "unseen", "unread", "initialTotal", "initialReceived", "initialDone", "nextSeq"] { try clearMeta(key) }
                 try setMeta("store", identity)
                 markCache = nil
             }
@@ -164,11 +164,30 @@ extension Replica {
     /// after the commit, so no copy of it stays in the file.
     public func apply(_ page: ActivityPage) throws {
         try locked {
+            // The page's commit leaves the copying into the file to the checkpointer.
+            try db.execute("PRAGMA wal_autocheckpoint = 0")
+            // A long pull (a first sync) inserts into every index at once: their working pages
+            // stay cached until it ends, then the cache is given back.
+            try db.execute(page.more ? "PRAGMA cache_size = -\(Replica.pullCacheKiB)" : "PRAGMA cache_size = -2000")
+            // The log restarts only once a checkpoint has caught up with it: past its bound,
+            // wait for the checkpointer and finish its work here, so the log cannot grow
+            // beside the file for a whole first sync.
+            if Replica.fileSize(path + "-wal") > Replica.largestLog {
+                checkpointer.wait()
+                try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+            defer {
+                try? db.execute("PRAGMA wal_autocheckpoint = \(Checkpointer.defaultAutocheckpoint)")
+                checkpointer.nudge()
+            }
             try db.transaction {
                 if page.total != nil, try number("version") == 0 {
                     try setMeta("initialTotal", String(page.total ?? 0))
                 }
-                for row in page.rows { try upsert(row) }
+                let added = try upsert(rows: page.rows)
+                if try meta("initialDone") == nil {
+                    try setMeta("initialReceived", String(try number("initialReceived") + added))
+                }
                 for person in page.entities.users { try upsert(person) }
                 for step in page.entities.steps { try upsert(step) }
                 for comment in page.entities.comments { try upsert(comment) }
@@ -203,36 +222,66 @@ extension Replica {
         row.thread.hasPrefix("step:") ? "\(row.thread)|\(row.createdAt / Timestamp.day)" : "row:\(row.id)"
     }
 
-    private func upsert(_ row: ActivityRow) throws {
-        let card = Replica.cardKey(row)
-        let exists = try db.scalar("SELECT EXISTS (SELECT 1 FROM rows WHERE id = ?)", row.id) == 1
+    /// What a page adds to one card: its newest row, how many rows are new to it, and who.
+    struct CardChange {
+        var newest = 0
+        var added = 0
+        var people: Set<String> = []
+    }
+
+    /// Writes one row; true when it is new here. A row seen before keeps the earliest
+    /// `seenAt`/`readAt` either side has.
+    private func upsert(_ row: ActivityRow) throws -> Bool {
+        let values: [SQLBindable] = [
+            row.version, row.kind.rawValue, row.actor, row.title, row.body, row.media.face, row.media.image,
+            row.media.facepile?.joined(separator: "\n"), row.tap.jsonText, row.push.description, row.deleted, row.withheld,
+            row.seenAt, row.readAt, row.id,
+        ]
+        // Most rows of a sync are new: one statement for them, a second only for the rest.
         try db.run("""
-            INSERT INTO rows(id, version, event, created_at, kind, actor, title, body, face, image, facepile, tap, thread, push,
-                             step, journey, comment, tier, seen_at, read_at, deleted, withheld, card)
+            INSERT OR IGNORE INTO rows(version, kind, actor, title, body, face, image, facepile, tap, push, deleted, withheld,
+                                       seen_at, read_at, id, event, created_at, thread, step, journey, comment, tier, card)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (id) DO UPDATE SET version = excluded.version, kind = excluded.kind, actor = excluded.actor,
-                title = excluded.title, body = excluded.body, face = excluded.face, image = excluded.image,
-                facepile = excluded.facepile, tap = excluded.tap, push = excluded.push, deleted = excluded.deleted,
-                withheld = excluded.withheld,
-                seen_at = CASE WHEN rows.seen_at IS NULL THEN excluded.seen_at
-                               WHEN excluded.seen_at IS NULL THEN rows.seen_at ELSE min(rows.seen_at, excluded.seen_at) END,
-                read_at = CASE WHEN rows.read_at IS NULL THEN excluded.read_at
-                               WHEN excluded.read_at IS NULL THEN rows.read_at ELSE min(rows.read_at, excluded.read_at) END
-            """, row.id, row.version, row.event, row.createdAt, row.kind.rawValue, row.actor, row.title, row.body,
-                   row.media.face, row.media.image, row.media.facepile?.joined(separator: "\n"), row.tap.jsonText, row.thread,
-                   row.push.description, row.subject.step, row.subject.journey, row.subject.comment, row.subject.tier,
-                   row.seenAt, row.readAt, row.deleted, row.withheld, card)
-        let person = row.actor ?? row.title
-        if exists {
-            try db.run("UPDATE cards SET newest = max(newest, ?) WHERE key = ?", row.id, card)
-        } else {
-            try db.run("""
-                INSERT INTO cards(key, newest, rows, people) VALUES (?, ?, 1, 0)
-                ON CONFLICT (key) DO UPDATE SET newest = max(newest, excluded.newest), rows = rows + 1
-                """, card, row.id)
+            """, binding: values + [row.event, row.createdAt, row.thread, row.subject.step, row.subject.journey, row.subject.comment,
+                           row.subject.tier, Replica.cardKey(row)])
+        if db.changes > 0 { return true }
+        try db.run("""
+            UPDATE rows SET version = ?1, kind = ?2, actor = ?3, title = ?4, body = ?5, face = ?6, image = ?7, facepile = ?8,
+                tap = ?9, push = ?10, deleted = ?11, withheld = ?12,
+                seen_at = CASE WHEN seen_at IS NULL THEN ?13 WHEN ?13 IS NULL THEN seen_at ELSE min(seen_at, ?13) END,
+                read_at = CASE WHEN read_at IS NULL THEN ?14 WHEN ?14 IS NULL THEN read_at ELSE min(read_at, ?14) END
+            WHERE id = ?15
+            """, binding: values)
+        return false
+    }
+
+    /// A page's rows, and the cards they land in: one write per card, not per row.
+    private func upsert(rows: [ActivityRow]) throws -> Int {
+        var cards: [String: CardChange] = [:]
+        var added = 0
+        for row in rows {
+            let isNew = try upsert(row)
+            let key = Replica.cardKey(row)
+            cards[key, default: CardChange()].newest = max(cards[key]?.newest ?? 0, row.id)
+            if isNew {
+                added += 1
+                cards[key]!.added += 1
+            }
+            cards[key]!.people.insert(row.actor ?? row.title)
         }
-        try db.run("INSERT OR IGNORE INTO card_people(card, person) VALUES (?, ?)", card, person)
-        if db.changes > 0 { try db.run("UPDATE cards SET people = people + 1 WHERE key = ?", card) }
+        for (key, change) in cards {
+            var people = 0
+            for person in change.people {
+                try db.run("INSERT OR IGNORE INTO card_people(card, person) VALUES (?, ?)", key, person)
+                people += db.changes
+            }
+            try db.run("""
+                INSERT INTO cards(key, newest, rows, people) VALUES (?, ?, ?, ?)
+                ON CONFLICT (key) DO UPDATE SET newest = max(newest, excluded.newest), rows = rows + excluded.rows,
+                    people = people + excluded.people
+                """, key, change.newest, change.added, people)
+        }
+        return added
     }
 
     func upsert(_ person: PersonEntity) throws {

@@ -31,15 +31,32 @@ public final class Replica: @unchecked Sendable {
     public let path: String
     /// The marks, read once and kept until they change.
     var markCache: MarkIndex?
+    /// Copies a sync's pages from the log into the file on a thread of its own, so the
+    /// next page is written meanwhile.
+    let checkpointer: Checkpointer
 
     public init(path: String) throws {
         self.path = path
         db = try Replica.open(path)
+        checkpointer = Checkpointer(path: path)
         try locked {
             if try meta("client") == nil {
                 try setMeta("client", "c-" + UUID().uuidString.lowercased().prefix(18))
             }
         }
+    }
+
+    deinit { checkpointer.finish() }
+
+    /// The page cache while a pull has more pages to come (SQLite's default otherwise, 2 MiB).
+    static let pullCacheKiB = 32_000
+
+    /// The write-ahead log's bound during a pull: past it, the next page waits for a checkpoint.
+    static let largestLog = 64 << 20
+
+    static func fileSize(_ path: String) -> Int {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : 0
     }
 
     /// Opens and migrates the file; one written by a build that knows other migrations is a
@@ -123,7 +140,7 @@ public final class Replica: @unchecked Sendable {
     public var initialSync: (received: Int, total: Int)? {
         try? locked {
             guard try meta("initialDone") == nil, let total = try meta("initialTotal").flatMap(Int.init) else { return nil }
-            return (try db.scalar("SELECT count(*) FROM rows") ?? 0, total)
+            return (try number("initialReceived"), total)
         }
     }
 

@@ -30,7 +30,7 @@ public final class SyncEngine: @unchecked Sendable {
     public var onProgress: (@Sendable (Int, Int) -> Void)?
 
     /// Rows per page: large pages keep a first sync of a million rows to a few hundred trips.
-    public static let pageSize = 2000
+    public static let pageSize = 5000
     /// Mutations per request at most.
     public static let batchSize = 500
 
@@ -66,33 +66,26 @@ public final class SyncEngine: @unchecked Sendable {
         do {
             try push()
             var applied = 0
-            var next: PageFetch? = PageFetch(after: replica.version, afterRow: replica.afterRow, wait: wait, engine: self)
-            while let fetch = next {
-                let asked = fetch.position
-                let page = try fetch.page()
-                next = nil
+            // The next page is fetched and read while this one is written: the server and the
+            // replica work side by side.
+            var pages = PagePipe(engine: self, after: replica.version, afterRow: replica.afterRow, wait: wait)
+            defer { pages.close() }
+            while true {
+                let page = try pages.take()
                 if let store = page.store, store != replica.storeIdentity {
                     if replica.storeIdentity != nil || replica.version > 0 {
                         // Another store answers now: what is held here belongs to the old one.
                         try replica.reset(for: store)
-                        next = PageFetch(after: 0, afterRow: 0, wait: 0, engine: self)
+                        pages.close()
+                        pages = PagePipe(engine: self, after: 0, afterRow: 0, wait: 0)
                         continue
                     }
                     try replica.reset(for: store)
                 }
-                // The next page is asked for while this one is written: the server and the
-                // replica work side by side.
-                if page.more {
-                    // A server that answers "more" without moving on would keep this loop forever.
-                    let ask = (page.next, page.nextRow ?? 0)
-                    guard ask != asked else {
-                        throw SyncError(status: 200, description: "the server answered more rows after \(asked.0) but did not move past it")
-                    }
-                    next = PageFetch(after: ask.0, afterRow: ask.1, wait: 0, engine: self)
-                }
                 try replica.apply(page)
                 applied += page.rows.count
                 if let progress = replica.initialSync { onProgress?(progress.received, progress.total) }
+                if !page.more { break }
             }
             setStatus(.synced(at: Date()))
             return applied
@@ -178,32 +171,75 @@ public final class SyncEngine: @unchecked Sendable {
         try call(method, path, query: query, body: body.map { Data($0.serialized.utf8) })
     }
 
-    /// One page of changes, asked for on a thread of its own as soon as it is made.
-    final class PageFetch: @unchecked Sendable {
-        private let done = DispatchSemaphore(value: 0)
-        private var result: Result<ActivityPage, Error> = .failure(Unreachable(description: "not fetched"))
-        /// Where this page starts: the version and the row after which it was asked for.
-        let position: (Int, Int)
+    /// The pages of one pull, fetched and read on a thread of its own one page ahead of the
+    /// writer: the fetcher holds at most one page that has not been taken.
+    final class PagePipe: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var waiting: Result<ActivityPage, Error>?
+        private var closed = false
 
-        init(after: Int, afterRow: Int, wait: Int, engine: SyncEngine) {
-            position = (after, afterRow)
-            var query = ["after": String(after), "afterRow": String(afterRow), "limit": String(engine.pageSize)]
-            if wait > 0 { query["wait"] = String(wait) }
-            let asked = query
-            Thread { [self] in
-                result = Result { try ActivityPage(json: try engine.call("GET", "/v1/activity", query: asked, body: nil)) }
-                done.signal()
-            }.start()
+        init(engine: SyncEngine, after: Int, afterRow: Int, wait: Int) {
+            Thread { [self] in run(engine, ask: (after, afterRow), wait: wait) }.start()
         }
 
-        /// The page, once it has come (or the failure that stopped it).
-        func page() throws -> ActivityPage {
-            done.wait()
+        private func run(_ engine: SyncEngine, ask first: (Int, Int), wait: Int) {
+            var ask = first
+            var wait = wait
+            while true {
+                var result = Result { try engine.page(after: ask.0, afterRow: ask.1, wait: wait) }
+                var next: (Int, Int)?
+                if case .success(let page) = result, page.more {
+                    next = (page.next, page.nextRow ?? 0)
+                    // A server that answers "more" without moving on would keep this loop forever.
+                    if next! == ask {
+                        result = .failure(SyncError(status: 200, description: "the server answered more rows after \(ask.0) but did not move past it"))
+                        next = nil
+                    }
+                }
+                condition.lock()
+                while waiting != nil && !closed { condition.wait() }
+                if closed { condition.unlock(); return }
+                waiting = result
+                condition.broadcast()
+                condition.unlock()
+                guard let next else { return }
+                ask = next
+                wait = 0
+            }
+        }
+
+        /// The next page, once it has come (or the failure that stopped the pull).
+        func take() throws -> ActivityPage {
+            condition.lock()
+            defer { condition.unlock() }
+            while waiting == nil { condition.wait() }
+            let result = waiting!
+            waiting = nil
+            condition.broadcast()
             return try result.get()
+        }
+
+        /// The writer is done with this pull: the fetcher stops at its next page.
+        func close() {
+            condition.lock()
+            closed = true
+            condition.broadcast()
+            condition.unlock()
         }
     }
 
-    fileprivate func call(_ method: String, _ path: String, query: [String: String], body: Data?) throws -> JSON {
+    /// One page of changes from the server, read straight from its bytes.
+    private func page(after: Int, afterRow: Int, wait: Int) throws -> ActivityPage {
+        var query = ["after": String(after), "afterRow": String(afterRow), "limit": String(pageSize)]
+        if wait > 0 { query["wait"] = String(wait) }
+        let (status, data) = try transport.perform(method: "GET", path: "/v1/activity", query: query, body: nil)
+        guard status == 200 else { throw error(status, data) }
+        do { return try ActivityPage(data: data) } catch let error as JSON.ParseError {
+            throw WireError(error.description)
+        }
+    }
+
+    private func call(_ method: String, _ path: String, query: [String: String], body: Data?) throws -> JSON {
         let (status, data) = try transport.perform(method: method, path: path, query: query, body: body)
         guard status == 200, let json = try? JSON.parse(data) else { throw error(status, data) }
         return json

@@ -116,6 +116,11 @@ public final class Database {
         try cached(sql).bind(values).run()
     }
 
+    /// Runs `sql` with an array of `values` bound, ignoring results.
+    public func run(_ sql: String, binding values: [SQLBindable]) throws {
+        try cached(sql).bind(values).run()
+    }
+
     /// Every row of `sql`, mapped.
     public func query<T>(_ sql: String, _ values: [SQLBindable] = [], _ transform: (Row) throws -> T) throws -> [T] {
         try cached(sql).bind(values).map(transform)

@@ -1,3 +1,4 @@
+import Foundation
 import Notifications
 
 /// A stamp over many rows: every row of the reader's up to `throughRow` (a row id) is seen,
@@ -107,17 +108,54 @@ public struct ActivityPage: Equatable, Sendable {
     /// Whether the page carries nothing: no rows, marks or drops.
     public var isEmpty: Bool { rows.isEmpty && marks.isEmpty && drops.isEmpty }
 
-    public var json: JSON {
-        .members([
-            ("rows", .array(rows.map(\.json))), ("entities", entities.json), ("counts", counts.json), ("next", .int(next)),
-            ("marks", .array(marks.map(\.json))), ("drops", drops.json), ("store", store.map(JSON.string)),
-            ("total", total.map(JSON.int)), ("more", .bool(more)), ("nextRow", nextRow.map(JSON.int)),
-        ])
+    public var json: JSON { .fragment(String(decoding: bytes, as: UTF8.self)) }
+
+    /// The page as JSON text, its rows written straight into the bytes.
+    public var bytes: [UInt8] {
+        var w = JSONWriter(capacity: 700 * rows.count + 4096)
+        w.beginObject()
+        w.key("rows")
+        w.beginArray()
+        for row in rows { row.write(to: &w, state: true) }
+        w.endArray()
+        w.key("entities"); w.value(entities.json)
+        w.key("counts"); w.value(counts.json)
+        w.key("next"); w.int(next)
+        w.key("marks"); w.value(.array(marks.map(\.json)))
+        w.key("drops"); w.value(drops.json)
+        if let store { w.key("store"); w.string(store) }
+        if let total { w.key("total"); w.int(total) }
+        w.key("more"); w.bool(more)
+        if let nextRow { w.key("nextRow"); w.int(nextRow) }
+        w.endObject()
+        return w.bytes
     }
 
     public init(json: JSON) throws {
+        try self.init(data: Data(json.serialized.utf8))
+    }
+
+    /// Reads a page from its JSON text: rows straight from the bytes, the rest as small trees.
+    public init(data: Data) throws {
+        var rows: [ActivityRow] = []
+        var rest: [(String, JSON)] = []
+        var sawRows = false
+        try JSONReader.read(data) { r in
+            guard (try? r.beginObject()) != nil else { throw WireError("page must be an object") }
+            while let key = try r.nextKey() {
+                if key == "rows" {
+                    sawRows = true
+                    guard (try? r.beginArray()) != nil else { throw WireError("page.rows must be an array") }
+                    while try r.nextElement() { rows.append(try ActivityRow(reading: &r)) }
+                } else {
+                    rest.append((key, try r.value()))
+                }
+            }
+        }
+        guard sawRows else { throw WireError("page.rows must be an array") }
+        let json = JSON.object(rest)
         let m = try Members(json, "page")
-        self.init(rows: try m.array("rows").map(ActivityRow.init(json:)), entities: try Entities(json: json["entities"]),
+        self.init(rows: rows, entities: try Entities(json: json["entities"]),
                   counts: try Counts(json: json["counts"] ?? .null), next: try m.int("next"),
                   marks: try m.array("marks", optional: true).map(Mark.init(json:)), drops: try Drops(json: json["drops"]),
                   store: try m.optionalString("store"), total: try m.optionalInt("total"), more: try m.bool("more", default: false))

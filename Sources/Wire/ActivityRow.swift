@@ -1,3 +1,4 @@
+import Foundation
 import Notifications
 
 /// What a row is about, beyond its tap: the step, journey and comment its copy may quote,
@@ -92,79 +93,117 @@ public struct ActivityRow: Equatable, Sendable {
 
     /// The `stepo ingest` line: exactly the contract's keys, in its order.
     public var contractJSON: JSON {
-        .object(contractMembers)
-    }
-
-    private var contractMembers: [(String, JSON)] {
-        var members: [(String, JSON)] = [
-            ("event", .string(event)), ("id", .int(id)), ("recipient", .string(recipient)),
-            ("kind", .string(kind.rawValue)), ("category", .string(kind.category.rawValue)),
-            ("priority", .string(kind.priority.rawValue)),
-        ]
-        if let actor { members.append(("actor", .string(actor))) }
-        members += [
-            ("title", .string(title)), ("body", .string(body)), ("media", media.json), ("tap", .fragment(tap.jsonText)),
-            ("thread", .string(thread)), ("push", .string(push.description)),
-        ]
-        return members
+        var writer = JSONWriter(capacity: 512)
+        write(to: &writer, state: false)
+        return .fragment(writer.text)
     }
 
     /// The contract's keys plus the row's state, as the activity listing and sync carry it.
     public var json: JSON {
-        var members = contractMembers
-        members += [
-            ("version", .int(version)), ("createdAt", .string(Timestamp.format(createdAt))),
-            ("seenAt", seenAt.timeJSON), ("readAt", readAt.timeJSON), ("deleted", .bool(deleted)),
-        ]
-        if !subject.isEmpty { members.append(("subject", subject.json)) }
-        if withheld { members.append(("withheld", true)) }
-        return .object(members)
+        var writer = JSONWriter(capacity: 640)
+        write(to: &writer, state: true)
+        return .fragment(writer.text)
+    }
+
+    /// Writes the row as one object: the contract's keys in its order, then (with `state`) the
+    /// version, times, flags and subject. The only writer of a row: a sync page of two
+    /// thousand is written straight into its bytes.
+    public func write(to w: inout JSONWriter, state: Bool) {
+        w.beginObject()
+        w.key("event"); w.string(event)
+        w.key("id"); w.int(id)
+        w.key("recipient"); w.string(recipient)
+        w.key("kind"); w.string(kind.rawValue)
+        w.key("category"); w.string(kind.category.rawValue)
+        w.key("priority"); w.string(kind.priority.rawValue)
+        if let actor { w.key("actor"); w.string(actor) }
+        w.key("title"); w.string(title)
+        w.key("body"); w.string(body)
+        w.key("media")
+        w.beginObject()
+        if let face = media.face { w.key("face"); w.string(face) }
+        if let image = media.image { w.key("image"); w.string(image) }
+        if let facepile = media.facepile {
+            w.key("facepile")
+            w.beginArray()
+            for face in facepile { w.string(face) }
+            w.endArray()
+        }
+        w.endObject()
+        w.key("tap"); tap.write(to: &w)
+        w.key("thread"); w.string(thread)
+        w.key("push"); w.string(push.description)
+        if state {
+            w.key("version"); w.int(version)
+            w.key("createdAt"); w.string(Timestamp.format(createdAt))
+            w.key("seenAt"); if let seenAt { w.string(Timestamp.format(seenAt)) } else { w.null() }
+            w.key("readAt"); if let readAt { w.string(Timestamp.format(readAt)) } else { w.null() }
+            w.key("deleted"); w.bool(deleted)
+            if !subject.isEmpty {
+                w.key("subject")
+                w.beginObject()
+                if let step = subject.step { w.key("step"); w.string(step) }
+                if let journey = subject.journey { w.key("journey"); w.string(journey) }
+                if let comment = subject.comment { w.key("comment"); w.string(comment) }
+                if let tier = subject.tier { w.key("tier"); w.string(tier) }
+                w.endObject()
+            }
+            if withheld { w.key("withheld"); w.bool(true) }
+        }
+        w.endObject()
     }
 
     /// Reads a row of the sync shape; throws `WireError` naming what is wrong.
-    ///
-    /// One pass over the members (a sync reads a million of these): each key is matched once
-    /// rather than looked up by name among twenty.
     public init(json: JSON) throws {
-        guard case .object(let members) = json else { throw WireError("row must be an object") }
+        let text = Data(json.serialized.utf8)
+        self = try JSONReader.read(text) { try ActivityRow(reading: &$0) }
+    }
+
+    /// Reads a row of the sync shape where `reader` stands, in one pass over its members (a
+    /// sync reads a million of these). Throws `WireError` naming what is wrong.
+    public init(reading r: inout JSONReader) throws {
         var id: Int?, event: String?, recipient: String?, kind: Kind?, actor: String?, title: String?, body: String?
         var media = Media(), tap: Tap?, thread: String?, push: PushStatus?, subject = RowSubject()
         var createdAt: Int64?, version: Int?, seenAt: Int64?, readAt: Int64?, deleted = false, withheld = false
-        func time(_ value: JSON, _ name: String) throws -> Int64? {
-            if value.isNull { return nil }
-            guard let text = value.string, let at = Timestamp.parse(text) else { throw WireError("row.\(name) must be an RFC 3339 time") }
+        func time(_ r: inout JSONReader, _ name: String) throws -> Int64? {
+            guard let text = try r.optionalString() else { return nil }
+            guard let at = Timestamp.parse(text) else { throw WireError("row.\(name) must be an RFC 3339 time") }
             return at
         }
-        for (key, value) in members {
+        func text(_ r: inout JSONReader, _ name: String) throws -> String? {
+            do { return try r.optionalString() } catch { throw WireError("row.\(name) must be a string") }
+        }
+        guard (try? r.beginObject()) != nil else { throw WireError("row must be an object") }
+        while let key = try r.nextKey() {
             switch key {
-            case "id": id = value.int
-            case "event": event = value.string
-            case "recipient": recipient = value.string
+            case "id": id = try? r.int()
+            case "event": event = try text(&r, key)
+            case "recipient": recipient = try text(&r, key)
             case "kind":
-                guard let name = value.string, let known = Kind(rawValue: name) else { throw WireError("row.kind is not a kind") }
+                guard let name = try text(&r, key), let known = Kind(rawValue: name) else { throw WireError("row.kind is not a kind") }
                 kind = known
-            case "actor": actor = value.string
-            case "title": title = value.string
-            case "body": body = value.string
+            case "actor": actor = try text(&r, key)
+            case "title": title = try text(&r, key)
+            case "body": body = try text(&r, key)
             case "media":
-                let m = try Members(value, "row.media")
+                let m = try Members(try r.value(), "row.media")
                 media = Media(face: try m.optionalString("face"), image: try m.optionalString("image"),
                               facepile: try m.present("facepile").map { _ in try m.strings("facepile") })
             case "tap":
-                guard let parsed = Tap(json: value) else { throw WireError("row.tap is not a tap") }
+                guard let parsed = Tap(json: try r.value()) else { throw WireError("row.tap is not a tap") }
                 tap = parsed
-            case "thread": thread = value.string
+            case "thread": thread = try text(&r, key)
             case "push":
-                guard let name = value.string, let status = PushStatus(name) else { throw WireError("row.push is not a push state") }
+                guard let name = try text(&r, key), let status = PushStatus(name) else { throw WireError("row.push is not a push state") }
                 push = status
-            case "subject": subject = try RowSubject(json: value)
-            case "createdAt": createdAt = try time(value, key)
-            case "version": version = value.int
-            case "seenAt": seenAt = try time(value, key)
-            case "readAt": readAt = try time(value, key)
-            case "deleted": deleted = value.bool ?? false
-            case "withheld": withheld = value.bool ?? false
-            default: break
+            case "subject": subject = try RowSubject(json: try r.value())
+            case "createdAt": createdAt = try time(&r, key)
+            case "version": version = try? r.int()
+            case "seenAt": seenAt = try time(&r, key)
+            case "readAt": readAt = try time(&r, key)
+            case "deleted": deleted = (try? r.bool()) ?? false
+            case "withheld": withheld = (try? r.bool()) ?? false
+            default: _ = try r.value()
             }
         }
         guard let id else { throw WireError("row.id must be a whole number") }

@@ -255,7 +255,7 @@ struct EngineBench {
 
     private func writeEvents(_ count: Int, _ line: (Int) -> String) throws -> String {
         let path = folder + "/events-\(UUID().uuidString.prefix(8)).ndjson"
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? handle.close() }
         var chunk = ""

@@ -97,10 +97,14 @@ struct SyncBench {
                                 result.megabytes),
                          met: result.seconds <= limit, target: String(format: "≤ %.1f s", limit))
         }
-        if let small = first.keys.min(), let large = first.keys.max(), small != large {
+        // Memory is bounded, not proportional: a pull's page cache and its pages in flight have
+        // fixed sizes, reached from the second page on. So the two largest sizes are compared.
+        let sizes = first.keys.sorted()
+        if sizes.count >= 2 {
+            let small = sizes[sizes.count - 2], large = sizes[sizes.count - 1]
             let ratio = first[large]!.megabytes / first[small]!.megabytes
             figures.line("  memory of the first sync: \(large) rows against \(small)", String(format: "%.2f×", ratio),
-                         met: ratio <= 1.5, target: "≤ 1.5× (constant)")
+                         met: ratio <= 1.5, target: "≤ 1.5× (bounded)")
         }
         if arguments.has("first-only") { return figures.finish() }
         let path = folder + "/server.db"
