@@ -155,8 +155,22 @@ extension Replica {
                 try setMeta("store", identity)
                 markCache = nil
             }
-            try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            try truncateLog()
         }
+    }
+
+    /// Copies the whole write-ahead log into the file and empties it, so that no earlier copy
+    /// of an overwritten page stays behind in the log. SQLite answers "busy" (not an error)
+    /// while another connection checkpoints or reads; this waits for our checkpointer and
+    /// tries again, and throws if the log still could not be emptied.
+    func truncateLog() throws {
+        for attempt in 0..<50 {
+            checkpointer.wait()
+            let busy = try db.first("PRAGMA wal_checkpoint(TRUNCATE)", []) { $0.int(0) } ?? 0
+            if busy == 0 { return }
+            Thread.sleep(forTimeInterval: 0.01 * Double(attempt + 1))
+        }
+        throw SQLiteError(code: 5, message: "the replica's log could not be emptied: another process is reading it")
     }
 
     /// One page of changes, in one transaction: rows, entities, marks, drops, the counts and
@@ -172,10 +186,7 @@ extension Replica {
             // The log restarts only once a checkpoint has caught up with it: past its bound,
             // wait for the checkpointer and finish its work here, so the log cannot grow
             // beside the file for a whole first sync.
-            if Replica.fileSize(path + "-wal") > Replica.largestLog {
-                checkpointer.wait()
-                try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            }
+            if Replica.fileSize(path + "-wal") > Replica.largestLog { try truncateLog() }
             defer {
                 try? db.execute("PRAGMA wal_autocheckpoint = \(Checkpointer.defaultAutocheckpoint)")
                 checkpointer.nudge()
@@ -206,9 +217,7 @@ extension Replica {
                 try store(page.counts)
             }
             // A withheld row overwrote what it quoted: that must not stay in the log either.
-            if !page.drops.isEmpty || page.rows.contains(where: { $0.withheld }) {
-                try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            }
+            if !page.drops.isEmpty || page.rows.contains(where: { $0.withheld }) { try truncateLog() }
         }
     }
 
