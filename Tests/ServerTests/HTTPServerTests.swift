@@ -1,14 +1,12 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import HTTPClient
 import Notifications
 import Wire
 import Testing
 @testable import Backend
 @testable import Server
 
-/// The real server on an ephemeral 127.0.0.1 port, spoken to with URLSession.
+/// The real server on an ephemeral 127.0.0.1 port, spoken to over HTTP/1.1 with libcurl.
 @Suite("The HTTP server")
 struct HTTPServerTests {
     let folder = NSTemporaryDirectory() + "stepo-http-" + UUID().uuidString
@@ -32,12 +30,17 @@ struct HTTPServerTests {
     }
 
     func call(_ method: String, _ path: String, token: String? = nil, body: Data? = nil) async throws -> (Int, JSON) {
-        var request = URLRequest(url: URL(string: base + path)!)
-        request.httpMethod = method
-        request.httpBody = body
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, (try? JSON.parse(data)) ?? .null)
+        // A blocking request, on a thread of its own: the tasks' few threads stay free.
+        let url = base + path
+        let answer = try await withCheckedThrowingContinuation { (done: CheckedContinuation<HTTPAnswer, Error>) in
+            Thread {
+                done.resume(with: Result {
+                    try HTTPClient().perform(method: method, url: url, headers: token.map { [("Authorization", "Bearer \($0)")] } ?? [],
+                                             body: body, timeout: 70)
+                })
+            }.start()
+        }
+        return (answer.status, (try? JSON.parse(answer.body)) ?? .null)
     }
 
     @Test("the server listens on the port the system chose and answers the API")
