@@ -164,8 +164,8 @@ extension Replica {
     /// Cards older than `before` (a row id; the newest when nil), newest first.
     public func cards(before: Int? = nil, limit: Int, newAbove: Int) throws -> [ListCard] {
         try locked {
-            let found = try db.query("SELECT key, newest, rows, people FROM cards WHERE newest < ? ORDER BY newest DESC LIMIT ?",
-                                     [before ?? Int.max, limit]) { ($0.string(0), $0.int(1), $0.int(2), $0.int(3)) }
+            let found = try db.query("SELECT key, newest, oldest, rows, people FROM cards WHERE newest < ? ORDER BY newest DESC LIMIT ?",
+                                     [before ?? Int.max, limit]) { ($0.string(0), $0.int(1), $0.int(2), $0.int(3), $0.int(4)) }
             return try found.compactMap { try card($0, newAbove: newAbove) }
         }
     }
@@ -173,8 +173,8 @@ extension Replica {
     /// Cards newer than `after` (a row id), oldest first: the cards just above a page.
     public func cards(after: Int, limit: Int, newAbove: Int) throws -> [ListCard] {
         try locked {
-            let found = try db.query("SELECT key, newest, rows, people FROM cards WHERE newest > ? ORDER BY newest LIMIT ?",
-                                     [after, limit]) { ($0.string(0), $0.int(1), $0.int(2), $0.int(3)) }
+            let found = try db.query("SELECT key, newest, oldest, rows, people FROM cards WHERE newest > ? ORDER BY newest LIMIT ?",
+                                     [after, limit]) { ($0.string(0), $0.int(1), $0.int(2), $0.int(3), $0.int(4)) }
             return try found.compactMap { try card($0, newAbove: newAbove) }
         }
     }
@@ -184,23 +184,29 @@ extension Replica {
         try locked { try db.scalar("SELECT count(*) FROM cards") ?? 0 }
     }
 
-    private func card(_ found: (key: String, newest: Int, rows: Int, people: Int), newAbove: Int) throws -> ListCard? {
+    private func card(_ found: (key: String, newest: Int, oldest: Int, rows: Int, people: Int), newAbove: Int) throws -> ListCard? {
         guard let newest = try query("SELECT \(Replica.rowColumns) FROM rows WHERE id = ?", [found.newest]).first else { return nil }
         var faces: [String] = []
         var caption: String?
         var newRows = 0
         var allDeleted = newest.deleted
         if found.rows > 1 {
-            // The newest distinct people, from the newest rows (a person may have many).
+            // The newest distinct people, from the newest rows (a person may have many): read
+            // until four are found, so a card of a million rows costs what a card of ten does.
             try db.cached("SELECT title FROM rows WHERE card = ? ORDER BY id DESC LIMIT 200").bind([found.key]).forEach { row in
                 let name = row.string(0)
-                if faces.count < 4 && !faces.contains(name) { faces.append(name) }
+                if !faces.contains(name) { faces.append(name) }
+                return faces.count < 4
             }
             if let step = newest.subject.step ?? newest.tap.stepId {
                 caption = try db.first("SELECT caption FROM steps WHERE id = ?", [step]) { $0.string(0) }
             }
-            newRows = try db.scalar("SELECT count(*) FROM (SELECT 1 FROM rows WHERE card = ? AND id > ? LIMIT ?)",
-                                    found.key, newAbove, ListCard.newRowsCounted) ?? 0
+            if found.oldest > newAbove {
+                newRows = min(found.rows, ListCard.newRowsCounted)  // all of it arrived since
+            } else if found.newest > newAbove {
+                newRows = try db.scalar("SELECT count(*) FROM (SELECT 1 FROM rows WHERE card = ? AND id > ? LIMIT ?)",
+                                        found.key, newAbove, ListCard.newRowsCounted) ?? 0
+            }
             allDeleted = try db.scalar("SELECT NOT EXISTS (SELECT 1 FROM rows WHERE card = ? AND deleted = 0)", found.key) == 1
         } else {
             faces = [newest.title]

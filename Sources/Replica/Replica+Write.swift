@@ -234,6 +234,7 @@ extension Replica {
     /// What a page adds to one card: its newest row, how many rows are new to it, and who.
     struct CardChange {
         var newest = 0
+        var oldest = Int.max
         var added = 0
         var people: Set<String> = []
     }
@@ -272,6 +273,7 @@ extension Replica {
             let isNew = try upsert(row)
             let key = Replica.cardKey(row)
             cards[key, default: CardChange()].newest = max(cards[key]?.newest ?? 0, row.id)
+            cards[key]!.oldest = min(cards[key]!.oldest, row.id)
             if isNew {
                 added += 1
                 cards[key]!.added += 1
@@ -285,10 +287,10 @@ extension Replica {
                 people += db.changes
             }
             try db.run("""
-                INSERT INTO cards(key, newest, rows, people) VALUES (?, ?, ?, ?)
-                ON CONFLICT (key) DO UPDATE SET newest = max(newest, excluded.newest), rows = rows + excluded.rows,
-                    people = people + excluded.people
-                """, key, change.newest, change.added, people)
+                INSERT INTO cards(key, newest, oldest, rows, people) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (key) DO UPDATE SET newest = max(newest, excluded.newest), oldest = min(oldest, excluded.oldest),
+                    rows = rows + excluded.rows, people = people + excluded.people
+                """, key, change.newest, change.oldest, change.added, people)
         }
         return added
     }

@@ -129,6 +129,12 @@ enum ReplicaSchema {
             -- Mutations made here and not yet acknowledged by the server, in order.
             CREATE TABLE pending (seq INTEGER PRIMARY KEY, mutation TEXT NOT NULL);
             """)
+        // A card's oldest row: when it arrived after the reader last looked, the whole card
+        // is new, and its new rows need no counting.
+        m.register("replica-2", """
+            ALTER TABLE cards ADD COLUMN oldest INTEGER NOT NULL DEFAULT 0;
+            UPDATE cards SET oldest = coalesce((SELECT min(id) FROM rows WHERE rows.card = cards.key), newest);
+            """)
         return m
     }
 }

@@ -113,6 +113,15 @@ public final class Statement {
         while try step() { try body(row) }
     }
 
+    /// Calls `body` with each row while it answers true: the rest of the rows are not read.
+    public func forEach(while body: (Row) throws -> Bool) throws {
+        defer { sqlite3_reset(handle) }
+        let row = Row(statement: self)
+        while try step() {
+            guard try body(row) else { return }
+        }
+    }
+
     /// Maps every row through `transform`.
     public func map<T>(_ transform: (Row) throws -> T) throws -> [T] {
         var result: [T] = []

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A child process a bench starts and measures: started with posix_spawn (its output in a
-/// file), and reaped with wait4 for its own peak memory and time.
+/// file), timed, and watched for its own peak memory until it exits.
 struct Child {
     let pid: pid_t
     let started: DispatchTime
@@ -26,11 +26,27 @@ struct Child {
     }
 
     /// Waits for it to exit: its status, seconds since it started, and peak resident memory.
+    ///
+    /// The peak is the kernel's high-water mark of the child's own memory (`VmHWM`), read every
+    /// 20 ms until it exits. Not `wait4`'s `ru_maxrss`: posix_spawn starts the child in this
+    /// process's memory, and Linux carries that memory's peak across the exec, so `ru_maxrss`
+    /// would report the bench's own size.
     func wait() -> (status: Int32, seconds: Double, megabytes: Double) {
         var status: Int32 = 0
-        var usage = rusage()
-        _ = wait4(pid, &status, 0, &usage)
-        return ((status >> 8) & 0xff, BenchFigures.seconds(since: started), Double(usage.ru_maxrss) / 1024)
+        var peak = 0.0
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            peak = max(peak, Child.highWaterMB(pid))
+            usleep(20_000)
+        }
+        return ((status >> 8) & 0xff, BenchFigures.seconds(since: started), peak)
+    }
+
+    /// The peak resident memory of process `pid` so far, in MB (0 once it is gone).
+    static func highWaterMB(_ pid: pid_t) -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kb = Double(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        return kb / 1024
     }
 
     /// SIGTERM, then reaped.

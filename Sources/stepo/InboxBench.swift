@@ -1,81 +1,265 @@
+import Backend
 import Foundation
-import Inbox
+import HTTPClient
 import Notifications
-import Replica
-import Wire
 
-/// `stepo bench inbox`: a replica of `--rows` rows; the time to the first painted screen,
-/// keystroke to redrawn screen, and resident memory — measured on the inbox's own code
-/// (replica read, list, reducer, view into the grid), the terminal's copy-out aside.
+/// `stepo bench inbox`: the real `stepo inbox` in a pseudo-terminal, against a real `stepo
+/// serve`, on replicas of 10k, 100k and 1M rows (one person with a lot, every row unseen).
+///
+/// - First row: process start to the first row's text drawn, the first open (everything
+///   unseen) and the median of three opens, at each size; the largest within 1.5× the smallest.
+/// - A session on the largest: first open, the end of the list (G) and back, a filter, twenty
+///   destinations opened and closed, a thread expanded, live rows arriving all along, for
+///   `--seconds`; the process's peak resident memory over all of it (its own rusage).
 struct InboxBench {
     let folder: String
-    let rows: Int
+    let sizes: [Int]
+    let seconds: Int
 
     init(arguments: Arguments) throws {
         folder = arguments["dir"] ?? NSTemporaryDirectory() + "stepo-inboxbench-\(ProcessInfo.processInfo.processIdentifier)"
-        rows = try arguments.integer("rows") ?? 100_000
+        sizes = try (arguments["rows"] ?? "10000,100000,1000000").split(separator: ",").map {
+            guard let n = Int($0), n > 0 else { throw UsageError(description: "--rows takes whole numbers, e.g. 10000,100000") }
+            return n
+        }
+        seconds = try arguments.integer("seconds") ?? 60
     }
 
     func run() throws -> Int32 {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        print("stepo bench inbox · \(ProcessInfo.processInfo.activeProcessorCount) cores")
-        let path = folder + "/replica.db"
-        try InboxBench.fill(path, rows: rows, now: Int64(Date().timeIntervalSince1970 * 1000))
+        let keep = ProcessInfo.processInfo.environment["STEPO_BENCH_KEEP"] != nil
+        defer { if !keep { try? FileManager.default.removeItem(atPath: folder) } }
+        print("stepo bench inbox · \(ProcessInfo.processInfo.activeProcessorCount) cores · the real binary in a 120×40 pseudo-terminal")
         var figures = BenchFigures()
-        let start = DispatchTime.now()
-        let replica = try Replica(path: path)
-        var state = InboxState(now: Int64(Date().timeIntervalSince1970 * 1000))
-        _ = Inbox.reduce(&state, .resized(width: 120, height: 40))
-        _ = Inbox.reduce(&state, .opened(seenThrough: replica.seenThrough))
-        _ = Inbox.reduce(&state, .listLoaded(InboxApp.page(.top, newAbove: replica.seenThrough, filter: nil, replica: replica)))
-        _ = ActivityView.render(state)
-        let firstPaint = BenchFigures.seconds(since: start) * 1000
-        figures.line("first paint with \(rows) rows in the replica", String(format: "%.1f ms", firstPaint), met: firstPaint <= 100,
-                     target: "≤ 100 ms")
-        var times: [Double] = []
-        let keys: [Key] = [.character("j"), .character("j"), .space, .character("j"), .character("k"), .pageDown, .character("g")]
-        for i in 0..<400 {
-            let t0 = DispatchTime.now()
-            for effect in Inbox.reduce(&state, .keyPressed(keys[i % keys.count])) {
-                if case let .loadList(request, newAbove, filter) = effect {
-                    _ = Inbox.reduce(&state, .listLoaded(InboxApp.page(request, newAbove: newAbove, filter: filter, replica: replica)))
-                }
+        var medians: [Int: Double] = [:]
+        for size in sizes {
+            let world = try World(folder: folder + "/rows-\(size)", rows: size)
+            defer { world.stop() }
+            // The first open: every row unseen. On the largest replica, the whole session.
+            let first = try world.open(session: size == sizes.max() ? seconds : 0)
+            var opens = [first.firstRow]
+            for _ in 0..<2 { opens.append(try world.open(session: 0).firstRow) }
+            let median = BenchFigures.median(opens)
+            medians[size] = median
+            figures.line("first row drawn, \(size) rows: process start → first row",
+                         String(format: "first open %.0f ms, median of 3 %.0f ms", first.firstRow, median),
+                         met: first.firstRow <= 100 && median <= 100, target: "≤ 100 ms")
+            if let session = first.session {
+                figures.line("  session of \(session.seconds) s on \(size) rows (G and back, filter, \(session.destinations) destinations opened, \(session.liveRows) live rows)",
+                             String(format: "peak memory %.1f MB; keystroke → redraw %.1f ms median, %.1f ms p99",
+                                    first.megabytes, session.keyMedian, session.keyP99),
+                             met: first.megabytes <= 40 && session.destinations == 20, target: "≤ 40 MB, 20 destinations")
+            } else {
+                figures.line("  peak memory of that open", String(format: "%.1f MB", first.megabytes), met: first.megabytes <= 40,
+                             target: "≤ 40 MB")
             }
-            _ = ActivityView.render(state)
-            times.append(BenchFigures.seconds(since: t0) * 1000)
         }
-        let median = BenchFigures.median(times)
-        figures.line("keystroke to redrawn screen", String(format: "%.2f ms median, %.2f ms p99", median,
-                                                              BenchFigures.percentile(times, 0.99)),
-                     met: median <= 5, target: "≤ 5 ms median")
-        let rss = SyncBench.residentMB(of: getpid())
-        figures.line("resident memory", String(format: "%.0f MB (cards held: %d)", rss, state.list.cards.count), met: rss <= 60,
-                     target: "≤ 60 MB")
+        if let small = sizes.min(), let large = sizes.max(), small != large, let a = medians[small], let b = medians[large] {
+            figures.line("first row at \(large) rows against \(small)", String(format: "%.2f×", b / max(a, 0.001)),
+                         met: b <= 1.5 * a, target: "≤ 1.5×")
+        }
         return figures.finish()
     }
 
-    /// A replica of `rows` hearts on a thousand steps, written through the replica's own apply
-    /// path in pages, as a sync writes them; the newest 40 unseen.
-    static func fill(_ path: String, rows: Int, now: Int64) throws {
-        let replica = try Replica(path: path)
-        try replica.reset(for: "bench")
-        replica.user = "u1"
-        let page = 5000
-        var first = 1
-        while first <= rows {
-            let last = min(rows, first + page - 1)
-            let batch = (first...last).map { i -> ActivityRow in
-                let step = "s\(i % 1000)"
-                return ActivityRow(id: i, event: "e\(i)", recipient: "u1", kind: .heart, actor: "u\(i % 977)",
-                                   title: "User \(i % 977)", body: "Hearted your step: morning run", media: Media(),
-                                   tap: .step(step, comments: .closed, comment: nil), thread: "step:\(step)", push: .sent,
-                                   subject: RowSubject(step: step), createdAt: now - Int64(rows - i) * 60_000, version: i)
+    /// What one open measured.
+    struct Open {
+        var firstRow: Double
+        var megabytes: Double
+        var session: Session?
+    }
+
+    struct Session {
+        var seconds: Int
+        var liveRows: Int
+        var destinations: Int
+        var keyMedian: Double
+        var keyP99: Double
+    }
+
+    /// One replica's world: the store, its server, a synced replica.
+    final class World {
+        let folder: String
+        let rows: Int
+        let server: Child
+        let address: String
+        let token: String
+        let admin: String
+        var live = 0
+
+        init(folder: String, rows: Int) throws {
+            self.folder = folder
+            self.rows = rows
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let store = try BenchWorld.popularReader(folder + "/server.db", rows: rows)
+            token = try store.createToken(for: try store.user("u1"), admin: false, at: 0)
+            admin = try store.createToken(for: nil, admin: true, at: 0)
+            (server, address) = try BenchWorld.serve(folder + "/server.db", log: folder + "/serve.log")
+            // The replica, synced before the inbox first opens it (the sync bench times that).
+            let sync = try Child.start([CommandLine.executablePath, "sync", "--server", address, "--token", token],
+                                       log: folder + "/sync.log", environment: ["XDG_STATE_HOME": folder + "/state"])
+            guard sync.wait().status == 0 else {
+                server.stop()
+                throw CommandError(description: "stepo sync failed: \((try? String(contentsOfFile: folder + "/sync.log", encoding: .utf8)) ?? "")")
             }
-            let marks = last == rows && rows > 40 ? [Mark(kind: .seen, throughRow: rows - 40, at: now - 1, version: rows)] : []
-            try replica.apply(ActivityPage(rows: batch, entities: Entities(), counts: Counts(unseen: 40, unread: rows), next: last,
-                                           marks: marks, more: last < rows))
-            first = last + 1
+        }
+
+        func stop() { server.stop() }
+
+        /// Opens the inbox, waits for its first row, runs a session of `session` seconds (none
+        /// for 0), quits, and reaps it.
+        func open(session: Int) throws -> Open {
+            let terminal = try PseudoTerminal(rows: 40, columns: 120)
+            var environment = ["TERM": "xterm-256color", "LANG": "C.UTF-8", "XDG_STATE_HOME": folder + "/state",
+                               "HOME": folder]
+            if let path = ProcessInfo.processInfo.environment["PATH"] { environment["PATH"] = path }
+            let pid = try terminal.spawn([CommandLine.executablePath, "inbox", "--server", address, "--token", token],
+                                         environment: environment)
+            // Its peak memory, sampled from the start (see `Child.wait`).
+            let peak = PeakSampler(pid: pid)
+            guard let first = terminal.waitFor("Hearted", timeout: 30) else {
+                kill(pid, SIGKILL)
+                throw CommandError(description: "the inbox drew no row within 30 s")
+            }
+            var result = Open(firstRow: first * 1000, megabytes: 0)
+            if session > 0 { result.session = try self.session(terminal, seconds: session) }
+            terminal.settle()
+            terminal.write("q")
+            var status: Int32 = 0
+            let deadline = Date().addingTimeInterval(10)
+            while waitpid(pid, &status, WNOHANG) == 0 {
+                if Date() > deadline { kill(pid, SIGKILL); _ = waitpid(pid, &status, 0); break }
+                usleep(20_000)
+            }
+            result.megabytes = peak.stop()
+            return result
+        }
+
+        /// The scripted session; live rows arrive through the server all along.
+        private func session(_ terminal: PseudoTerminal, seconds: Int) throws -> Session {
+            let end = Date().addingTimeInterval(Double(seconds))
+            let poster = LivePoster(address: address, admin: admin, until: end)
+            poster.start()
+            var keys: [Double] = []
+            func press(_ key: String) {
+                let before = terminal.count
+                let sent = BenchFigures.seconds(since: terminal.started)
+                terminal.write(key)
+                if let drawn = terminal.waitForOutput(after: before, timeout: 5) { keys.append((drawn - sent) * 1000) }
+                terminal.settle(quiet: 0.1, timeout: 3)
+            }
+            terminal.settle()
+            press("G"); press("g")
+            press("/")
+            for character in "Step 7" { press(String(character)) }
+            press("\r"); press("\u{1B}")
+            var opened = 0
+            for _ in 0..<20 {
+                press("j"); press("j")
+                let before = terminal.count
+                press("\r")
+                if terminal.waitFor("Comments (", from: before, timeout: 3) != nil { opened += 1 }
+                press("q")
+            }
+            press(" "); press("j"); press("j"); press(" ")
+            while Date() < end {
+                press("j")
+                Thread.sleep(forTimeInterval: 0.5)
+            }
+            poster.stop()
+            return Session(seconds: seconds, liveRows: poster.posted, destinations: opened, keyMedian: BenchFigures.median(keys),
+                           keyP99: BenchFigures.percentile(keys, 0.99))
+        }
+    }
+
+    /// Reads a process's peak memory every 20 ms until stopped: the highest seen.
+    final class PeakSampler: @unchecked Sendable {
+        private let lock = NSLock()
+        private var peak = 0.0
+        private var running = true
+        private let done = DispatchSemaphore(value: 0)
+
+        init(pid: pid_t) {
+            Thread { [self] in
+                while true {
+                    let now = Child.highWaterMB(pid)
+                    lock.lock()
+                    peak = max(peak, now)
+                    let go = running
+                    lock.unlock()
+                    if !go { break }
+                    usleep(20_000)
+                }
+                done.signal()
+            }.start()
+        }
+
+        func stop() -> Double {
+            lock.lock()
+            running = false
+            lock.unlock()
+            done.wait()
+            lock.lock()
+            defer { lock.unlock() }
+            return peak
+        }
+    }
+
+    /// Posts a few hearts for u1 every half second through the admin API.
+    final class LivePoster: @unchecked Sendable {
+        let address: String
+        let admin: String
+        let until: Date
+        private let lock = NSLock()
+        private var stopped = false
+        private var count = 0
+        private let done = DispatchSemaphore(value: 0)
+
+        init(address: String, admin: String, until: Date) {
+            self.address = address
+            self.admin = admin
+            self.until = until
+        }
+
+        var posted: Int {
+            lock.lock()
+            defer { lock.unlock() }
+            return count
+        }
+
+        func start() {
+            Thread { [self] in
+                let client = HTTPClient()
+                var n = 0
+                while Date() < until {
+                    lock.lock()
+                    let stop = stopped
+                    lock.unlock()
+                    if stop { break }
+                    var lines: [String] = []
+                    let at = Timestamp.format(Int64(Date().timeIntervalSince1970 * 1000))
+                    for _ in 0..<3 {
+                        lines.append(#"{"id":"live-\#(n)","type":"heart","at":"\#(at)","actor":"u\#(2 + n % 1000)","step":"s\#(1 + (n / 1000) % 100)"}"#)
+                        n += 1
+                    }
+                    let answer = try? client.perform(method: "POST", url: address + "/v1/events",
+                                                     headers: [("Authorization", "Bearer \(admin)")],
+                                                     body: Data(lines.joined(separator: "\n").utf8), timeout: 10)
+                    if answer?.status == 200 {
+                        lock.lock()
+                        count += lines.count
+                        lock.unlock()
+                    }
+                    Thread.sleep(forTimeInterval: 0.5)
+                }
+                done.signal()
+            }.start()
+        }
+
+        func stop() {
+            lock.lock()
+            stopped = true
+            lock.unlock()
+            done.wait()
         }
     }
 }

@@ -57,20 +57,10 @@ struct SyncBench {
         try FileManager.default.createDirectory(atPath: world, withIntermediateDirectories: true)
         let keep = ProcessInfo.processInfo.environment["STEPO_BENCH_KEEP"] != nil
         defer { if !keep { try? FileManager.default.removeItem(atPath: world) } }
-        let store = try Store(path: world + "/server.db")
-        let bulk = BulkWorld(store)
-        try bulk.build {
-            try bulk.addUsers(1...1001)
-            try bulk.addJourneys(10, owners: 1)
-            try bulk.addSteps(100, journeys: 10, publishedAt: Timestamp.parse("2026-11-01T00:00:00Z")!)
-            try bulk.addRows(recipient: 1, count: rows, newest: Timestamp.parse("2026-11-29T00:00:00Z")!, spacing: 1000,
-                             actors: 2...1001, steps: 100)
-        }
+        let store = try BenchWorld.popularReader(world + "/server.db", rows: rows)
         let token = try store.createToken(for: try store.user("u1"), admin: false, at: 0)
-        let server = try Child.start([CommandLine.executablePath, "serve", "--db", world + "/server.db", "--port", "0", "--quiet"],
-                                     log: world + "/serve.log")
+        let (server, url) = try BenchWorld.serve(world + "/server.db", log: world + "/serve.log")
         defer { server.stop() }
-        let url = try Child.address(in: world + "/serve.log")
         let client = try Child.start([CommandLine.executablePath, "sync", "--server", url, "--token", token], log: world + "/sync.log",
                                      environment: ["XDG_STATE_HOME": world + "/state"])
         let usage = client.wait()

@@ -204,4 +204,40 @@ struct TerminalTests {
         #expect(try !store.follows(an.key, me.key))
         try tmux.keys("q")
     }
+
+    @Test("a first sync paints as it goes: rows on screen under 'syncing N%', then all of them, synced")
+    func paintsWhileSyncing() throws {
+        // One person with 40,000 unseen rows on the embedded default, never opened before.
+        let data = folder + "/data/stepo"
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+        let store = try Store(path: data + "/stepo.db")
+        let bulk = BulkWorld(store)
+        try bulk.build {
+            try bulk.addUsers(1...301)
+            try bulk.addJourneys(3, owners: 1)
+            try bulk.addSteps(30, journeys: 3, publishedAt: Timestamp.parse("2026-11-01T00:00:00Z")!)
+            try bulk.addRows(recipient: 1, count: 40_000, newest: Int64(Date().timeIntervalSince1970 * 1000) - 60_000,
+                             spacing: 1000, actors: 2...301, steps: 30)
+        }
+        let tmux = try Tmux(folder: folder)
+        try tmux.start(tmux.inbox() + " --user u1", width: 100, height: 30)
+        defer { tmux.stop() }
+        // Read as it changes (not waiting for a settled screen: the percentage moves).
+        var during: String?
+        let deadline = Date().addingTimeInterval(60)
+        var text = ""
+        while Date() < deadline {
+            text = try tmux.screen()
+            if during == nil, text.range(of: #"syncing \d+%"#, options: .regularExpression) != nil, text.contains(" ● User ") {
+                during = text
+            }
+            if text.contains("synced") { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let painted = try #require(during, "never saw rows under 'syncing N%': last screen \(text)")
+        #expect(painted.split(separator: "\n").first?.contains("Activity") == true)
+        text = try tmux.waitFor { $0.contains("synced") }
+        #expect(text.contains("synced"))
+        try tmux.keys("q")
+    }
 }
