@@ -6,7 +6,7 @@ import Notifications
 /// many follow, one person who gets a lot), each skewed workload at 1× and 4× so growth shows.
 struct EngineBench {
     let folder: String
-    /// One workload only: uniform, follows, hearts, fanout or counts.
+    /// One workload only: uniform, ingest (the uniform ingest alone), follows, hearts, fanout or counts.
     let only: String?
     /// The sizes to run the skewed workloads at (1 and 4 unless told).
     let scales: [Int]
@@ -15,8 +15,8 @@ struct EngineBench {
 
     init(arguments: Arguments) throws {
         only = arguments["only"]
-        if let only, !["uniform", "follows", "hearts", "fanout", "counts"].contains(only) {
-            throw UsageError(description: "--only is one of uniform, follows, hearts, fanout, counts")
+        if let only, !["uniform", "ingest", "follows", "hearts", "fanout", "counts"].contains(only) {
+            throw UsageError(description: "--only is one of uniform, ingest, follows, hearts, fanout, counts")
         }
         scales = try arguments["scale"].map { text in
             try text.split(separator: ",").map {
@@ -43,6 +43,7 @@ struct EngineBench {
             try uniformFanoutAndCounts(&figures)
             try uniformIngest(&figures)
         }
+        if only == "ingest" { try uniformIngest(&figures) }
         if only == nil || only == "follows" { try skewedFollows(&figures) }
         if only == nil || only == "hearts" { try skewedHearts(&figures) }
         if only == nil || only == "fanout" { try skewedFanout(&figures) }

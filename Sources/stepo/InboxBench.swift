@@ -140,11 +140,15 @@ struct InboxBench {
             let poster = LivePoster(address: address, admin: admin, until: end)
             poster.start()
             var keys: [Double] = []
+            var slow: [String] = []
             func press(_ key: String) {
                 let before = terminal.count
                 let sent = BenchFigures.seconds(since: terminal.started)
                 terminal.write(key)
-                if let drawn = terminal.waitForOutput(after: before, timeout: 5) { keys.append((drawn - sent) * 1000) }
+                if let drawn = terminal.waitForOutput(after: before, timeout: 5) {
+                    keys.append((drawn - sent) * 1000)
+                    if (drawn - sent) > 0.1 { slow.append(String(format: "%@ %.0f ms", key.debugDescription, (drawn - sent) * 1000)) }
+                }
                 terminal.settle(quiet: 0.1, timeout: 3)
             }
             terminal.settle()
@@ -166,6 +170,7 @@ struct InboxBench {
                 Thread.sleep(forTimeInterval: 0.5)
             }
             poster.stop()
+            if !slow.isEmpty { print("  keys slower than 100 ms: \(slow.joined(separator: ", "))") }
             return Session(seconds: seconds, liveRows: poster.posted, destinations: opened, keyMedian: BenchFigures.median(keys),
                            keyP99: BenchFigures.percentile(keys, 0.99))
         }
