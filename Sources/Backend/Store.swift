@@ -190,6 +190,12 @@ public final class Store {
         ORDER BY created_at DESC LIMIT 1 OFFSET \(QuietRules.dailyCeiling - 1)
         """
 
+    /// Writes a consistent copy of the whole store to `path` (which must not exist): a
+    /// scratch world to act on without touching this one.
+    public func copy(to path: String) throws {
+        try db.run("VACUUM INTO ?", path)
+    }
+
     // MARK: Locations
 
     /// `$XDG_DATA_HOME/stepo/stepo.db` (or `~/.local/share/stepo/stepo.db`), its folder created.

@@ -47,7 +47,7 @@ public enum DestinationLoader {
                  commentsMode: mode, highlight: highlight, offline: offline)
     }
 
-    static func profile(_ id: String, offered: Tap.ProfileAction, replica: Replica) -> ProfilePage {
+    public static func profile(_ id: String, offered: Tap.ProfileAction, replica: Replica) -> ProfilePage {
         ProfilePage(id: id, person: try? replica.person(id), offered: offered)
     }
 

@@ -90,21 +90,22 @@ public final class Replica: @unchecked Sendable {
         String(text.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "_" }.prefix(80))
     }
 
-    /// The embedded default's replica of `user` on the store whose identity is `store`.
-    public static func defaultPath(store: String, user: String) throws -> String {
-        "\(try folder())/embedded-\(safe(store))-\(safe(user)).db"
+    /// The embedded default's replica of `user` on the store whose identity is `store` (in
+    /// `folder`, or the replicas' folder).
+    public static func defaultPath(store: String, user: String, in folder: String? = nil) throws -> String {
+        "\(try folder ?? Replica.folder())/embedded-\(safe(store))-\(safe(user)).db"
     }
 
     /// The replica of a user token on a server: named by a stable fingerprint of the token
     /// (FNV-1a), never the secret itself, so it opens offline too. The store behind the server
     /// is checked on every pull (`ActivityPage.store`).
-    public static func defaultPath(server: String, token: String) throws -> String {
+    public static func defaultPath(server: String, token: String, in folder: String? = nil) throws -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in token.utf8 {
             hash ^= UInt64(byte)
             hash = hash &* 0x100_0000_01b3
         }
-        return "\(try folder())/\(safe(server))-t\(String(hash, radix: 16)).db"
+        return "\(try folder ?? Replica.folder())/\(safe(server))-t\(String(hash, radix: 16)).db"
     }
 
     // MARK: What the replica knows of itself

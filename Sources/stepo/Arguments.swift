@@ -59,6 +59,13 @@ struct Arguments {
 
     subscript(option: String) -> String? { options[option] }
 
+    /// These arguments with `option` set to `value`.
+    func setting(_ option: String, to value: String) -> Arguments {
+        var copy = self
+        copy.options[option] = value
+        return copy
+    }
+
     func integer(_ option: String) throws -> Int? {
         guard let text = options[option] else { return nil }
         guard let value = Int(text) else { throw UsageError(description: "--\(option) must be a whole number, not \(text)") }

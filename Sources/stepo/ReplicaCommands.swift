@@ -13,7 +13,8 @@ struct Client {
     let engine: SyncEngine
     let user: String
 
-    init(_ arguments: Arguments) throws {
+    /// `replicaFolder`: where the replica lives instead of the replicas' folder (a scratch one).
+    init(_ arguments: Arguments, replicaFolder: String? = nil) throws {
         if let server = arguments["server"] {
             guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https" else {
                 throw UsageError(description: "--server must be an http(s) URL, not \(Preview.visible(server))")
@@ -22,7 +23,7 @@ struct Client {
             let transport = HTTPTransport(baseURL: url, token: token)
             // The replica is named by the token (a stable fingerprint, not the secret), so it
             // opens offline too; the user's id is asked once and remembered in it.
-            replica = try Replica(path: try Replica.defaultPath(server: url.absoluteString, token: token))
+            replica = try Replica(path: try Replica.defaultPath(server: url.absoluteString, token: token, in: replicaFolder))
             if replica.user == nil, let (status, body) = try? transport.perform(method: "GET", path: "/v1/me", query: [:], body: nil) {
                 guard status == 200, let me = (try? JSON.parse(body))?["user"]?.string else {
                     throw CommandError(description: "the server refused the token (HTTP \(status))")
@@ -38,7 +39,7 @@ struct Client {
             user = arguments["user"] ?? SampleData.demoUser
             guard try store.user(user) != nil else { throw CommandError(description: "unknown user \(Preview.visible(user))") }
             // The replica belongs to this store (by its identity) and this user.
-            replica = try Replica(path: try Replica.defaultPath(store: store.identity, user: user))
+            replica = try Replica(path: try Replica.defaultPath(store: store.identity, user: user, in: replicaFolder))
             replica.user = user
             // A connection per concurrent call: the inbox long-polls and sends stamps at once.
             let storePath = store.path

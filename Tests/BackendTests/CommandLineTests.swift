@@ -3,6 +3,7 @@ import Notifications
 import Wire
 import Testing
 import TestSupport
+@testable import Backend
 
 /// Holds what a reader thread collected; a lock or a DispatchGroup orders the write before the read.
 final class DataBox: @unchecked Sendable {
@@ -204,14 +205,29 @@ struct CommandLineTests {
         #expect(try Stepo.run(["activity", "--bogus"]).status == 2)
     }
 
-    @Test("qa walk opens every row's destination of the demo user and finds each where the board says")
+    @Test("qa walk opens every row's destination and performs every row's action, on a scratch copy of the store")
     func qaWalk() throws {
         let env = ["XDG_DATA_HOME": folder + "/xdg", "XDG_STATE_HOME": folder + "/state"]
         let result = try Stepo.run(["qa", "walk"], environment: env)
         #expect(result.status == 0, "\(result.stdout)")
         #expect(result.stdout.contains("104 rows"))
         #expect(result.stdout.contains("3 × deleted → no longer available"))
-        #expect(result.stdout.hasSuffix("every destination matches the board\n"))
+        #expect(result.stdout.contains("1 × accept: the server agreed, the profile shows it and offers it no more, a repeat was refused and reported"))
+        #expect(result.stdout.contains("9 × follow back: the server agreed"))
+        #expect(result.stdout.hasSuffix("every destination and action matches the board\n"))
+        // The user's own store and replicas are untouched: An's request still waits.
+        let store = try Store(path: folder + "/xdg/stepo/stepo.db")
+        let an = try #require(try store.user("an")), me = try #require(try store.user("chaucao"))
+        #expect(try store.hasPendingRequest(from: an.key, to: me.key))
+        #expect(!FileManager.default.fileExists(atPath: folder + "/state/stepo/replicas"))
+        // Against a server, it acts only when told to.
+        let token = try store.createToken(for: me, admin: false, at: 0)
+        let (server, url) = try Stepo.serve(folder + "/xdg/stepo/stepo.db", log: folder + "/serve.log")
+        defer { server.stop() }
+        let remote = try Stepo.run(["qa", "walk", "--server", url, "--token", token], environment: env)
+        #expect(remote.status == 0, "\(remote.stdout)")
+        #expect(remote.stdout.contains("inline actions not performed"))
+        #expect(try store.hasPendingRequest(from: an.key, to: me.key))
     }
 
     @Test("every subcommand answers --help with its usage", arguments: ["demo", "ingest", "explain", "push", "activity", "seen", "read",

@@ -91,14 +91,10 @@ final class FaultRun {
     func run() throws -> [String] {
         let tokens = ["A": try store.createToken(for: try store.user("me"), admin: false, at: 0),
                       "B": try store.createToken(for: try store.user("me"), admin: false, at: 0)]
-        let log = folder + "/serve.log"
-        let server = try Spawn.start([Stepo.binary, "serve", "--db", folder + "/server.db", "--port", "0", "--quiet"], log: log)
+        let (server, url) = try Stepo.serve(folder + "/server.db", log: folder + "/serve.log")
         defer { server.stop() }
-        let url = try Self.address(log)
         let environment = ["XDG_STATE_HOME": folder + "/state"]
-        setenv("XDG_STATE_HOME", folder + "/state", 1)
-        let paths = try tokens.mapValues { try Replica.defaultPath(server: url, token: $0) }
-        unsetenv("XDG_STATE_HOME")
+        let paths = try tokens.mapValues { try Replica.defaultPath(server: url, token: $0, in: folder + "/state/stepo/replicas") }
         func sync(_ client: String, killAfter: Double?) throws {
             let arguments = [Stepo.binary, "sync", "--server", url, "--token", tokens[client]!]
             if let killAfter {
@@ -199,16 +195,6 @@ final class FaultRun {
             }
         }
         return problems
-    }
-
-    static func address(_ log: String) throws -> String {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            let text = String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self)
-            if let range = text.range(of: #"http://127\.0\.0\.1:\d+"#, options: .regularExpression) { return String(text[range]) }
-            usleep(20_000)
-        }
-        throw Spawn.Failure(description: "stepo serve did not start")
     }
 }
 

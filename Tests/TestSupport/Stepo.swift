@@ -13,6 +13,22 @@ public enum Stepo {
     }
 }
 
+extension Stepo {
+    /// `stepo serve` on `database` on a port the system chooses, its log in `log`: the running
+    /// server and its address, once it listens.
+    public static func serve(_ database: String, log: String) throws -> (server: Spawn.Background, address: String) {
+        let server = try Spawn.start([binary, "serve", "--db", database, "--port", "0", "--quiet"], log: log)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            let text = String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self)
+            if let range = text.range(of: #"http://127\.0\.0\.1:\d+"#, options: .regularExpression) { return (server, String(text[range])) }
+            usleep(20_000)
+        }
+        server.stop()
+        throw Spawn.Failure(description: "stepo serve did not start: \(String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self))")
+    }
+}
+
 extension Spawn.Result {
     public var lines: [String] { stdout.split(separator: "\n").map(String.init) }
 }
