@@ -117,11 +117,13 @@ let inboxCommand = Command(
     summary: "Open the Activity tab in the terminal (what `stepo` does in a terminal).",
     usage: "stepo inbox [--db FILE] [--user ID] [--server URL --token T] [--theme NAME|PATH]",
     details: """
-    Reads only the local replica and keeps it synced in the background. Keys: j/k move,
-    Enter open, Space expand a thread, a/d accept or decline a request, f follow back, r sync,
-    t next theme, ? help, q back or quit. Themes: themes/*.theme (tangerine, high-contrast,
-    mono); NO_COLOR or a terminal without colour uses attributes only.
-    """,
+    Reads only the local replica and keeps it synced in the background. Themes: themes/*.theme
+    (tangerine, high-contrast, mono); NO_COLOR or a terminal without colour uses attributes only.
+    A terminal ncurses does not know (or none) falls back to a known one, or to text.
+
+    Keys:
+
+    """ + InboxState.helpLines.map { "  " + $0 }.joined(separator: "\n"),
     options: ["db", "user", "server", "token", "theme"], flags: []
 ) { arguments in
     guard isatty(0) == 1, isatty(1) == 1 else {
