@@ -91,12 +91,14 @@ public enum ActivityView {
                 title = newest.title
                 body = newest.body
             }
-            row(title: title, body: body, at: newest.createdAt, state: isNew ? .new : (newest.readAt == nil ? .unread : .read),
+            // A thread's header keeps the dot while it holds new rows; its members show their own.
+            let standing: Standing = card.isThread && isNew ? .new : Standing(isNew: isNew, read: newest.readAt != nil)
+            row(title: title, body: body, at: newest.createdAt, state: standing,
                 deleted: card.allDeleted, carries: marks, y: y, now: state.now, width: state.width, &grid)
         case let .member(member, _):
             let isNew = member.id > newAbove
             row(title: "   " + member.title, body: member.body, at: member.createdAt,
-                state: isNew ? .new : (member.readAt == nil ? .unread : .read), deleted: member.deleted,
+                state: Standing(isNew: isNew, read: member.readAt != nil), deleted: member.deleted,
                 carries: carries(member), y: y, now: state.now, width: state.width, &grid)
         case let .more(_, count):
             grid.put("      … \(count) more: open the step (i) to see everyone", x: 0, y: y, role: .dim)
@@ -119,8 +121,14 @@ public enum ActivityView {
         return "(" + initials.joined(separator: " ") + (people > 4 ? " +" : "") + ")"
     }
 
-    /// How a row stands: arrived since the last visit (New, with the dot), not opened yet, or read.
-    enum Standing { case new, unread, read }
+    /// How a row stands: arrived since the last visit (New, with the dot), not opened yet, or
+    /// read. Reading wins, as in a mail reader: a New row that was opened loses its dot at once,
+    /// and keeps the New section's tint until the tab is next opened.
+    enum Standing {
+        case new, unread, read
+
+        init(isNew: Bool, read: Bool) { self = read ? .read : (isNew ? .new : .unread) }
+    }
 
     /// One list row: the mark (● New, ○ unread, nothing once read), the name (bold until read),
     /// the copy, what it carries, the time.

@@ -24,7 +24,7 @@ public final class InboxApp {
         state = InboxState(now: InboxApp.now)
     }
 
-    static var now: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+    static var now: Int64 { WallClock.now }
 
     /// Opens the tab at once from the replica, syncs behind it, returns the exit status on quit.
     /// Throws `TerminalUnavailable` before drawing anything when this terminal cannot be drawn in.
@@ -82,7 +82,7 @@ public final class InboxApp {
         switch engine.status {
         case .never: status = "syncing…"
         case .synced(let at):
-            let ago = RelativeTime.text(Int64(at.timeIntervalSince1970 * 1000), now: InboxApp.now)
+            let ago = RelativeTime.text(Int64(at.timeIntervalSince1970 * 1000), now: WallClock.realNow)
             status = ago == "now" ? "synced just now" : "synced \(ago) ago"
         case .offline: status = "offline · \(pending) pending"
         }

@@ -1,5 +1,6 @@
 import Backend
 import Foundation
+import Inbox
 import Notifications
 
 /// Finding and loading the demo world in `sample-data/`.
@@ -26,7 +27,7 @@ enum SampleData {
     /// opened, and every interval inside it (the 24-hour windows, the ceiling) stays as written.
     /// `stepo ingest sample-data/events.ndjson` takes the times as they are.
     @discardableResult
-    static func seedIfEmpty(_ store: Store, now: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) throws -> Int {
+    static func seedIfEmpty(_ store: Store, now: Int64 = WallClock.now) throws -> Int {
         guard store.isEmpty else { return 0 }
         guard let path = locate() else {
             throw CommandError(description: "cannot find sample-data/\(fileName); set STEPO_SAMPLE_DATA to its folder")

@@ -291,6 +291,21 @@ struct InboxStateTests {
         #expect((0..<width).allSatisfy { grid.cells[2 * width + $0].tint == .selected })
     }
 
+    @Test("a New row once opened loses its dot and its bold name, and keeps the New section's tint")
+    func readNewRow() {
+        var state = Fixture.opened()
+        var an = Fixture.an
+        an.readAt = Fixture.now
+        let cards = [Fixture.thread, ListCard(single: an, newAbove: 2), Fixture.swim, Fixture.news]
+        _ = Inbox.reduce(&state, .listLoaded(ListPage(request: .top, cards: cards, reachedEnd: true)))
+        let grid = ActivityView.render(state)
+        #expect(grid.lines[3].hasPrefix("   An Nguyễn Requested to follow you"))
+        #expect(grid.lines[2].hasPrefix(" ● Maya Okonkwo and 1 other"))   // a thread with new rows keeps its dot
+        let width = grid.width
+        #expect((0..<width).allSatisfy { grid.cells[3 * width + $0].tint == .newRow })
+        #expect(grid.cells[3 * width + 3].role == .body)                    // the name is no longer bold
+    }
+
     @Test("a first sync under way shows how far it has come")
     func syncing() {
         var state = Fixture.opened()
