@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "NotificationsTests", dependencies: ["Notifications"]),
-        .testTarget(name: "BackendTests", dependencies: ["Backend", "Wire", "Notifications", "SQLite", "stepo", "TestSupport"]),
+        .testTarget(name: "BackendTests", dependencies: ["Backend", "Wire", "Notifications", "SQLite", "Inbox", "stepo", "TestSupport"]),
         .testTarget(name: "APITests", dependencies: ["API", "Backend", "Wire", "Notifications", "SQLite", "stepo"]),
         .testTarget(name: "ServerTests", dependencies: ["Server", "API", "Backend", "Wire", "Notifications", "stepo", "TestSupport", "HTTPClient"]),
         .testTarget(name: "InboxTests", dependencies: ["Inbox", "Replica", "Wire", "Notifications"]),

@@ -59,48 +59,55 @@ public final class Router {
         }
     }
 
+    /// One route: the methods it answers, its path (`{id}` stands for one segment), its handler.
+    public struct Endpoint: Sendable {
+        public let methods: [String]
+        public let path: String
+        let handle: @Sendable (Router, HTTPRequest, String) throws -> HTTPResponse
+
+        /// The `{id}` segment of `parts` when they match this path, "" when it has none; nil otherwise.
+        func match(_ parts: [Substring]) -> String? {
+            let pattern = path.split(separator: "/")
+            guard pattern.count == parts.count else { return nil }
+            var id = ""
+            for (expected, part) in zip(pattern, parts) {
+                if expected == "{id}" { id = String(part) } else if expected != part { return nil }
+            }
+            return id
+        }
+    }
+
+    /// Every route the API serves: the routing table itself, and what docs/api.md must list.
+    public static let endpoints: [Endpoint] = [
+        Endpoint(methods: ["GET"], path: "/v1/health") { router, _, _ in
+            .ok(.object([("ok", true), ("version", .int(try router.store.currentVersion())), ("store", .string(router.store.identity))]))
+        },
+        Endpoint(methods: ["GET"], path: "/v1/me") { router, request, _ in
+            let me = try router.user(request)
+            return .ok(.object([("user", .string(me.id)), ("username", .string(me.username)), ("name", .string(me.name))]))
+        },
+        Endpoint(methods: ["GET"], path: "/v1/counts") { router, request, _ in
+            .ok(try router.store.counts(for: try router.user(request).key).json)
+        },
+        Endpoint(methods: ["GET"], path: "/v1/activity") { router, request, _ in try router.activity(request) },
+        Endpoint(methods: ["POST"], path: "/v1/mutations") { router, request, _ in try router.mutations(request) },
+        Endpoint(methods: ["POST"], path: "/v1/events") { router, request, _ in try router.events(request) },
+        Endpoint(methods: ["GET", "PUT"], path: "/v1/preferences") { router, request, _ in try router.preferences(request) },
+        Endpoint(methods: ["GET"], path: "/v1/steps/{id}") { router, request, id in try router.step(request, id) },
+        Endpoint(methods: ["GET"], path: "/v1/steps/{id}/interactions") { router, request, id in try router.interactions(request, id) },
+        Endpoint(methods: ["GET"], path: "/v1/users/{id}") { router, request, id in try router.profile(request, id) },
+        Endpoint(methods: ["GET"], path: "/v1/journeys/{id}") { router, request, id in try router.journey(request, id) },
+        Endpoint(methods: ["GET"], path: "/v1/rows/{id}/push") { router, request, id in try router.push(request, id) },
+    ]
+
     private func route(_ request: HTTPRequest) throws -> HTTPResponse {
-        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        guard parts.first == "v1" else { throw APIError.notFound() }
-        let rest = Array(parts.dropFirst())
-        func only(_ methods: String..., then body: () throws -> HTTPResponse) throws -> HTTPResponse {
-            guard methods.contains(request.method) else { throw APIError.methodNotAllowed(methods) }
-            return try body()
+        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true)
+        for endpoint in Router.endpoints {
+            guard let id = endpoint.match(parts) else { continue }
+            guard endpoint.methods.contains(request.method) else { throw APIError.methodNotAllowed(endpoint.methods) }
+            return try endpoint.handle(self, request, id)
         }
-        let id = rest.count > 1 ? rest[1] : ""
-        switch (rest.first ?? "", rest.count, rest.last ?? "") {
-        case ("health", 1, _):
-            return try only("GET") {
-                .ok(.object([("ok", true), ("version", .int(try store.currentVersion())), ("store", .string(store.identity))]))
-            }
-        case ("me", 1, _):
-            return try only("GET") {
-                let me = try user(request)
-                return .ok(.object([("user", .string(me.id)), ("username", .string(me.username)), ("name", .string(me.name))]))
-            }
-        case ("counts", 1, _):
-            return try only("GET") { .ok(try store.counts(for: try user(request).key).json) }
-        case ("activity", 1, _):
-            return try only("GET") { try activity(request) }
-        case ("mutations", 1, _):
-            return try only("POST") { try mutations(request) }
-        case ("events", 1, _):
-            return try only("POST") { try events(request) }
-        case ("preferences", 1, _):
-            return try only("GET", "PUT") { try preferences(request) }
-        case ("steps", 2, _):
-            return try only("GET") { try step(request, id) }
-        case ("steps", 3, "interactions"):
-            return try only("GET") { try interactions(request, id) }
-        case ("users", 2, _):
-            return try only("GET") { try profile(request, id) }
-        case ("journeys", 2, _):
-            return try only("GET") { try journey(request, id) }
-        case ("rows", 3, "push"):
-            return try only("GET") { try push(request, id) }
-        default:
-            throw APIError.notFound()
-        }
+        throw APIError.notFound()
     }
 
     /// The user the bearer token speaks for: 401 without a valid token (unknown, revoked or

@@ -1,4 +1,5 @@
 /// Why a candidate got no row, or a row got no push. Each is shown by `stepo explain`.
+/// Declared in the order `QuietRules.decide` checks them.
 public enum Reason: String, CaseIterable, Sendable {
     case `self`
     case blocked
@@ -7,9 +8,9 @@ public enum Reason: String, CaseIterable, Sendable {
     case notVisible
     case duplicate
     case ladder
+    case deleted
     case preferences
     case dailyCeiling
-    case deleted
 
     /// Whether the rule keeps the Activity row (and only withholds the push).
     public var keepsRow: Bool {

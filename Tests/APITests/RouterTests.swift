@@ -233,3 +233,21 @@ struct RouterTests {
         #expect(Set(users).isSuperset(of: ["maya", "an", "chaucao"]))
     }
 }
+
+/// docs/api.md against the router's table.
+@Suite("docs/api.md")
+struct APIDocTests {
+    @Test("every route the router serves has its section in docs/api.md, and every section's route is served")
+    func everyEndpoint() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let doc = try String(contentsOf: root.appendingPathComponent("docs/api.md"), encoding: .utf8)
+        for endpoint in Router.endpoints {
+            let heading = "### `\(endpoint.methods.joined(separator: "|")) \(endpoint.path)`"
+            #expect(doc.contains(heading + "\n"), "docs/api.md has no section \(heading)")
+        }
+        let sections = doc.split(separator: "\n").filter { $0.hasPrefix("### `") }
+        let served = Set(Router.endpoints.map { "### `\($0.methods.joined(separator: "|")) \($0.path)`" })
+        for section in sections { #expect(served.contains(String(section)), "docs/api.md documents \(section), which the router does not serve") }
+        #expect(sections.count == Router.endpoints.count)
+    }
+}

@@ -4,6 +4,7 @@ import Wire
 import Testing
 import TestSupport
 @testable import Backend
+import Inbox
 
 /// Holds what a reader thread collected; a lock or a DispatchGroup orders the write before the read.
 final class DataBox: @unchecked Sendable {
@@ -125,6 +126,7 @@ struct CommandLineTests {
         #expect(again.status == 0)
         #expect(again.stdout.isEmpty)
         #expect(again.stderr.contains("0 events applied, 6 repeated"))
+        #expect(again.stderr.contains("every event was already applied"))
     }
 
     @Test("a live stream on standard input sees its rows while the input is still open, fan-outs included")
@@ -236,6 +238,23 @@ struct CommandLineTests {
         let result = try Stepo.run([command, "--help"])
         #expect(result.status == 0)
         #expect(result.stdout.hasPrefix("usage: stepo \(command)"))
+    }
+
+    @Test("the README and stepo inbox --help list every key the inbox answers, in the help overlay's words")
+    func keys() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let help = try Stepo.run(["inbox", "--help"])
+        #expect(help.status == 0)
+        #expect(InboxState.helpLines.count >= 16)
+        for line in InboxState.helpLines {
+            #expect(readme.contains("\n" + line + "\n"), "README.md does not list \(line)")
+            #expect(help.stdout.contains("  " + line + "\n"), "stepo inbox --help does not list \(line)")
+        }
+        // Every key the list answers is in the help: the keys the reducer reads, spelled as the help spells them.
+        for key in ["j/k", "PgUp/PgDn", "g/G", "Space", "Enter", "i ", "a / d", "f ", "/ ", "p ", "r ", "s ", "t ", "mouse", "q Esc", "? "] {
+            #expect(InboxState.helpLines.contains { $0.hasPrefix(key) }, "the help has no line for \(key)")
+        }
     }
 
     @Test("with no arguments, stepo seeds the default store from the sample data and shows chaucao's activity")

@@ -4,6 +4,7 @@ import Wire
 import Testing
 @testable import Backend
 
+/// Each quiet rule of docs/board.md ("The quiet rules"), through a real store.
 @Suite("Quiet rules, through the store")
 struct QuietRuleStoreTests {
     func world() throws -> World {

@@ -1,6 +1,8 @@
 import Testing
 @testable import Notifications
 
+/// The matrix these tests check is docs/board.md's "Every kind" table (drawn from the engine
+/// by BoardDocTests).
 @Suite("The matrix: every kind's copy, category, priority, media and tap")
 struct CopyTests {
     let maya = Person(id: "maya", username: "maya.okonkwo", name: "Maya Okonkwo", avatarUrl: "https://cdn/maya.jpg")

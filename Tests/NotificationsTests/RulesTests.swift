@@ -1,6 +1,8 @@
 import Testing
 @testable import Notifications
 
+/// The rules these tests hold the engine to are written out in docs/board.md ("One step, one
+/// push", "Who receives each kind").
 @Suite("The window, the ladder and comment precedence")
 struct RulesTests {
     let published: Int64 = 1_000_000_000
