@@ -47,7 +47,7 @@ let package = Package(
         .testTarget(name: "APITests", dependencies: ["API", "Backend", "Wire", "Notifications", "SQLite", "stepo"]),
         .testTarget(name: "ServerTests", dependencies: ["Server", "API", "Backend", "Wire", "Notifications", "stepo", "TestSupport", "HTTPClient"]),
         .testTarget(name: "InboxTests", dependencies: ["Inbox", "Replica", "Wire", "Notifications"]),
-        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "Server", "API", "Backend", "Wire", "Notifications", "SQLite", "TestSupport"]),
+        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "Inbox", "Server", "API", "Backend", "Wire", "Notifications", "SQLite", "TestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -205,6 +205,59 @@ struct TerminalTests {
         try tmux.keys("q")
     }
 
+    @Test("a TERM this machine does not know, or none, draws as a known terminal and says so in one line",
+          arguments: ["xterm-kitty", nil])
+    func unknownTerm(term: String?) throws {
+        let tmux = try Tmux(folder: folder)
+        let command = tmux.inbox(term: nil).replacingOccurrences(of: "env ", with: term.map { "env TERM=\($0) " } ?? "env -u TERM ")
+        try tmux.start(command + "; sleep 30")
+        defer { tmux.stop() }
+        let text = try tmux.waitFor { $0.contains("synced") && $0.contains("drawing as") }
+        let notice = term.map { "TERM=\($0) is unknown here: drawing as xterm-256color" } ?? "TERM is not set: drawing as xterm-256color"
+        #expect(text.contains(notice))
+        #expect(text.contains("● An Nguyễn Requested to follow you"))
+        try tmux.keys("q")
+    }
+
+    @Test("an idle inbox is idle: under 1% of a core over three seconds with nothing happening")
+    func idle() throws {
+        let tmux = try Tmux(folder: folder)
+        try tmux.start("exec " + tmux.inbox())
+        defer { tmux.stop() }
+        _ = try tmux.waitFor { $0.contains("synced") }
+        Thread.sleep(forTimeInterval: 1)  // the stamps of the first look go out
+        let pid = try tmux.run(["list-panes", "-t", tmux.session, "-F", "#{pane_pid}"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        func ticks() throws -> Int {
+            let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+            let fields = stat[stat.range(of: ")")!.upperBound...].split(separator: " ")
+            return Int(fields[11])! + Int(fields[12])!  // utime, stime (fields 14 and 15 of the line)
+        }
+        #expect(try String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8).hasPrefix("stepo"))
+        let before = try ticks()
+        Thread.sleep(forTimeInterval: 3)
+        let used = try ticks() - before
+        #expect(used < 3, "the idle inbox used \(used) ticks of CPU in 3 s")
+        try tmux.keys("q")
+    }
+
+    @Test("TERM=dumb cannot place text: the activity is printed as text instead, with why, and stepo exits 0")
+    func dumbTerm() throws {
+        let tmux = try Tmux(folder: folder)
+        let command = tmux.inbox(term: "dumb") + " 2>\(folder)/err.txt; echo exit=$? >>\(folder)/err.txt; sleep 30"
+        try tmux.start(command)
+        defer { tmux.stop() }
+        let deadline = Date().addingTimeInterval(30)
+        var err = ""
+        while Date() < deadline, !err.contains("exit=") {
+            Thread.sleep(forTimeInterval: 0.2)
+            err = (try? String(contentsOfFile: folder + "/err.txt", encoding: .utf8)) ?? ""
+        }
+        #expect(err.contains("TERM=dumb cannot place text on the screen; showing the activity as text"))
+        #expect(err.contains("exit=0"))
+        // The listing ends with the oldest rows: the first followers.
+        #expect(try tmux.screen().contains("Maya Okonkwo — Started following you"))
+    }
+
     @Test("a first sync paints as it goes: rows on screen under 'syncing N%', then all of them, synced")
     func paintsWhileSyncing() throws {
         // One person with 40,000 unseen rows on the embedded default, never opened before.

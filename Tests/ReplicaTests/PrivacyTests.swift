@@ -6,6 +6,7 @@ import Wire
 @testable import API
 @testable import Backend
 @testable import Replica
+import Inbox
 
 /// What a replica may hold once its reader may no longer see something: nothing of it, in any
 /// byte of the file or its write-ahead log, after the next sync.
@@ -158,5 +159,24 @@ struct PrivacyTests {
         #expect(page.entities.steps.isEmpty && page.entities.journeys.isEmpty && page.entities.comments.isEmpty)
         #expect(page.rows.allSatisfy { !Copy.quotesContent($0.kind) || $0.withheld })
         #expect(!page.json.serialized.contains(PrivacyTests.secrets["step"]!))
+    }
+
+    @Test("a tap on a row whose content is gone falls back to its actor's profile, or to the feed once the actor is gone too")
+    func goneFallsBack() throws {
+        let scene = try Scene(privateOwner: false)
+        try scene.event("delete", [("comment", "c1")])
+        try scene.engine.sync()
+        let reply = try #require(try scene.replica.rows().first { $0.kind == .reply })
+        #expect(reply.deleted)
+        guard case .gone(let page) = DestinationLoader.tap(reply, replica: scene.replica), case .profile(let profile) = page.fallback else {
+            Issue.record("a deleted reply by an active actor should fall back to their profile"); return
+        }
+        #expect(profile.id == "pat")
+
+        try scene.event("account", [("user", "pat"), ("state", "deactivated")])
+        try scene.engine.sync()
+        let again = try #require(try scene.replica.row(reply.id))
+        guard case .gone(let gone) = DestinationLoader.tap(again, replica: scene.replica) else { Issue.record("not gone"); return }
+        #expect(gone.fallback == .feed)
     }
 }
