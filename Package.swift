@@ -33,10 +33,10 @@ let package = Package(
         .target(name: "API", dependencies: ["Backend", "Notifications", "Wire"], swiftSettings: staticInRelease),
         .target(name: "Server", dependencies: ["API", "Backend", "CMicroHTTPD"], swiftSettings: staticInRelease),
         .target(name: "HTTPClient", dependencies: ["CCurl"], swiftSettings: staticInRelease),
-        .target(name: "Replica", dependencies: ["Wire", "SQLite", "Notifications", "HTTPClient"], swiftSettings: staticInRelease),
+        .target(name: "Replica", dependencies: ["Wire", "SQLite", "Notifications"], swiftSettings: staticInRelease),
         .target(name: "Inbox", dependencies: ["Replica", "Notifications", "CNcursesw"], swiftSettings: staticInRelease),
         .executableTarget(name: "stepo",
-                          dependencies: ["Inbox", "Replica", "Server", "API", "Backend", "Wire", "Notifications", "SQLite", "CNcursesw", "CMicroHTTPD"],
+                          dependencies: ["Inbox", "Replica", "Server", "API", "Backend", "Wire", "Notifications", "SQLite", "HTTPClient", "CNcursesw", "CMicroHTTPD"],
                           swiftSettings: staticInRelease,
                           linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
         // What the tests share: running the real binary, a tmux of their own.
