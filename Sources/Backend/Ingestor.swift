@@ -12,6 +12,10 @@ import SQLite
 /// order, once the batch has committed. A bad line is reported with its line number and
 /// reason and skipped; the rest still apply.
 public struct Ingestor {
+    /// The write-ahead log's bound while ingesting: every page read searches the log's index,
+    /// one table per 4,096 frames, so a short log keeps a long ingest as fast as its start.
+    static let largestLog = 16 << 20
+
     public struct Report: Sendable {
         public var applied = 0
         public var repeated = 0
@@ -87,7 +91,14 @@ public struct Ingestor {
                         chunk = next
                     }
                 } }
-                checkpointer.nudge()
+                // The background checkpoints copy pages but cannot let the log restart while
+                // this thread keeps committing; past its bound, empty it here (a reader of the
+                // output stage may hold it a moment: then the next batch tries again).
+                if Checkpointer.logSize(store.db.path) > Ingestor.largestLog {
+                    _ = try? checkpointer.truncate(store.db, attempts: 3)
+                } else {
+                    checkpointer.nudge()
+                }
                 if !items.isEmpty { output.report(items) }
             }
         } catch {

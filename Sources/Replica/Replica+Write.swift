@@ -164,12 +164,7 @@ extension Replica {
     /// while another connection checkpoints or reads; this waits for our checkpointer and
     /// tries again, and throws if the log still could not be emptied.
     func truncateLog() throws {
-        for attempt in 0..<50 {
-            checkpointer.wait()
-            let busy = try db.first("PRAGMA wal_checkpoint(TRUNCATE)", []) { $0.int(0) } ?? 0
-            if busy == 0 { return }
-            Thread.sleep(forTimeInterval: 0.01 * Double(attempt + 1))
-        }
+        if try checkpointer.truncate(db) { return }
         throw SQLiteError(code: 5, message: "the replica's log could not be emptied: another process is reading it")
     }
 
@@ -186,7 +181,7 @@ extension Replica {
             // The log restarts only once a checkpoint has caught up with it: past its bound,
             // wait for the checkpointer and finish its work here, so the log cannot grow
             // beside the file for a whole first sync.
-            if Replica.fileSize(path + "-wal") > Replica.largestLog { try truncateLog() }
+            if Checkpointer.logSize(path) > Checkpointer.largestLog { try truncateLog() }
             defer {
                 try? db.execute("PRAGMA wal_autocheckpoint = \(Checkpointer.defaultAutocheckpoint)")
                 checkpointer.nudge()

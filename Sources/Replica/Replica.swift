@@ -51,14 +51,6 @@ public final class Replica: @unchecked Sendable {
     /// The page cache while a pull has more pages to come (SQLite's default otherwise, 2 MiB).
     static let pullCacheKiB = 32_000
 
-    /// The write-ahead log's bound during a pull: past it, the next page waits for a checkpoint.
-    static let largestLog = 64 << 20
-
-    static func fileSize(_ path: String) -> Int {
-        var info = stat()
-        return stat(path, &info) == 0 ? Int(info.st_size) : 0
-    }
-
     /// Opens and migrates the file; one written by a build that knows other migrations is a
     /// cache of something else, and is started afresh.
     private static func open(_ path: String) throws -> Database {
