@@ -202,6 +202,7 @@ for uid in rng.sample(background, 6):
 
 # --- The board's examples, in chaucao's activity ------------------------------------------
 emit(ago(minutes=2), "heart", actor="maya", step="ridge-3")                       # Maya, just now
+comment(ago(minutes=4), "kofi", "ridge-3", "that light on the ridge!")          # a second voice: one thread
 comment(ago(minutes=1), "linh", "ridge-3", "so proud of this one")               # Linh, now
 emit(ago(days=9, hours=1), "share", actor="devin", step="ridge-2")                # Devin, in the window
 emit(ago(days=9), "share", actor="kofi", step="ridge-2")                          # a second share on the thread
@@ -223,6 +224,13 @@ emit(ago(days=4, hours=3), "announcement", text="Share your journey with a link 
      audience="everyone", link="https://stepo.app/new/journey-links")
 emit(ago(days=1, hours=20), "announcement", text="Stepo is back after a short maintenance window.",
      audience="signedIn")
+
+# A batch: seven people heart one step within half an hour, Jules last. The first heart is a
+# row of its own with its push; each next person joins it, and the row becomes the board's
+# "Jules and 6 others · Stepped with you by heart", its lock-screen card replaced silently.
+emit(ago(days=2, hours=9), "user", user=dict(id="jules.r", username="jules", name="Jules", avatarUrl=avatar("jules.r")))
+for minutes, fan in zip(range(30, 3, -4), ["maya", "linh", "devin", "priya", "theo", "kofi", "jules.r"]):
+    emit(ago(days=2, hours=7, minutes=minutes), "heart", actor=fan, step="freedive-3")
 
 # --- Quiet rules at work -----------------------------------------------------------------
 # A block: Blake blocks chaucao; his heart on her step crosses nothing.

@@ -33,7 +33,7 @@ extension Router {
         let (step, visibility) = try visibleStep(request, id)
         let list = try store.interactions(onStep: step, visibility: visibility).map { item in
             JSON.object([("type", .string(item.interaction.rawValue)), ("user", .string(item.user)),
-                         ("at", .string(Timestamp.format(item.at)))])
+                         ("name", .string(item.name)), ("at", .string(Timestamp.format(item.at)))])
         }
         return .ok(.object([("step", .string(step.id)), ("interactions", .array(list))]))
     }

@@ -75,15 +75,72 @@ final class Delivery {
         case .noRow(let reason):
             try suppress(recipient: recipient.key, kind: notification.kind, reason: reason)
         case .row(let push):
+            let batchable = notification.kind.batches && refs.step != nil && actor != nil
+            if batchable, let step = refs.step, let actor,
+               let open = try store.openBatch(recipient: recipient.key, step: step, action: notification.kind, at: event.at) {
+                try join(open, notification, actor: actor, push: push)
+                return
+            }
             let version = changeVersion()
             let id = try insertRow(notification, recipient: recipient.key, actor: actor?.key, refs: refs,
                                    push: push, version: version)
             noteRows(id...id)
+            if batchable, let step = refs.step, let actor {
+                try store.db.run("INSERT INTO batches(row, recipient, step, action, opened_at) VALUES (?, ?, ?, ?, ?)",
+                                 id, recipient.key, step, notification.kind.rawValue, event.at)
+                try store.db.run("INSERT INTO batch_members(row, person, at, face) VALUES (?, ?, ?, ?)",
+                                 id, actor.key, event.at, notification.media.face)
+            }
             outcome.writtenRows.append(ActivityRow(
                 id: id, event: event.id, recipient: recipient.id, kind: notification.kind, actor: actor?.id,
                 title: notification.title, body: notification.body, media: notification.media, tap: notification.tap,
                 thread: notification.thread, push: push, subject: refs.subject, createdAt: event.at, version: version))
         }
+    }
+
+    /// Counts `actor` into the open batch `row`: the row becomes (or stays) the batch, with
+    /// the newest name in its title, the newest faces, the people counted, and this event's
+    /// version. One sound per batch, ever: once its push went, a change is a silent
+    /// replacement (`updated`); a member whose own push a rule withholds changes the row
+    /// without any push.
+    private func join(_ row: Int, _ n: Notification, actor: UserRecord, push: PushStatus) throws {
+        try store.db.run("INSERT OR IGNORE INTO batch_members(row, person, at, face) VALUES (?, ?, ?, ?)",
+                         row, actor.key, event.at, n.media.face)
+        guard store.db.changes == 1 else {
+            outcome.note = "already counted in batch \(row)"
+            return
+        }
+        guard let current = try store.db.first("SELECT coalesce(members, 1), push FROM notifications WHERE id = ?", [row], {
+            (members: $0.int(0), push: PushStatus($0.string(1)) ?? .sent)
+        }) else { throw EventError("batch row \(row) is missing") }
+        let members = current.members + 1
+        let faces = try store.db.query("""
+            SELECT face FROM batch_members WHERE row = ? AND face IS NOT NULL ORDER BY at DESC LIMIT \(Batching.faces)
+            """, [row]) { $0.string(0) }
+        let line: PushStatus
+        var stored = current.push
+        switch push {
+        case .suppressed: line = push
+        case .sent, .updated:
+            if current.push.reachesDevice {
+                line = .updated
+            } else {
+                line = .sent
+                stored = .sent
+            }
+        }
+        let tap = Tap.interactions(n.tap.stepId ?? "")
+        try store.db.run("""
+            UPDATE notifications SET kind = 'batch', action = ?, members = ?, facepile = ?, actor = ?, title = ?, body = ?,
+                push_body = NULL, push_image = ?, face = NULL, tap = ?, push = ?, version = ? WHERE id = ?
+            """, n.kind.rawValue, members, faces.joined(separator: "\n"), actor.key,
+            Batching.title(latest: n.title, people: members), Batching.body(n.kind), n.pushImage, tap.jsonText,
+            stored.description, changeVersion(), row)
+        noteRows(row...row)
+        outcome.note = "joined batch \(row) (now \(members) people)"
+        guard var written = try store.row(row) else { throw EventError("batch row \(row) is missing") }
+        written.push = line
+        outcome.writtenRows.append(written)
     }
 
     func suppress(recipient: Int, kind: Kind, reason: Reason) throws {

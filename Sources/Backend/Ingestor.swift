@@ -21,6 +21,8 @@ public struct Ingestor {
         public var repeated = 0
         public var rejected = 0
         public var rows = 0
+        /// Lines that were a change of an existing batch row (a member joined), not a new row.
+        public var batchChanges = 0
 
         public init() {}
     }
@@ -105,7 +107,7 @@ public struct Ingestor {
             _ = try? output.finish()
             throw error
         }
-        report.rows = try output.finish()
+        (report.rows, report.batchChanges) = try output.finish()
         return report
     }
 
@@ -222,6 +224,7 @@ final class OutputStage: @unchecked Sendable {
     private let onBatch: () -> Void
     private var reader: Database?
     private var rows = 0
+    private var batchChanges = 0
     private var failure: Error?
 
     init(path: String, onRow: @escaping (ActivityRow) throws -> Void, onReject: @escaping (Int, String) -> Void,
@@ -251,7 +254,11 @@ final class OutputStage: @unchecked Sendable {
 
     private func emit(_ outcome: EventOutcome) throws {
         if outcome.writtenRows.count == outcome.rowCount {
-            for row in outcome.writtenRows { rows += 1; try onRow(row) }
+            for row in outcome.writtenRows {
+                // A row is a batch only once someone joined it: that line is a change.
+                if row.kind == .batch { batchChanges += 1 } else { rows += 1 }
+                try onRow(row)
+            }
             return
         }
         if reader == nil { reader = try Database(path: path, readOnly: true) }
@@ -261,12 +268,13 @@ final class OutputStage: @unchecked Sendable {
         }
     }
 
-    /// Waits for everything reported to be written; returns the rows written.
-    func finish() throws -> Int {
+    /// Waits for everything reported to be written; returns the rows created and the batch
+    /// changes written.
+    func finish() throws -> (rows: Int, batchChanges: Int) {
         try queue.sync {
             reader = nil
             if let failure { throw failure }
-            return rows
+            return (rows, batchChanges)
         }
     }
 }

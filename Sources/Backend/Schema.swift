@@ -315,6 +315,34 @@ enum Schema {
         ALTER TABLE tokens ADD COLUMN label TEXT;
         CREATE INDEX tokens_by_user ON tokens(user);
         """)
+        // V2: batches. A batchable row (a heart or a share on a step) opens a batch; the next
+        // distinct people within 30 minutes join it, and the row becomes the batch.
+        m.register("0004-batches", """
+        -- A batch row: its people counted, what they did, its faces (one per line, newest first).
+        ALTER TABLE notifications ADD COLUMN members INTEGER;
+        ALTER TABLE notifications ADD COLUMN action TEXT;
+        ALTER TABLE notifications ADD COLUMN facepile TEXT;
+        -- Every batchable row, findable by what it gathers: (recipient, step, action), newest
+        -- first. Joining is one seek here and one insert below.
+        CREATE TABLE batches (
+            row INTEGER PRIMARY KEY REFERENCES notifications(id),
+            recipient INTEGER NOT NULL,
+            step INTEGER NOT NULL,
+            action TEXT NOT NULL,
+            opened_at INTEGER NOT NULL
+        );
+        CREATE INDEX batches_open ON batches(recipient, step, action, opened_at);
+        -- Who is counted in a batch, when they joined, and the face they brought.
+        CREATE TABLE batch_members (
+            row INTEGER NOT NULL,
+            person INTEGER NOT NULL,
+            at INTEGER NOT NULL,
+            face TEXT,
+            PRIMARY KEY (row, person)
+        ) WITHOUT ROWID;
+        CREATE INDEX batch_members_by_time ON batch_members(row, at);
+        CREATE INDEX batch_members_by_person ON batch_members(person);
+        """)
         return m
     }
 }

@@ -32,7 +32,8 @@ struct RowReader {
         SELECT n.id, e.ext, r.ext, n.kind, a.ext,
                \(content("title")), \(content("body")), \(content("face")), \(content("image")), \(content("tap")),
                \(content("thread")), n.push, n.created_at, n.version, n.seen_at, n.read_at, n.deleted, n.ord,
-               s.ext, j.ext, c.ext, n.tier, n.recipient, n.actor, n.step, n.journey, n.comment
+               s.ext, j.ext, c.ext, n.tier, n.recipient, n.actor, n.step, n.journey, n.comment,
+               n.members, n.action, n.facepile
         FROM notifications AS n JOIN events AS e ON e.id = n.event JOIN users AS r ON r.id = n.recipient
              LEFT JOIN users AS a ON a.id = n.actor LEFT JOIN steps AS s ON s.id = n.step
              LEFT JOIN journeys AS j ON j.id = n.journey LEFT JOIN comments AS c ON c.id = n.comment
@@ -47,12 +48,14 @@ struct RowReader {
         let row = ActivityRow(
             id: r.int(0), event: r.string(1), recipient: r.string(2), kind: Kind(rawValue: r.string(3)) ?? .announcement,
             actor: r.optionalString(4), title: r.string(5), body: r.string(6),
-            media: Media(face: r.optionalString(7), image: r.optionalString(8)), tap: lastTap, thread: r.string(10),
+            media: Media(face: r.optionalString(7), image: r.optionalString(8),
+                         facepile: r.optionalString(29).map { $0.split(separator: "\n").map(String.init) }),
+            tap: lastTap, thread: r.string(10),
             push: PushStatus(r.string(11)) ?? .sent,
             subject: RowSubject(step: r.optionalString(18), journey: r.optionalString(19), comment: r.optionalString(20),
                                 tier: r.optionalString(21)),
             createdAt: r.int64(12), version: r.int(13), seenAt: r.optionalInt64(14), readAt: r.optionalInt64(15),
-            deleted: r.bool(16))
+            deleted: r.bool(16), members: r.optionalInt(27), action: r.optionalString(28).flatMap(Kind.init(rawValue:)))
         return StoredRow(row: row, ord: r.int(17), ownSeenAt: row.seenAt, ownReadAt: row.readAt, recipientKey: r.int(22),
                          actorKey: r.optionalInt(23), stepKey: r.optionalInt(24), journeyKey: r.optionalInt(25),
                          commentKey: r.optionalInt(26))

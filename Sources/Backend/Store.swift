@@ -166,6 +166,16 @@ public final class Store {
         return (blocked, try ceilingReached(recipient, at: at))
     }
 
+    /// The batch of (recipient, step, action) still open at `at`: opened less than 30 minutes before.
+    func openBatch(recipient: Int, step: Int, action: Kind, at: Int64) throws -> Int? {
+        try db.cached(Store.openBatchSQL).bind([recipient, step, action.rawValue, at - Batching.window, at]).first { $0.int(0) }
+    }
+
+    private static let openBatchSQL = """
+        SELECT row FROM batches WHERE recipient = ? AND step = ? AND action = ? AND opened_at > ? AND opened_at <= ?
+        ORDER BY opened_at DESC LIMIT 1
+        """
+
     private static let blockedSQL = """
         SELECT EXISTS (SELECT 1 FROM blocks WHERE blocker = ? AND blocked = ?)
                OR EXISTS (SELECT 1 FROM blocks WHERE blocker = ? AND blocked = ?)

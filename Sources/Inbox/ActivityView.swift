@@ -108,6 +108,11 @@ public enum ActivityView {
     /// What a row carries, as small marks: the step photo; a recognition's tier chip.
     static func carries(_ row: ActivityRow) -> String {
         var marks: [String] = []
+        // A batch: the newest member's initial and how many more people, as a facepile would.
+        if row.kind == .batch, let members = row.members {
+            let initial = row.title.first.map(String.init) ?? "?"
+            marks.append(members > 1 ? "(\(initial) +\(members - 1))" : "(\(initial))")
+        }
         if (row.kind == .recognitionEarned || row.kind == .recognitionReceived), let tier = row.subject.tier {
             marks.append("[\(tier)]")
         }

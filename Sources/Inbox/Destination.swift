@@ -80,7 +80,21 @@ public struct JourneyPage: Equatable, Sendable {
 public struct InteractionsPage: Equatable, Sendable {
     public var step: StepEntity
     /// Who, newest first: their name, how, when.
-    public var people: [ActivityRow]
+    public var people: [InteractionEntry]
+}
+
+/// One heart or share on a step: who (a name, or a batch's "Jules and 6 others" while offline),
+/// which, and when.
+public struct InteractionEntry: Equatable, Sendable {
+    public var name: String
+    public var share: Bool
+    public var at: Int64
+
+    public init(name: String, share: Bool, at: Int64) {
+        self.name = name
+        self.share = share
+        self.at = at
+    }
 }
 
 public struct LinkPage: Equatable, Sendable {

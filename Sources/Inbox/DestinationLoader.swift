@@ -31,8 +31,11 @@ public enum DestinationLoader {
             return .journey(journeyPage(journey, panel: panel, replica: replica))
         case let .link(url):
             return .link(LinkPage(text: row.body, url: url))
-        case let .interactions(step):
-            return interactions(step, replica: replica)
+        case let .interactions(id):
+            // A batch lands on its step; `i` there lists who did it, newest first.
+            guard let step = try? replica.step(id), !step.deleted else { return gone(actor: row.actor, replica: replica) }
+            return .step(stepPage(step, comments: (try? replica.comments(ofStep: id)) ?? [], mode: .closed,
+                                  highlight: nil, offline: true, replica: replica))
         }
     }
 
@@ -61,7 +64,11 @@ public enum DestinationLoader {
     /// Who hearted and shared a step, as the rows that reached the reader say.
     public static func interactions(_ stepId: String, replica: Replica) -> Destination {
         guard let step = try? replica.step(stepId), !step.deleted else { return gone(actor: nil, replica: replica) }
-        return .interactions(InteractionsPage(step: step, people: (try? replica.interactions(onStep: stepId)) ?? []))
+        let rows = (try? replica.interactions(onStep: stepId)) ?? []
+        return .interactions(InteractionsPage(step: step, people: rows.map { row in
+            let action = row.action ?? row.kind
+            return InteractionEntry(name: row.title, share: action == .share || action == .steppedWithShare, at: row.createdAt)
+        }))
     }
 
     /// Deleted or withheld content: the board's words, then where it falls back — the actor's
@@ -81,6 +88,16 @@ public enum DestinationLoader {
         let comments = (json["comments"]?.array ?? []).compactMap { try? CommentEntity(json: $0) }
         return .step(stepPage(step, comments: comments, mode: page.commentsMode, highlight: page.highlight,
                               offline: false, replica: replica))
+    }
+
+    /// Who hearted and shared a step, as the server lists them now: every person by name,
+    /// where the replica holds a batch as one row.
+    public static func liveInteractions(_ json: JSON, like page: InteractionsPage) -> Destination? {
+        guard let list = json["interactions"]?.array else { return nil }
+        return .interactions(InteractionsPage(step: page.step, people: list.compactMap { item in
+            guard let at = item["at"]?.string.flatMap(Timestamp.parse) else { return nil }
+            return InteractionEntry(name: item["name"]?.string ?? item["user"]?.string ?? "?", share: item["type"]?.string == "share", at: at)
+        }))
     }
 
     /// A journey as the server shows it now (every step's caption).

@@ -120,10 +120,10 @@ public enum DestinationView {
     static func interactions(_ page: InteractionsPage, now: Int64) -> [TextLine] {
         var lines = [TextLine(page.step.caption, .body), TextLine("♥ \(page.step.hearts) hearts · ↗ \(page.step.shares) shares", .dim), .blank]
         if page.people.isEmpty { lines.append(TextLine("No hearts or shares have reached you on this step yet.", .dim)) }
-        for row in page.people {
-            let share = row.kind == .share || row.kind == .steppedWithShare
-            let how = row.kind.category == .stepWith ? "stepped with you" : (share ? "shared" : "hearted")
-            lines.append(TextLine("\(share ? "↗" : "♥") \(row.title) · \(how) · \(RelativeTime.text(row.createdAt, now: now))", .actor))
+        for entry in page.people {
+            let inside = page.step.publishedAt.map { StepWindow.contains(entry.at, publishedAt: $0) } ?? false
+            let how = inside ? "stepped with you" : (entry.share ? "shared" : "hearted")
+            lines.append(TextLine("\(entry.share ? "↗" : "♥") \(entry.name) · \(how) · \(RelativeTime.text(entry.at, now: now))", .actor))
         }
         return lines
     }

@@ -196,6 +196,7 @@ public final class InboxApp {
         switch offline {
         case .step(let page): path = "/v1/steps/\(InboxApp.escaped(page.step.id))"
         case .journey(let page): path = "/v1/journeys/\(InboxApp.escaped(page.journey.id))"
+        case .interactions(let page): path = "/v1/steps/\(InboxApp.escaped(page.step.id))/interactions"
         default: return
         }
         background { engine in
@@ -206,6 +207,8 @@ public final class InboxApp {
                     return DestinationLoader.liveStep(json, like: page, replica: replica).map(Action.destinationRefreshed)
                 case .journey(let page):
                     return DestinationLoader.liveJourney(json, like: page, replica: replica).map(Action.destinationRefreshed)
+                case .interactions(let page):
+                    return DestinationLoader.liveInteractions(json, like: page).map(Action.destinationRefreshed)
                 default: return nil
                 }
             } catch let error as SyncError where error.status == 410 || error.status == 404 {

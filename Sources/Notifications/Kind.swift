@@ -55,6 +55,15 @@ public enum Kind: String, CaseIterable, Sendable {
         }
     }
 
+    /// Whether rows of this kind gather into a batch when several people do it to one step:
+    /// hearts and shares, inside the window and after it. Comment kinds keep their words.
+    public var batches: Bool {
+        switch self {
+        case .steppedWithHeart, .steppedWithShare, .heart, .share: return true
+        default: return false
+        }
+    }
+
     public var isPeople: Bool {
         self == .newFollower || self == .followRequest || self == .followRequestAccepted
     }

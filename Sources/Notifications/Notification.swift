@@ -101,6 +101,23 @@ public struct Notification: Equatable, Sendable {
     }
 }
 
+/// Batches: many people doing the same thing to one step, in one row.
+public enum Batching {
+    /// A batch stays open this long after its first member; the next member after it opens a new one.
+    public static let window: Int64 = 30 * 60_000
+    /// Faces a batch carries, newest first.
+    public static let faces = 4
+
+    /// "Jules and 6 others": the newest member's name and how many more people.
+    public static func title(latest: String, people: Int) -> String {
+        let others = people - 1
+        return others <= 0 ? latest : "\(latest) and \(others) \(others == 1 ? "other" : "others")"
+    }
+
+    /// The action's verb without a preview: "Stepped with you by heart".
+    public static func body(_ action: Kind) -> String { Copy.withheld(action, tier: nil) }
+}
+
 /// The board's voice: verbatim copy for every kind.
 public enum Copy {
     public static func body(_ kind: Kind, _ s: Subject) -> String {

@@ -10,9 +10,14 @@ public struct PushContent: Sendable {
     public var deepLink: String
     /// The recipient's unseen count at send time: an absolute badge, never a +1.
     public var badge: Int
+    /// A silent replacement of this row's card (a batch that grew): no sound, low priority,
+    /// the same collapse id.
+    public var silent: Bool
+    /// A batch's kind of action: its category and priority are the action's.
+    public var action: Kind?
 
     public init(rowId: Int, kind: Kind, title: String, body: String, image: String?, face: String?,
-                thread: String, deepLink: String, badge: Int) {
+                thread: String, deepLink: String, badge: Int, silent: Bool = false, action: Kind? = nil) {
         self.rowId = rowId
         self.kind = kind
         self.title = title
@@ -22,13 +27,20 @@ public struct PushContent: Sendable {
         self.thread = thread
         self.deepLink = deepLink
         self.badge = badge
+        self.silent = silent
+        self.action = action
     }
+
+    /// The priority the push goes with: the action's for a batch, and the lowest when silent.
+    public var priority: Priority { silent ? .normal : (action ?? kind).priority }
 }
 
 /// Push payloads for APNs and FCM HTTP v1, each within the providers' 4096-byte limit.
 public enum Payload {
     public static let maximumBytes = 4096
     public static let apnsTopic = "app.stepo.ios"
+    /// The Android channel the app creates without sound or vibration, for silent replacements.
+    public static let quietChannel = "stepo_quiet_updates"
 
     /// The APNs request: headers and the JSON payload. `deviceToken` goes in the request path.
     public static func apns(_ push: PushContent, deviceToken: String = "DEVICE_TOKEN") -> JSON {
@@ -36,9 +48,9 @@ public enum Payload {
             var aps: [(String, JSON?)] = [
                 ("alert", .object([("title", .string(content.title)), ("body", .string(content.body))])),
                 ("badge", .int(content.badge)),
-                ("sound", "default"),
+                ("sound", content.silent ? nil : "default"),
                 ("thread-id", .string(content.thread)),
-                ("interruption-level", .string(content.kind.priority.interruptionLevel)),
+                ("interruption-level", .string(content.priority.interruptionLevel)),
             ]
             if content.image != nil { aps.append(("mutable-content", 1)) }
             let payload = JSON.members([
@@ -51,7 +63,7 @@ public enum Payload {
             let headers = JSON.object([
                 (":path", .string("/3/device/\(deviceToken)")),
                 ("apns-push-type", "alert"),
-                ("apns-priority", .string(String(content.kind.priority.apnsPriority))),
+                ("apns-priority", .string(String(content.priority.apnsPriority))),
                 ("apns-topic", .string(apnsTopic)),
                 ("apns-collapse-id", .string("row-\(content.rowId)")),
             ])
@@ -75,11 +87,16 @@ public enum Payload {
                 ("notification", .members([("title", .string(content.title)), ("body", .string(content.body)),
                                            ("image", content.image.map(JSON.string))])),
                 ("android", .object([
-                    ("priority", .string(content.kind.priority.fcmPriority)),
+                    ("priority", .string(content.priority.fcmPriority)),
                     ("notification", .members([
                         ("tag", .string(content.thread)),
                         ("notification_count", .int(content.badge)),
                         ("image", content.image.map(JSON.string)),
+                        // A silent replacement: no sound, no vibration, on the app's quiet channel.
+                        ("channel_id", content.silent ? .string(Payload.quietChannel) : nil),
+                        ("default_sound", content.silent ? .bool(false) : nil),
+                        ("default_vibrate_timings", content.silent ? .bool(false) : nil),
+                        ("notification_priority", content.silent ? "PRIORITY_LOW" : nil),
                     ])),
                 ])),
                 ("data", data),

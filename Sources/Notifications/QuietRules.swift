@@ -21,20 +21,28 @@ public enum Reason: String, CaseIterable, Sendable {
     }
 }
 
-/// A row's push: sent, or withheld by a quiet rule. Written as `sent` / `suppressed:<reason>`.
+/// A row's push: sent, a silent replacement of a batch's card (`updated`), or withheld by a
+/// quiet rule. Written as `sent` / `updated` / `suppressed:<reason>`.
 public enum PushStatus: Equatable, Sendable, CustomStringConvertible {
     case sent
+    /// A batch grew: its lock-screen card is replaced under the same collapse id, without sound.
+    case updated
     case suppressed(Reason)
 
     public var description: String {
         switch self {
         case .sent: return "sent"
+        case .updated: return "updated"
         case .suppressed(let reason): return "suppressed:\(reason.rawValue)"
         }
     }
 
+    /// Whether a push went (or goes) to the lock screen: audible or a silent replacement.
+    public var reachesDevice: Bool { self == .sent || self == .updated }
+
     public init?(_ text: String) {
         if text == "sent" { self = .sent; return }
+        if text == "updated" { self = .updated; return }
         guard text.hasPrefix("suppressed:"), let reason = Reason(rawValue: String(text.dropFirst(11))) else { return nil }
         self = .suppressed(reason)
     }

@@ -63,7 +63,7 @@ public enum RowFilter: Equatable, Sendable {
 extension Replica {
     static let rowColumns = """
         id, version, event, created_at, kind, actor, title, body, face, image, facepile, tap, thread, push,
-        step, journey, comment, tier, seen_at, read_at, deleted, withheld
+        step, journey, comment, tier, seen_at, read_at, deleted, withheld, members, action
         """
 
     /// Reads a stored row; its seen and read state comes from its own stamps and `marks`.
@@ -81,7 +81,8 @@ extension Replica {
             createdAt: r.int64(3), version: r.int(1),
             seenAt: MarkIndex.earliest(r.optionalInt64(18), marks.seen(id)),
             readAt: MarkIndex.earliest(r.optionalInt64(19), marks.read(id)),
-            deleted: r.bool(20), withheld: r.bool(21))
+            deleted: r.bool(20), withheld: r.bool(21), members: r.optionalInt(22),
+            action: r.optionalString(23).flatMap(Kind.init(rawValue:)))
     }
 
     func query(_ sql: String, _ values: [SQLBindable]) throws -> [ActivityRow] {
@@ -153,7 +154,7 @@ extension Replica {
         try locked {
             try query("""
                 SELECT \(Replica.rowColumns) FROM rows
-                WHERE step = ? AND kind IN ('heart', 'share', 'steppedWithHeart', 'steppedWithShare')
+                WHERE step = ? AND kind IN ('heart', 'share', 'steppedWithHeart', 'steppedWithShare', 'batch')
                 ORDER BY id DESC LIMIT ?
                 """, [step, limit])
         }

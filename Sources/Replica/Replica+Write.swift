@@ -222,8 +222,11 @@ extension Replica {
     }
 
     /// The card a row belongs to: a step's rows of one (UTC) day stack; others stand alone.
+    /// Rows about one step on one (UTC) day stack into a card; hearts and shares stand alone,
+    /// because the server gathers those itself, into batches.
     static func cardKey(_ row: ActivityRow) -> String {
-        row.thread.hasPrefix("step:") ? "\(row.thread)|\(row.createdAt / Timestamp.day)" : "row:\(row.id)"
+        guard row.thread.hasPrefix("step:"), !row.kind.batches, row.kind != .batch else { return "row:\(row.id)" }
+        return "\(row.thread)|\(row.createdAt / Timestamp.day)"
     }
 
     /// What a page adds to one card: its newest row, how many rows are new to it, and who.
@@ -240,19 +243,20 @@ extension Replica {
         let values: [SQLBindable] = [
             row.version, row.kind.rawValue, row.actor, row.title, row.body, row.media.face, row.media.image,
             row.media.facepile?.joined(separator: "\n"), row.tap.jsonText, row.push.description, row.deleted, row.withheld,
-            row.seenAt, row.readAt, row.id,
+            row.seenAt, row.readAt, row.id, row.members, row.action?.rawValue,
         ]
         // Most rows of a sync are new: one statement for them, a second only for the rest.
         try db.run("""
             INSERT OR IGNORE INTO rows(version, kind, actor, title, body, face, image, facepile, tap, push, deleted, withheld,
-                                       seen_at, read_at, id, event, created_at, thread, step, journey, comment, tier, card)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                       seen_at, read_at, id, members, action, event, created_at, thread, step, journey, comment,
+                                       tier, card)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, binding: values + [row.event, row.createdAt, row.thread, row.subject.step, row.subject.journey, row.subject.comment,
                            row.subject.tier, Replica.cardKey(row)])
         if db.changes > 0 { return true }
         try db.run("""
             UPDATE rows SET version = ?1, kind = ?2, actor = ?3, title = ?4, body = ?5, face = ?6, image = ?7, facepile = ?8,
-                tap = ?9, push = ?10, deleted = ?11, withheld = ?12,
+                tap = ?9, push = ?10, deleted = ?11, withheld = ?12, members = ?16, action = ?17,
                 seen_at = CASE WHEN seen_at IS NULL THEN ?13 WHEN ?13 IS NULL THEN seen_at ELSE min(seen_at, ?13) END,
                 read_at = CASE WHEN read_at IS NULL THEN ?14 WHEN ?14 IS NULL THEN read_at ELSE min(read_at, ?14) END
             WHERE id = ?15

@@ -135,6 +135,20 @@ enum ReplicaSchema {
             ALTER TABLE cards ADD COLUMN oldest INTEGER NOT NULL DEFAULT 0;
             UPDATE cards SET oldest = coalesce((SELECT min(id) FROM rows WHERE rows.card = cards.key), newest);
             """)
+        // Batches: a batch row counts its people and names what they did. Hearts and shares now
+        // gather on the server (a batch per 30 minutes), so each stands as a card of its own,
+        // and the cards are built again from the rows.
+        m.register("replica-3", """
+            ALTER TABLE rows ADD COLUMN members INTEGER;
+            ALTER TABLE rows ADD COLUMN action TEXT;
+            UPDATE rows SET card = 'row:' || id WHERE kind IN ('steppedWithHeart', 'steppedWithShare', 'heart', 'share', 'batch');
+            DELETE FROM card_people;
+            DELETE FROM cards;
+            INSERT INTO card_people(card, person) SELECT DISTINCT card, coalesce(actor, title) FROM rows;
+            INSERT INTO cards(key, newest, oldest, rows, people)
+                SELECT card, max(id), min(id), count(*), (SELECT count(*) FROM card_people AS p WHERE p.card = r.card)
+                FROM rows AS r GROUP BY card;
+            """)
         return m
     }
 }

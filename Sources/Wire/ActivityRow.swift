@@ -53,11 +53,16 @@ public struct ActivityRow: Equatable, Sendable {
     /// The copy no longer quotes its content for this reader (deleted, or behind a block, a
     /// private or an inactive account): the body is `Copy.withheld`, the photo gone.
     public var withheld: Bool
+    /// A batch: the distinct people counted in it.
+    public var members: Int?
+    /// A batch: what its members did (`steppedWithHeart`, `heart`, `share` …); the row's
+    /// category and priority are the action's.
+    public var action: Kind?
 
     public init(id: Int, event: String, recipient: String, kind: Kind, actor: String?, title: String, body: String,
                 media: Media, tap: Tap, thread: String, push: PushStatus, subject: RowSubject = RowSubject(),
                 createdAt: Int64, version: Int, seenAt: Int64? = nil, readAt: Int64? = nil, deleted: Bool = false,
-                withheld: Bool = false) {
+                withheld: Bool = false, members: Int? = nil, action: Kind? = nil) {
         self.id = id
         self.event = event
         self.recipient = recipient
@@ -76,7 +81,12 @@ public struct ActivityRow: Equatable, Sendable {
         self.readAt = readAt
         self.deleted = deleted
         self.withheld = withheld
+        self.members = members
+        self.action = action
     }
+
+    /// The kind whose category and priority the row has: a batch's action, else its own.
+    public var effectiveKind: Kind { action ?? kind }
 
     /// This row with its quoted content taken out: the verb alone, no photo — and, when its
     /// actor is someone the reader may no longer see at all, no face either. The name stays:
@@ -85,7 +95,8 @@ public struct ActivityRow: Equatable, Sendable {
         var row = self
         if face { row.media.face = nil; row.media.facepile = nil }
         guard Copy.quotesContent(kind) else { return row }
-        row.body = Copy.withheld(kind, tier: subject.tier)
+        // A batch quotes nothing but the step's photo: its body is the verb already.
+        if kind != .batch { row.body = Copy.withheld(kind, tier: subject.tier) }
         row.media.image = nil
         row.withheld = true
         return row
@@ -114,8 +125,8 @@ public struct ActivityRow: Equatable, Sendable {
         w.key("id"); w.int(id)
         w.key("recipient"); w.string(recipient)
         w.key("kind"); w.string(kind.rawValue)
-        w.key("category"); w.string(kind.category.rawValue)
-        w.key("priority"); w.string(kind.priority.rawValue)
+        w.key("category"); w.string(effectiveKind.category.rawValue)
+        w.key("priority"); w.string(effectiveKind.priority.rawValue)
         if let actor { w.key("actor"); w.string(actor) }
         w.key("title"); w.string(title)
         w.key("body"); w.string(body)
@@ -133,6 +144,8 @@ public struct ActivityRow: Equatable, Sendable {
         w.key("tap"); tap.write(to: &w)
         w.key("thread"); w.string(thread)
         w.key("push"); w.string(push.description)
+        if let members { w.key("members"); w.int(members) }
+        if let action { w.key("action"); w.string(action.rawValue) }
         if state {
             w.key("version"); w.int(version)
             w.key("createdAt"); w.string(Timestamp.format(createdAt))
@@ -165,6 +178,7 @@ public struct ActivityRow: Equatable, Sendable {
         var id: Int?, event: String?, recipient: String?, kind: Kind?, actor: String?, title: String?, body: String?
         var media = Media(), tap: Tap?, thread: String?, push: PushStatus?, subject = RowSubject()
         var createdAt: Int64?, version: Int?, seenAt: Int64?, readAt: Int64?, deleted = false, withheld = false
+        var members: Int?, action: Kind?
         func time(_ r: inout JSONReader, _ name: String) throws -> Int64? {
             guard let text = try r.optionalString() else { return nil }
             guard let at = Timestamp.parse(text) else { throw WireError("row.\(name) must be an RFC 3339 time") }
@@ -203,6 +217,12 @@ public struct ActivityRow: Equatable, Sendable {
             case "readAt": readAt = try time(&r, key)
             case "deleted": deleted = (try? r.bool()) ?? false
             case "withheld": withheld = (try? r.bool()) ?? false
+            case "members":
+                guard let count = try? r.int(), count >= 1 else { throw WireError("row.members must be a count of people") }
+                members = count
+            case "action":
+                guard let name = try text(&r, key), let known = Kind(rawValue: name) else { throw WireError("row.action is not a kind") }
+                action = known
             default: _ = try r.value()
             }
         }
@@ -215,7 +235,7 @@ public struct ActivityRow: Equatable, Sendable {
         }
         self.init(id: id, event: event, recipient: recipient, kind: kind, actor: actor, title: title, body: body, media: media,
                   tap: tap, thread: thread, push: push, subject: subject, createdAt: createdAt, version: version,
-                  seenAt: seenAt, readAt: readAt, deleted: deleted, withheld: withheld)
+                  seenAt: seenAt, readAt: readAt, deleted: deleted, withheld: withheld, members: members, action: action)
     }
 }
 

@@ -51,21 +51,24 @@ let explainCommand = Command(
 let pushCommand = Command(
     name: "push",
     summary: "Print the push payload of a notification row for APNs or FCM.",
-    usage: "stepo push [--db FILE] ROW-ID --platform apns|fcm [--token DEVICE-TOKEN]",
+    usage: "stepo push [--db FILE] ROW-ID --platform apns|fcm [--token DEVICE-TOKEN] [--silent]",
     details: """
     APNs: the request headers and the JSON payload. FCM: the HTTP v1 message. The badge is the
     recipient's unseen count now; a private actor's push is masked; each payload fits 4096 bytes.
+    --silent renders the silent replacement a batch sends when it grows after its one audible
+    push: the same collapse id, no sound, low priority.
     """,
-    options: ["db", "platform", "token"], flags: []
+    options: ["db", "platform", "token"], flags: ["silent"]
 ) { arguments in
     guard arguments.positionals.count == 1, let id = Int(arguments.positionals[0]) else {
         throw UsageError(description: "give one numeric ROW-ID")
     }
     let token = arguments["token"] ?? "DEVICE_TOKEN"
     let store = try openStore(arguments)
-    let content: PushContent
+    var content: PushContent
     do {
         content = try store.pushContent(row: id)
+        content.silent = arguments.has("silent")
     } catch let error as PushUnavailable {
         throw CommandError(description: error.description)
     }

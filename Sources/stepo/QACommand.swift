@@ -181,6 +181,13 @@ struct QAWalk {
             if page.person == nil { problems.append("\(label): profile is not in the replica") }
         case ("journey", .journey), ("link", .link), ("interactions", .interactions):
             break
+        case ("interactions", .step(let page)):
+            // A batch lands on its step, and `i` there lists who did it.
+            guard case .interactions(let list) = DestinationLoader.load(.interactions(step: page.step.id), replica: replica),
+                  !list.people.isEmpty else {
+                problems.append("\(label): the step's interactions list is empty")
+                break
+            }
         case (_, .gone) where row.withheld:
             break  // content the reader may no longer see: gone is right
         default:

@@ -138,7 +138,9 @@ struct FuzzTests {
         #expect(report.applied >= good * 2)
         #expect(rejected.allSatisfy { $0 >= 1 && $0 <= lines.count })
         let owner = try #require(try setup.store.user("chaucao"))
-        #expect(try setup.store.activity(of: owner, limit: Int.max).filter { $0.actor?.hasPrefix("fan") == true }.count == good)
+        // The good hearts came within a second of each other: one batch counts every fan.
+        let fans = try setup.store.activity(of: owner, limit: Int.max).filter { $0.actor?.hasPrefix("fan") == true }
+        #expect(fans.reduce(0) { $0 + ($1.members ?? 1) } == good)
         #expect(try setup.store.recount(for: owner.key) == (try setup.store.counts(for: owner.key)))
     }
 }

@@ -97,15 +97,16 @@ struct CommandLineTests {
     func laterEventsInOneBatch() throws {
         // One file, so one transaction: the steps and people interactions look up are cached
         // there, and preferences, a rename and a deletion must each show in the next row.
+        // (The two hearts are more than 30 minutes apart, so they do not batch.)
         let stream = Self.world + """
             {"id":"u3","type":"user","at":"2026-11-20T10:01:00Z","user":{"id":"linh","username":"linh","name":"Linh Trần"}}
             {"id":"h1","type":"heart","at":"2026-11-20T10:05:00Z","actor":"maya","step":"s1"}
             {"id":"p1","type":"preferences","at":"2026-11-20T10:06:00Z","user":"chaucao","stepWith":false}
-            {"id":"h2","type":"heart","at":"2026-11-20T10:07:00Z","actor":"linh","step":"s1"}
-            {"id":"n1","type":"user","at":"2026-11-20T10:07:30Z","user":{"id":"linh","username":"linh","name":"Linh T."}}
-            {"id":"h3","type":"share","at":"2026-11-20T10:07:40Z","actor":"linh","step":"s1"}
-            {"id":"d1","type":"delete","at":"2026-11-20T10:08:00Z","step":"s1"}
-            {"id":"c1","type":"comment","at":"2026-11-20T10:09:00Z","actor":"linh","step":"s1","comment":{"id":"c1","text":"so proud"}}
+            {"id":"h2","type":"heart","at":"2026-11-20T10:37:00Z","actor":"linh","step":"s1"}
+            {"id":"n1","type":"user","at":"2026-11-20T10:37:30Z","user":{"id":"linh","username":"linh","name":"Linh T."}}
+            {"id":"h3","type":"share","at":"2026-11-20T10:37:40Z","actor":"linh","step":"s1"}
+            {"id":"d1","type":"delete","at":"2026-11-20T10:38:00Z","step":"s1"}
+            {"id":"c1","type":"comment","at":"2026-11-20T10:39:00Z","actor":"linh","step":"s1","comment":{"id":"c1","text":"so proud"}}
 
             """
         let result = try Stepo.run(["ingest", "--db", db, try write("batch.ndjson", Data(stream.utf8))])
@@ -212,7 +213,7 @@ struct CommandLineTests {
         let env = ["XDG_DATA_HOME": folder + "/xdg", "XDG_STATE_HOME": folder + "/state"]
         let result = try Stepo.run(["qa", "walk"], environment: env)
         #expect(result.status == 0, "\(result.stdout)")
-        #expect(result.stdout.contains("104 rows"))
+        #expect(result.stdout.contains("106 rows"))
         #expect(result.stdout.contains("3 × deleted → no longer available"))
         #expect(result.stdout.contains("1 × accept: the server agreed, the profile shows it and offers it no more, a repeat was refused and reported"))
         #expect(result.stdout.contains("9 × follow back: the server agreed"))
@@ -261,7 +262,7 @@ struct CommandLineTests {
     func demo() throws {
         let result = try Stepo.run([], environment: ["XDG_DATA_HOME": folder + "/xdg"])
         #expect(result.status == 0)
-        #expect(result.stdout.hasPrefix("Activity · Chau Cao (@chaucao) · 104 unseen"))
+        #expect(result.stdout.hasPrefix("Activity · Chau Cao (@chaucao) · 106 unseen"))
         #expect(result.stdout.contains("Lena Ortiz — Started a journey: Bake sourdough from scratch — day one is on air"))
         #expect(FileManager.default.fileExists(atPath: folder + "/xdg/stepo/stepo.db"))
         let again = try Stepo.run([], environment: ["XDG_DATA_HOME": folder + "/xdg"])

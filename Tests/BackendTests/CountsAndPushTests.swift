@@ -11,7 +11,8 @@ struct CountsAndPushTests {
         try w.users("o", "a", "b", "c")
         try w.journey("j", owner: "o")
         try w.step("s", journey: "j")
-        for fan in ["a", "b", "c"] { try w.interact("heart", fan, "s") }
+        // Half an hour apart, so each heart is a row of its own (closer, they would batch).
+        for fan in ["a", "b", "c"] { try w.interact("heart", fan, "s", at: w.clock + Batching.window + 60_000) }
         return w
     }
 

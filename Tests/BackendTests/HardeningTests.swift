@@ -93,8 +93,9 @@ struct HardeningTests {
     @Test("stepo rows --after re-emits every row after an id, exactly as ingest printed it")
     func resume() throws {
         let events = CommandLineTests.world + (1...5).map {
-            #"{"id":"h\#($0)","type":"user","at":"2026-11-20T10:0\#($0):00Z","user":{"id":"f\#($0)","username":"f\#($0)","name":"Fan \#($0)"}}"# + "\n"
-                + #"{"id":"x\#($0)","type":"heart","at":"2026-11-20T10:0\#($0):30Z","actor":"f\#($0)","step":"s1"}"#
+            // An hour apart: each heart is a row of its own (within 30 minutes they would batch).
+            #"{"id":"h\#($0)","type":"user","at":"2026-11-20T1\#($0):00:00Z","user":{"id":"f\#($0)","username":"f\#($0)","name":"Fan \#($0)"}}"# + "\n"
+                + #"{"id":"x\#($0)","type":"heart","at":"2026-11-20T1\#($0):00:30Z","actor":"f\#($0)","step":"s1"}"#
         }.joined(separator: "\n") + "\n"
         let path = folder + "/e.ndjson"
         try Data(events.utf8).write(to: URL(fileURLWithPath: path))

@@ -81,7 +81,7 @@ struct QuietRuleStoreTests {
         try w.event("preferences", [("user", "o"), ("stepWith", false)])
         #expect(try w.explain(try w.interact("heart", "a", "s")) == ["o": "steppedWithHeart suppressed:preferences"])
         try w.event("preferences", [("user", "o"), ("stepWith", true)])
-        #expect(try w.explain(try w.interact("heart", "b", "s")) == ["o": "steppedWithHeart sent"])
+        #expect(try w.explain(try w.interact("share", "b", "s")) == ["o": "steppedWithShare sent"])
     }
 
     @Test("the master switch silences everything, announcements included")

@@ -77,7 +77,7 @@ struct SSHTests {
         #expect(text.contains("● An Nguyễn Requested to follow you"))
         try tmux.keys("Space")
         text = try tmux.waitFor { $0.contains("▾") }
-        #expect(text.contains("Maya Okonkwo Stepped with you by heart"))
+        #expect(text.contains("Kofi Asante Stepped with you: that light on the ridge!"))
 
         // The window size travels over SSH: smaller, too small, then back.
         // Shrinking crops the old screen at the top or the bottom; only a redraw for 60×16 has

@@ -73,12 +73,24 @@ struct ScreensDocTests {
              """,
              press: { try $0.keys("q", "Escape"); try $0.filter("Hana", then: "j", "j", "Enter") },
              ready: { $0.contains(" Not available") }),
+        Stop(title: "A batch",
+             prose: """
+             Seven people hearted one step within half an hour: one row, "Jules and 6 others", with the \
+             newest member's initial and how many more. Its first heart made the one sound; each next \
+             person replaced the lock-screen card silently. Hearts and shares stand as rows of their \
+             own: the server gathers them, so the list does not stack them again.
+             """,
+             press: { try $0.keys("q", "Escape"); try $0.filter("kind:batch") }, ready: { $0.contains("Jules and 6 others") }),
+        Stop(title: "Who is in a batch",
+             prose: "Enter opens the step; `i` there lists everyone, newest first, as the server has them.",
+             press: { try $0.keys("Enter"); _ = try $0.waitFor { $0.contains(" Step") }; try $0.keys("i") },
+             ready: { $0.contains(" Interactions") && $0.contains("♥ Jules · ") }),
         Stop(title: "Push preview",
              prose: """
              `p` draws the push this row sends, from the same payload `stepo push` builds: the iOS banner \
              collapsed and expanded, the Android banner, and the grouped thread.
              """,
-             press: { try $0.keys("q", "Escape", "g", "p") }, ready: { $0.contains(" Push preview") && $0.contains("Grouped") }),
+             press: { try $0.keys("q", "q", "Escape", "g", "p") }, ready: { $0.contains(" Push preview") && $0.contains("Grouped") }),
         Stop(title: "A filter",
              prose: "`/` filters the list by text, or by kind with `kind:NAME`; Esc clears it.",
              press: { try $0.keys("q"); try $0.filter("kind:follow") }, ready: { $0.contains("kind:follow") }),

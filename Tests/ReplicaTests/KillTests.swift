@@ -70,7 +70,7 @@ struct KillTests {
         let fresh = try store.recount(for: me.key)
         let (unseen, unread) = (fresh.unseen, fresh.unread)
         #expect(after.counts == ServerCounts(unseen: unseen, unread: unread, stale: false))
-        #expect(unseen == 0 && unread == 94)
+        #expect(unseen == 0 && unread == 96)
         for row in rows.prefix(10) { #expect(try store.row(row.id)?.readAt != nil) }
         #expect(try store.db.scalar("SELECT last_seq FROM client_mutations WHERE user = ?", me.key) == 12)
         let an = try #require(try store.user("an"))

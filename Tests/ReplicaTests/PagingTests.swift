@@ -27,7 +27,9 @@ struct PagingTests {
         try event("mediaReady", [("step", "s1")])
         for i in 0..<PagingTests.fans {
             try event("user", [("user", .object([("id", .string("fan\(i)")), ("username", .string("fan\(i)")), ("name", .string("Fan \(i)"))]))])
-            try event("heart", [("actor", .string("fan\(i)")), ("step", "s1")])
+            // Alternately hearts and shares, each after the last batch closed: a row per fan.
+            clock += Batching.window
+            try event(i % 2 == 0 ? "heart" : "share", [("actor", .string("fan\(i)")), ("step", "s1")])
         }
     }
 
