@@ -12,14 +12,27 @@ public struct EventOutcome: Sendable {
     public var note: String?
     /// True when the event id had been applied before: nothing was done.
     public var repeated = false
-    /// The rows created one by one, kept as written so they need not be read back.
-    /// A fan-out's rows are not here: read them by the id range.
+    /// The rows created one by one, and the batch rows changed, kept as written so they need
+    /// not be read back. A fan-out's rows are not here: read them by the id range.
     public var writtenRows: [ActivityRow] = []
 
     public var rowCount: Int {
         guard let firstRow, let lastRow else { return 0 }
         return lastRow - firstRow + 1
     }
+}
+
+/// An open batch's row, as a join needs it.
+struct OpenBatch {
+    var row: Int
+    var members: Int
+    var push: PushStatus
+    /// Newest first: the facepile, or the first member's face while the row is still single.
+    var faces: [String]
+    var event: String
+    var createdAt: Int64
+    var image: String?
+    var thread: String
 }
 
 /// What a row points at: the integer keys (for deletion and visibility), a recognition's tier,
@@ -78,7 +91,7 @@ final class Delivery {
             let batchable = notification.kind.batches && refs.step != nil && actor != nil
             if batchable, let step = refs.step, let actor,
                let open = try store.openBatch(recipient: recipient.key, step: step, action: notification.kind, at: event.at) {
-                try join(open, notification, actor: actor, push: push)
+                try join(open, notification, actor: actor, recipientId: recipient.id, push: push)
                 return
             }
             let version = changeVersion()
@@ -103,20 +116,17 @@ final class Delivery {
     /// version. One sound per batch, ever: once its push went, a change is a silent
     /// replacement (`updated`); a member whose own push a rule withholds changes the row
     /// without any push.
-    private func join(_ row: Int, _ n: Notification, actor: UserRecord, push: PushStatus) throws {
+    private func join(_ current: OpenBatch, _ n: Notification, actor: UserRecord, recipientId: String, push: PushStatus) throws {
+        let row = current.row
         try store.db.run("INSERT OR IGNORE INTO batch_members(row, person, at, face) VALUES (?, ?, ?, ?)",
                          row, actor.key, event.at, n.media.face)
         guard store.db.changes == 1 else {
             outcome.note = "already counted in batch \(row)"
             return
         }
-        guard let current = try store.db.first("SELECT coalesce(members, 1), push FROM notifications WHERE id = ?", [row], {
-            (members: $0.int(0), push: PushStatus($0.string(1)) ?? .sent)
-        }) else { throw EventError("batch row \(row) is missing") }
         let members = current.members + 1
-        let faces = try store.db.query("""
-            SELECT face FROM batch_members WHERE row = ? AND face IS NOT NULL ORDER BY at DESC LIMIT \(Batching.faces)
-            """, [row]) { $0.string(0) }
+        // The newest faces first: this member's, then the ones the row already carried.
+        let faces = Array(((n.media.face.map { [$0] } ?? []) + current.faces).prefix(Batching.faces))
         let line: PushStatus
         var stored = current.push
         switch push {
@@ -130,17 +140,29 @@ final class Delivery {
             }
         }
         let tap = Tap.interactions(n.tap.stepId ?? "")
-        try store.db.run("""
-            UPDATE notifications SET kind = 'batch', action = ?, members = ?, facepile = ?, actor = ?, title = ?, body = ?,
-                push_body = NULL, push_image = ?, face = NULL, tap = ?, push = ?, version = ? WHERE id = ?
-            """, n.kind.rawValue, members, faces.joined(separator: "\n"), actor.key,
-            Batching.title(latest: n.title, people: members), Batching.body(n.kind), n.pushImage, tap.jsonText,
-            stored.description, changeVersion(), row)
+        let title = Batching.title(latest: n.title, people: members)
+        let body = Batching.body(n.kind)
+        let version = changeVersion()
+        if current.members == 1 || stored != current.push {
+            // The row becomes the batch (or makes its one sound late): every column it changes.
+            try store.db.run("""
+                UPDATE notifications SET kind = 'batch', action = ?, members = ?, facepile = ?, actor = ?, title = ?, body = ?,
+                    push_body = NULL, push_image = ?, face = NULL, tap = ?, push = ?, version = ? WHERE id = ?
+                """, n.kind.rawValue, members, faces.joined(separator: "\n"), actor.key, title, body, n.pushImage, tap.jsonText,
+                stored.description, version, row)
+        } else {
+            // A batch growing: only what a new member changes.
+            try store.db.run("""
+                UPDATE notifications SET members = ?, facepile = ?, actor = ?, title = ?, push_image = ?, version = ? WHERE id = ?
+                """, members, faces.joined(separator: "\n"), actor.key, title, n.pushImage, version, row)
+        }
         noteRows(row...row)
         outcome.note = "joined batch \(row) (now \(members) people)"
-        guard var written = try store.row(row) else { throw EventError("batch row \(row) is missing") }
-        written.push = line
-        outcome.writtenRows.append(written)
+        outcome.writtenRows.append(ActivityRow(
+            id: row, event: current.event, recipient: recipientId, kind: .batch, actor: actor.id, title: title, body: body,
+            media: Media(image: current.image, facepile: faces), tap: tap, thread: current.thread, push: line,
+            subject: RowSubject(step: n.tap.stepId), createdAt: current.createdAt, version: version,
+            members: members, action: n.kind))
     }
 
     func suppress(recipient: Int, kind: Kind, reason: Reason) throws {

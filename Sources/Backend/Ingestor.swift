@@ -82,7 +82,7 @@ public struct Ingestor {
                             case .success(let outcome):
                                 events += 1
                                 if outcome.repeated { report.repeated += 1 } else { report.applied += 1 }
-                                if outcome.rowCount > 0 { items.append(.outcome(outcome)) }
+                                if outcome.rowCount > 0 || !outcome.writtenRows.isEmpty { items.append(.outcome(outcome)) }
                             case .failure(let refusal):
                                 report.rejected += 1
                                 items.append(.rejected(line: line, reason: refusal.reason))
@@ -253,7 +253,7 @@ final class OutputStage: @unchecked Sendable {
     }
 
     private func emit(_ outcome: EventOutcome) throws {
-        if outcome.writtenRows.count == outcome.rowCount {
+        if !outcome.writtenRows.isEmpty || outcome.rowCount == 0 {
             for row in outcome.writtenRows {
                 // A row is a batch only once someone joined it: that line is a change.
                 if row.kind == .batch { batchChanges += 1 } else { rows += 1 }

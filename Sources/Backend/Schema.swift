@@ -340,7 +340,6 @@ enum Schema {
             face TEXT,
             PRIMARY KEY (row, person)
         ) WITHOUT ROWID;
-        CREATE INDEX batch_members_by_time ON batch_members(row, at);
         CREATE INDEX batch_members_by_person ON batch_members(person);
         """)
         return m

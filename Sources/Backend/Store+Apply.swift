@@ -50,7 +50,10 @@ extension Store {
             let record = try requireUser(user)
             try db.run("UPDATE users SET state = ? WHERE id = ?", state.rawValue, record.key)
             // A banned or deactivated account's profile and content leave everyone's replicas.
-            if record.isActive && state != .active { try revoke(.inactive, viewer: nil, owner: record.key, d) }
+            if record.isActive && state != .active {
+                try revoke(.inactive, viewer: nil, owner: record.key, d)
+                try leaveBatches(person: record.key, recipient: nil, d)
+            }
         case let .privacy(user, isPrivate):
             let record = try requireUser(user)
             try db.run("UPDATE users SET private = ? WHERE id = ?", isPrivate, record.key)

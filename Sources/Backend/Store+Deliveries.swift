@@ -53,9 +53,12 @@ extension Store {
                        actor.key, target.key, target.key, actor.key)
             try db.run("DELETE FROM follow_requests WHERE (target = ? AND requester = ?) OR (target = ? AND requester = ?)",
                        actor.key, target.key, target.key, actor.key)
-            // Silent both ways: each gives up what they hold of the other.
+            // Silent both ways: each gives up what they hold of the other, and leaves the
+            // other's batches.
             try revoke(.block, viewer: actor.key, owner: target.key, d)
             try revoke(.block, viewer: target.key, owner: actor.key, d)
+            try leaveBatches(person: target.key, recipient: actor.key, d)
+            try leaveBatches(person: actor.key, recipient: target.key, d)
         case .unblock:
             try db.run("DELETE FROM blocks WHERE blocker = ? AND blocked = ?", actor.key, target.key)
         case .mute:
@@ -187,6 +190,39 @@ extension Store {
         let n = Notification(kind: .announcement, actor: nil, subject: Subject(text: text, link: link))
         let candidates = audience == .everyone ? "SELECT id AS u FROM users" : "SELECT id AS u FROM users WHERE signed_in = 1"
         try Fanout(candidates: candidates, arguments: [:], notification: n, actor: nil, refs: RowRefs()).run(in: d)
+    }
+
+    /// `person` leaves the batches they are counted in (of `recipient`, or everyone's when nil):
+    /// a block, or an account gone inactive. Each row is counted again from its members, its
+    /// title and faces are the newest remaining, and it takes this event's version; where its
+    /// push reached a device, the card is replaced silently, so a lock screen stops naming
+    /// someone it may not. A batch left with one person names that person alone.
+    func leaveBatches(person: Int, recipient: Int?, _ d: Delivery) throws {
+        let rows = try db.query("""
+            SELECT m.row FROM batch_members AS m JOIN batches AS b ON b.row = m.row
+            WHERE m.person = ? AND (? IS NULL OR b.recipient = ?)
+            """, [person, recipient, recipient]) { $0.int(0) }
+        for row in rows {
+            try db.run("DELETE FROM batch_members WHERE row = ? AND person = ?", row, person)
+            guard let state = try db.first("SELECT kind, push, coalesce(members, 1) FROM notifications WHERE id = ?", [row], {
+                (kind: $0.string(0), push: PushStatus($0.string(1)) ?? .sent, members: $0.int(2))
+            }), state.kind == Kind.batch.rawValue else { continue }  // a single row: the visibility rules mask it
+            let remaining = try db.query("""
+                SELECT m.person, m.face, u.name, u.username FROM batch_members AS m JOIN users AS u ON u.id = m.person
+                WHERE m.row = ? ORDER BY m.at DESC LIMIT \(Batching.faces)
+                """, [row]) { (key: $0.int(0), face: $0.optionalString(1), name: $0.string(2), username: $0.string(3)) }
+            guard let newest = remaining.first else { continue }
+            let members = state.members - 1
+            let name = Preview.clean(newest.name)
+            try db.run("""
+                UPDATE notifications SET members = ?, facepile = ?, actor = ?, title = ?, version = ? WHERE id = ?
+                """, members, remaining.compactMap(\.face).joined(separator: "\n"), newest.key,
+                Batching.title(latest: name.isEmpty ? "@" + newest.username : name, people: members), d.changeVersion(), row)
+            if var written = try self.row(row) {
+                written.push = state.push.reachesDevice ? .updated : state.push
+                d.outcome.writtenRows.append(written)
+            }
+        }
     }
 
     /// What an interaction's copy needs of its step (the journey is not part of it).

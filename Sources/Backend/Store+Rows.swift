@@ -74,7 +74,8 @@ extension Store {
     /// Calls `body` with each row of one applied event, in id order, without holding a
     /// fan-out's rows in memory.
     public func forEachRow(ofEvent outcome: EventOutcome, _ body: (ActivityRow) throws -> Void) throws {
-        if outcome.writtenRows.count == outcome.rowCount {
+        // Rows written one by one (and batch changes) are kept; a fan-out's are read by range.
+        if !outcome.writtenRows.isEmpty || outcome.rowCount == 0 {
             for row in outcome.writtenRows { try body(row) }
             return
         }

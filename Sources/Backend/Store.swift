@@ -166,14 +166,21 @@ public final class Store {
         return (blocked, try ceilingReached(recipient, at: at))
     }
 
-    /// The batch of (recipient, step, action) still open at `at`: opened less than 30 minutes before.
-    func openBatch(recipient: Int, step: Int, action: Kind, at: Int64) throws -> Int? {
-        try db.cached(Store.openBatchSQL).bind([recipient, step, action.rawValue, at - Batching.window, at]).first { $0.int(0) }
+    /// The batch of (recipient, step, action) still open at `at` (opened less than 30 minutes
+    /// before), with everything a join needs of its row: one read.
+    func openBatch(recipient: Int, step: Int, action: Kind, at: Int64) throws -> OpenBatch? {
+        try db.cached(Store.openBatchSQL).bind([recipient, step, action.rawValue, at - Batching.window, at]).first { r in
+            OpenBatch(row: r.int(0), members: r.int(1), push: PushStatus(r.string(2)) ?? .sent,
+                      faces: r.optionalString(3).map { $0.split(separator: "\n").map(String.init) } ?? (r.optionalString(4).map { [$0] } ?? []),
+                      event: r.string(5), createdAt: r.int64(6), image: r.optionalString(7), thread: r.string(8))
+        }
     }
 
     private static let openBatchSQL = """
-        SELECT row FROM batches WHERE recipient = ? AND step = ? AND action = ? AND opened_at > ? AND opened_at <= ?
-        ORDER BY opened_at DESC LIMIT 1
+        SELECT b.row, coalesce(n.members, 1), n.push, n.facepile, n.face, e.ext, n.created_at, n.image, n.thread
+        FROM batches AS b JOIN notifications AS n ON n.id = b.row JOIN events AS e ON e.id = n.event
+        WHERE b.recipient = ? AND b.step = ? AND b.action = ? AND b.opened_at > ? AND b.opened_at <= ?
+        ORDER BY b.opened_at DESC LIMIT 1
         """
 
     private static let blockedSQL = """

@@ -63,6 +63,13 @@ struct BenchFigures {
              target: String(format: "≤ %.1f×", limit * expected / 4))
     }
 
+    /// A result that is wrong, not slow: counted as a miss.
+    mutating func fail(_ what: String) {
+        print("\(what): WRONG")
+        fflush(stdout)
+        missed += 1
+    }
+
     func finish() -> Int32 {
         print(missed == 0 ? "all targets met" : "\(missed) target(s) missed")
         return missed == 0 ? 0 : 1

@@ -15,8 +15,8 @@ struct EngineBench {
 
     init(arguments: Arguments) throws {
         only = arguments["only"]
-        if let only, !["uniform", "ingest", "follows", "hearts", "fanout", "counts"].contains(only) {
-            throw UsageError(description: "--only is one of uniform, ingest, follows, hearts, fanout, counts")
+        if let only, !["uniform", "ingest", "follows", "hearts", "batch", "fanout", "counts"].contains(only) {
+            throw UsageError(description: "--only is one of uniform, ingest, follows, hearts, batch, fanout, counts")
         }
         scales = try arguments["scale"].map { text in
             try text.split(separator: ",").map {
@@ -46,6 +46,7 @@ struct EngineBench {
         if only == "ingest" { try uniformIngest(&figures) }
         if only == nil || only == "follows" { try skewedFollows(&figures) }
         if only == nil || only == "hearts" { try skewedHearts(&figures) }
+        if only == nil || only == "batch" { try skewedBatch(&figures) }
         if only == nil || only == "fanout" { try skewedFanout(&figures) }
         if only == nil || only == "counts" { try skewedCounts(&figures) }
         return figures.finish()
@@ -212,6 +213,41 @@ struct EngineBench {
                            target: 20_000)
         }
         figures.growth("skewed: hearts to one person", seconds, limit: 4.5)
+    }
+
+    /// 100,000 people heart one step within 30 minutes: each joins the one batch, which costs
+    /// the same whatever its size. One row, one audible push.
+    private func skewedBatch(_ figures: inout BenchFigures) throws {
+        var seconds: [Int: Double] = [:]
+        for scale in scales {
+            let hearts = sized(100_000) * scale
+            let store = try freshStore("batch-\(scale)")
+            let world = BulkWorld(store)
+            let start = Timestamp.parse("2026-11-10T00:00:00Z")!
+            try world.build {
+                try world.addUsers(1...(hearts + 1))
+                try world.addJourneys(1, owners: 1)
+                try world.addSteps(1, journeys: 1, publishedAt: start)
+            }
+            // Inside the batch's 30 minutes however many: the first at the step's publish.
+            let spacing = Double(Batching.window - 1_000) / Double(hearts)
+            let path = try writeEvents(hearts) { i in
+                let at = Timestamp.format(start + 1_000 + Int64(Double(i) * spacing))
+                return #"{"id":"b\#(i)","type":"heart","at":"\#(at)","actor":"u\#(2 + i)","step":"s1"}"#
+            }
+            let begin = DispatchTime.now()
+            let (rate, report) = try ingest(path, into: store)
+            seconds[scale] = BenchFigures.seconds(since: begin)
+            let owner = try store.activity(of: try store.user("u1")!, limit: 10)
+            let audible = owner.filter { $0.push == .sent }.count
+            figures.report(rate: rate, "skewed ×\(scale): \(hearts) hearts on one step in 30 minutes: \(owner.count) row, "
+                           + "\(owner.first?.members ?? 0) people in it, \(audible) audible push, \(report.batchChanges) silent changes",
+                           target: 20_000)
+            if owner.count != 1 || audible != 1 || owner.first?.members != hearts {
+                figures.fail("skewed ×\(scale): the batch should be one row with one audible push counting \(hearts) people")
+            }
+        }
+        figures.growth("skewed: a batch of one step", seconds, limit: 4.5)
     }
 
     /// One publish to a million followers (10% turned journeys off).

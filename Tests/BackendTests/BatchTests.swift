@@ -99,6 +99,25 @@ struct BatchTests {
         #expect(row.members == 2 && row.title == "Fan 4 and 1 other")
     }
 
+    @Test("a member later blocked, or banned, leaves the batch: counted again, named no more, the card replaced silently")
+    func leaving() throws {
+        let w = try world()
+        for fan in ["f1", "f2", "f3", "f4"] { try w.interact("heart", fan, "s") }
+        try w.relation("block", "o", "f4")
+        var row = try #require(try w.activity("o").first)
+        #expect(row.members == 3 && row.title == "Fan 3 and 2 others")
+        #expect(row.media.facepile == ["https://cdn/f3.jpg", "https://cdn/f2.jpg", "https://cdn/f1.jpg"])
+        let ban = try w.event("account", [("user", "f3"), ("state", "banned")])
+        let line = try #require(ban.writtenRows.first)
+        #expect(line.push == .updated && line.members == 2 && line.title == "Fan 2 and 1 other")
+        #expect(line.version == ban.eventKey)
+        try w.relation("block", "f2", "o")
+        row = try #require(try w.activity("o").first)
+        #expect(row.members == 1 && row.title == "Fan 1" && row.media.facepile == ["https://cdn/f1.jpg"])
+        // The badge did not move: leaving changes a row, it adds none.
+        #expect(try w.store.counts(for: try w.record("o").key).unseen == 1)
+    }
+
     @Test("a batch whose first push was withheld sounds once, when a member's push may go")
     func soundsOnceLater() throws {
         let w = try world()
@@ -125,6 +144,7 @@ struct BatchTests {
         var blocked: Set<String> = [], banned: Set<String> = []
         var done: Set<String> = []            // (step, type, actor) already made: a repeat is a duplicate
         var expected: [String: Int] = [:]     // "step type" → people notified without batching
+        var notifiedFans: [String: [String]] = [:]
         var lines: [ActivityRow] = []
         for _ in 0..<400 {
             let fan = "f\(rng.below(fans) + 1)"
@@ -142,6 +162,7 @@ struct BatchTests {
                 let key = "\(step) \(type) \(fan)"
                 if !blocked.contains(fan), !banned.contains(fan), !done.contains(key) {
                     expected["\(step) \(type)", default: 0] += 1
+                    notifiedFans["\(step) \(type)", default: []].append(fan)
                 }
                 done.insert(key)
             }
@@ -156,14 +177,25 @@ struct BatchTests {
             #expect((line.members ?? 1) >= (last[line.id] ?? 0))
             last[line.id] = line.members ?? 1
         }
-        // The people counted across the rows are the people the unbatched stream notifies.
+        // The people counted across the rows are the people the unbatched stream notifies, less
+        // those who left a batch (blocked or banned later): a row they made alone stays theirs,
+        // as does a batch they were the last to leave.
         var counted: [String: Int] = [:]
+        var stillCounted: [String: Int] = [:]
+        for (key, fans) in notifiedFans {
+            stillCounted[key] = fans.filter { !blocked.contains($0) && !banned.contains($0) }.count
+        }
         for row in try w.activity("o") {
             let action = row.action ?? row.kind
             let type = (action == .share || action == .steppedWithShare) ? "share" : "heart"
-            counted["\(row.subject.step ?? row.tap.stepId ?? "") \(type)", default: 0] += row.members ?? 1
+            let key = "\(row.subject.step ?? row.tap.stepId ?? "") \(type)"
+            counted[key, default: 0] += row.members ?? 1
+            if let actor = row.actor, blocked.contains(actor) || banned.contains(actor) {
+                #expect((row.members ?? 1) == 1, "a batch names someone who left it")
+                stillCounted[key, default: 0] += 1
+            }
         }
-        #expect(counted == expected)
+        #expect(counted == stillCounted.filter { $0.value > 0 })
         // The badge is the server's count of unseen rows.
         let o = try w.record("o")
         #expect(try w.store.counts(for: o.key) == (try w.store.recount(for: o.key)))
