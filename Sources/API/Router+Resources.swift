@@ -60,9 +60,10 @@ extension Router {
         guard let rowId = Int(id), try store.row(rowId, of: viewer) != nil else { throw APIError.notFound("no row \(id)") }
         let platform = request.query["platform"] ?? "apns"
         guard platform == "apns" || platform == "fcm" else { throw APIError.invalid("platform must be apns or fcm") }
-        let content: PushContent
+        var content: PushContent
         do {
             content = try store.pushContent(row: rowId)
+            content.silent = request.query["silent"] == "1"
         } catch let error as PushUnavailable {
             throw APIError.gone(fallbackTo: nil).with(message: error.description)
         }

@@ -55,6 +55,10 @@ struct BoardDocTests {
             let n = Notifications.Notification(kind: kind, actor: kind == .announcement ? nil : maya, subject: subject)
             lines.append("| `\(kind.rawValue)` | \(kind.category.rawValue) | \(kind.priority.rawValue) | \(media(n)) | \(lands(n.tap)) | \(n.title): \(n.body) |")
         }
+        // A batch has its action's category and priority; its example is seven hearts.
+        let batchable = Kind.live.filter(\.batches).map { "`\($0.rawValue)`" }.joined(separator: ", ")
+        lines.append("| `batch` (of \(batchable)) | its action's | its action's | facepile (≤ \(Batching.faces) faces) + step photo | "
+                     + "\(lands(.interactions("s"))) | \(Batching.title(latest: "Jules", people: 7)): \(Batching.body(.steppedWithHeart)) |")
         return lines.joined(separator: "\n")
     }
 
