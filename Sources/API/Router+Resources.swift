@@ -83,8 +83,15 @@ extension Router {
             viewer = try store.user(key: viewer.key) ?? viewer
         }
         let p = viewer.preferences
+        // The custom follow alerts: each person or journey set to all or off.
+        let alerts = try store.alerts(of: viewer).map { alert -> JSON in
+            switch alert.target {
+            case .person(let id): return .object([("person", .string(id)), ("mode", .string(alert.mode.rawValue))])
+            case .journey(let id): return .object([("journey", .string(id)), ("mode", .string(alert.mode.rawValue))])
+            }
+        }
         return .ok(.object([("all", .bool(p.all)), ("stepWith", .bool(p.stepWith)), ("social", .bool(p.social)),
                             ("engagement", .bool(p.engagement)), ("journeys", .bool(p.journeys)),
-                            ("customFollow", "comingLater")]))
+                            ("customFollow", .array(alerts))]))
     }
 }

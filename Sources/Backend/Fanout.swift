@@ -47,13 +47,30 @@ struct Fanout {
     /// 100th push exist in the last 24 hours? — never counting further than that).
     private var pushExpression: String {
         """
-        CASE WHEN u.pref_all = 0 OR \(Fanout.preferenceColumn(for: notification.kind)) = 0 THEN 'suppressed:preferences'
+        CASE WHEN u.pref_all = 0 OR \(preferenceTest) THEN 'suppressed:preferences'
              WHEN EXISTS (SELECT 1 FROM notifications n
                           WHERE n.recipient = u.id AND n.push = 'sent' AND n.created_at > :since AND n.created_at <= :at
                           LIMIT 1 OFFSET \(QuietRules.dailyCeiling - 1)) THEN 'suppressed:dailyCeiling'
              ELSE 'sent'
         END
         """
+    }
+
+    /// Whether the candidate's own setting withholds the push, the master switch aside: the
+    /// custom follow alert when one applies (`u.alert`), else the kind's category.
+    private var preferenceTest: String {
+        "(u.alert IS 'off' OR (u.alert IS NULL AND \(Fanout.preferenceColumn(for: notification.kind)) = 0))"
+    }
+
+    /// For a journey update, the candidate's custom follow alert: the journey's, then the
+    /// person's, looked up only for the users who have any. NULL otherwise.
+    private var alertExpression: String {
+        guard notification.kind.isJourneyUpdate else { return "NULL" }
+        return """
+            CASE WHEN u.alerts = 0 THEN NULL
+                 ELSE coalesce((SELECT mode FROM journey_alerts WHERE user = u.id AND journey = :journey),
+                               (SELECT mode FROM person_alerts WHERE user = u.id AND person = :actor)) END
+            """
     }
 
     /// The values every statement of this fan-out may name.
@@ -90,7 +107,7 @@ struct Fanout {
             INSERT INTO temp.fanout(u, reason, push)
             SELECT u.id, reason, CASE WHEN reason IS NULL THEN \(pushExpression) END
             FROM (SELECT u.id AS id, u.pref_all, u.pref_stepWith, u.pref_social, u.pref_engagement, u.pref_journeys,
-                         \(reasonExpression) AS reason
+                         \(alertExpression) AS alert, \(reasonExpression) AS reason
                   FROM (\(candidates)) AS c JOIN users AS u ON u.id = c.u) AS u
             """).bind(named: values).run()
         // The content once, on the event; the rows point at it.

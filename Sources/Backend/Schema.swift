@@ -342,6 +342,24 @@ enum Schema {
         ) WITHOUT ROWID;
         CREATE INDEX batch_members_by_person ON batch_members(person);
         """)
+        // V2: custom follow alerts. A user sets a person or a journey to all or off (default
+        // is no row). `users.alerts` counts a user's overrides, so a fan-out looks them up only
+        // for the users who have any.
+        m.register("0005-custom-follow-alerts", """
+        CREATE TABLE person_alerts (
+            user INTEGER NOT NULL REFERENCES users(id),
+            person INTEGER NOT NULL REFERENCES users(id),
+            mode TEXT NOT NULL CHECK (mode IN ('all', 'off')),
+            PRIMARY KEY (user, person)
+        ) WITHOUT ROWID;
+        CREATE TABLE journey_alerts (
+            user INTEGER NOT NULL REFERENCES users(id),
+            journey INTEGER NOT NULL REFERENCES journeys(id),
+            mode TEXT NOT NULL CHECK (mode IN ('all', 'off')),
+            PRIMARY KEY (user, journey)
+        ) WITHOUT ROWID;
+        ALTER TABLE users ADD COLUMN alerts INTEGER NOT NULL DEFAULT 0;
+        """)
         return m
     }
 }

@@ -115,6 +115,8 @@ extension Store {
             for (category, value) in changes {
                 try db.run("UPDATE users SET \(Store.preferenceColumn(category)) = ? WHERE id = ?", value, key)
             }
+        case let .alert(user, target, mode):
+            try setAlert(user: try requireUser(user), target: target, mode: mode)
         }
     }
 

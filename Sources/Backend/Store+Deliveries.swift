@@ -225,6 +225,54 @@ extension Store {
         }
     }
 
+    // MARK: Custom follow alerts
+
+    /// Sets `user`'s alert for a person or a journey; `default` removes it.
+    func setAlert(user: UserRecord, target: AlertTarget, mode: AlertMode) throws {
+        let (table, column, key): (String, String, Int)
+        switch target {
+        case .person(let id):
+            let person = try requireUser(id)
+            if person.key == user.key { throw EventError("a user cannot set an alert on themselves (\(id))") }
+            (table, column, key) = ("person_alerts", "person", person.key)
+        case .journey(let id):
+            (table, column, key) = ("journey_alerts", "journey", try requireJourney(id).key)
+        }
+        try db.run("DELETE FROM \(table) WHERE user = ? AND \(column) = ?", user.key, key)
+        let removed = db.changes
+        if mode != .default {
+            try db.run("INSERT INTO \(table)(user, \(column), mode) VALUES (?, ?, ?)", user.key, key, mode.rawValue)
+        }
+        let delta = (mode == .default ? 0 : 1) - removed
+        if delta != 0 { try db.run("UPDATE users SET alerts = alerts + ? WHERE id = ?", delta, user.key) }
+    }
+
+    /// The override that decides `user`'s push of a journey update by `person` in `journey`:
+    /// the journey's, else the person's; with where it came from, for `explain`.
+    func alert(for user: Int, person: Int?, journey: Int?) throws -> (mode: AlertMode, from: AlertTarget?)? {
+        if let journey, let mode = try db.cached("SELECT mode FROM journey_alerts WHERE user = ? AND journey = ?")
+            .bind([user, journey]).first({ AlertMode(rawValue: $0.string(0)) }) ?? nil {
+            let id = try db.first("SELECT ext FROM journeys WHERE id = ?", [journey]) { $0.string(0) } ?? ""
+            return (mode, .journey(id))
+        }
+        if let person, let mode = try db.cached("SELECT mode FROM person_alerts WHERE user = ? AND person = ?")
+            .bind([user, person]).first({ AlertMode(rawValue: $0.string(0)) }) ?? nil {
+            return (mode, .person(try self.user(key: person)?.id ?? ""))
+        }
+        return nil
+    }
+
+    /// A user's overrides, people then journeys, by id.
+    public func alerts(of user: UserRecord) throws -> [(target: AlertTarget, mode: AlertMode)] {
+        let people = try db.query("""
+            SELECT u.ext, a.mode FROM person_alerts AS a JOIN users AS u ON u.id = a.person WHERE a.user = ? ORDER BY u.ext
+            """, [user.key]) { (AlertTarget.person($0.string(0)), AlertMode(rawValue: $0.string(1)) ?? .default) }
+        let journeys = try db.query("""
+            SELECT j.ext, a.mode FROM journey_alerts AS a JOIN journeys AS j ON j.id = a.journey WHERE a.user = ? ORDER BY j.ext
+            """, [user.key]) { (AlertTarget.journey($0.string(0)), AlertMode(rawValue: $0.string(1)) ?? .default) }
+        return people + journeys
+    }
+
     /// What an interaction's copy needs of its step (the journey is not part of it).
     private func subject(of step: StepRecord) -> Subject {
         Subject(stepId: step.id, caption: step.caption, photoUrl: step.photoUrl)

@@ -11,6 +11,8 @@ public struct Explanation: Sendable {
     public var push: PushStatus?
     public var reason: Reason?
     public var deletedSince: Bool
+    /// The custom follow alert that decided a journey update's push, as `journey:ID all`.
+    public var alert: String?
 
     public var json: JSON {
         .members([
@@ -18,6 +20,7 @@ public struct Explanation: Sendable {
             ("row", rowId.map(JSON.int)), ("push", push.map { .string($0.description) }),
             ("reason", reason.map { .string($0.rawValue) }),
             ("deleted", deletedSince ? .bool(true) : nil),
+            ("alert", alert.map(JSON.string)),
         ])
     }
 }
@@ -48,14 +51,22 @@ extension Store {
         }
         if let first = header.first, let last = header.last {
             candidates += try db.query("""
-                SELECT u.ext, u.name, n.kind, n.id, n.push, n.deleted FROM notifications AS n JOIN users AS u ON u.id = n.recipient
+                SELECT u.ext, u.name, n.kind, n.id, n.push, n.deleted, n.recipient, n.actor, n.journey, u.alerts
+                FROM notifications AS n JOIN users AS u ON u.id = n.recipient
                 WHERE n.id BETWEEN ? AND ? AND n.event = ? ORDER BY u.ext
                 """, [first, last, header.key]) { row in
                 let push = PushStatus(row.string(4))
                 var reason: Reason?
                 if case .suppressed(let r)? = push { reason = r }
-                return Explanation(recipient: row.string(0), name: row.string(1), kind: Kind(rawValue: row.string(2)) ?? .announcement,
-                                   rowId: row.int(3), push: push, reason: reason, deletedSince: row.bool(5))
+                let kind = Kind(rawValue: row.string(2)) ?? .announcement
+                var explanation = Explanation(recipient: row.string(0), name: row.string(1), kind: kind,
+                                              rowId: row.int(3), push: push, reason: reason, deletedSince: row.bool(5))
+                // The override that decided, for a journey update (only users with any are asked).
+                if kind.isJourneyUpdate, row.int(9) > 0,
+                   let found = try alert(for: row.int(6), person: row.optionalInt(7), journey: row.optionalInt(8)), let from = found.from {
+                    explanation.alert = "\(from.key) \(found.mode.rawValue)"
+                }
+                return explanation
             }
         }
         candidates.sort { $0.recipient < $1.recipient }

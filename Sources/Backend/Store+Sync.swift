@@ -161,6 +161,8 @@ extension Store {
             body = .relation(.followRequestDeclined, actor: user.id, target: other)
         case .preferences(let changes):
             body = .preferences(user: user.id, changes: changes.map { ($0.category, $0.on) })
+        case let .alert(target, mode):
+            body = .alert(user: user.id, target: target, mode: mode)
         }
         try apply(Event(id: "mutation:\(client):\(user.id):\(mutation.seq)", at: at, body: body))
     }

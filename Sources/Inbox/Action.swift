@@ -31,7 +31,7 @@ public enum Action: Equatable, Sendable {
     case destinationLoaded(Destination)
     /// A live copy of the open destination, from the server (or its word that it is gone).
     case destinationRefreshed(Destination)
-    case settingsLoaded([String: Bool])
+    case settingsLoaded([String: Bool], alerts: [AlertItem] = [])
     case themeChanged(String)
     /// The server refused something this inbox asked for: the reader is told.
     case refused(String)
@@ -54,6 +54,8 @@ public enum Effect: Equatable, Sendable {
     case act(Mutation.Action)
     case loadSettings
     case setPreference(Mutation.PreferenceChange)
+    /// Set (or, with `default`, remove) a custom follow alert.
+    case setAlert(AlertTarget, AlertMode)
     case nextTheme
     case syncNow
     case quit

@@ -178,7 +178,24 @@ public enum ActivityView {
             grid.put("  \(box) \(item.name)", x: 0, y: y, role: i == selection ? .selected : .actor)
             grid.put("      " + TextWidth.fit(item.about, width: state.width - 7), x: 0, y: y + 1, role: .dim)
         }
-        putFooter(footerLine("j/k move  Space toggle  q back", state), state, &grid)
+        // The custom follow alerts, one line each, under their heading (as many as fit).
+        let first = y0 + 2 + InboxState.settingItems.count * 2
+        if state.alerts.isEmpty {
+            grid.put("      None yet.", x: 0, y: first, role: .dim)
+        }
+        for (i, alert) in state.alerts.enumerated() where first + i < state.height - 1 {
+            let index = InboxState.settingItems.count + i
+            let kind: String
+            switch alert.target {
+            case .person: kind = "person"
+            case .journey: kind = "journey"
+            }
+            if index == selection { grid.tint(row: first + i, .selected) }
+            grid.put("      \(DestinationView.bell) \(alert.mode.rawValue.padding(toLength: 4, withPad: " ", startingAt: 0))  \(alert.name) (\(kind))",
+                     x: 0, y: first + i, role: index == selection ? .selected : .body)
+        }
+        putFooter(footerLine(selection >= InboxState.settingItems.count ? "j/k move  x remove  q back" : "j/k move  Space toggle  q back",
+                             state), state, &grid)
     }
 
     /// A scrolling text screen under a title.

@@ -51,6 +51,8 @@ public struct ProfilePage: Equatable, Sendable {
     public var person: PersonEntity?
     /// What the tap that opened it offers (Follow back, Accept / Decline).
     public var offered: Tap.ProfileAction
+    /// The reader's custom follow alert for this person (`b` cycles it).
+    public var alert: AlertMode = .default
 
     /// The action still open: a done action is not offered again.
     public var openAction: Tap.ProfileAction {
@@ -70,9 +72,12 @@ public struct JourneyPage: Equatable, Sendable {
     public var supporters: [(name: String, tier: String)]
     /// The reader's own tier on this journey, when they crossed one (the tier chip).
     public var readerTier: String?
+    /// The reader's custom follow alert for this journey (`b` cycles it).
+    public var alert: AlertMode = .default
 
     public static func == (a: JourneyPage, b: JourneyPage) -> Bool {
         a.journey == b.journey && a.ownerName == b.ownerName && a.panel == b.panel && a.readerTier == b.readerTier
+            && a.alert == b.alert
             && a.supporters.map(\.name) == b.supporters.map(\.name) && a.supporters.map(\.tier) == b.supporters.map(\.tier)
     }
 }

@@ -51,14 +51,15 @@ public enum DestinationLoader {
     }
 
     public static func profile(_ id: String, offered: Tap.ProfileAction, replica: Replica) -> ProfilePage {
-        ProfilePage(id: id, person: try? replica.person(id), offered: offered)
+        ProfilePage(id: id, person: try? replica.person(id), offered: offered, alert: replica.alert(for: .person(id)))
     }
 
     static func journeyPage(_ journey: JourneyEntity, panel: Tap.JourneyPanel, replica: Replica) -> JourneyPage {
         let reader = replica.user
         return JourneyPage(journey: journey, ownerName: name(journey.owner, replica: replica), panel: panel,
                            supporters: (journey.people ?? []).map { (name($0.user, replica: replica), $0.tier) },
-                           readerTier: journey.people?.first { $0.user == reader }?.tier)
+                           readerTier: journey.people?.first { $0.user == reader }?.tier,
+                           alert: replica.alert(for: .journey(journey.id)))
     }
 
     /// Who hearted and shared a step, as the rows that reached the reader say.

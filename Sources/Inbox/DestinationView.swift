@@ -100,6 +100,7 @@ public enum DestinationView {
         case .acceptDecline: lines.append(TextLine("[ a  Accept ]   [ d  Decline ]", .badge))
         case .none: break
         }
+        lines += [.blank, alertLine(page.alert, whose: "their")]
         return lines
     }
 
@@ -110,12 +111,27 @@ public enum DestinationView {
         for step in page.journey.steps {
             lines.append(TextLine((step.isFinal ? "★ " : "· ") + (step.caption ?? "a step (shown when online)"), .body))
         }
+        lines += [.blank, alertLine(page.alert, whose: "this journey's")]
         if page.panel == .people {
             lines += [.blank, TextLine("People", .section)]
             for supporter in page.supporters { lines.append(TextLine("\(supporter.name) — [\(supporter.tier)]", .actor)) }
         }
         return lines
     }
+
+    /// The custom follow alert of a profile or a journey, with its bell.
+    static func alertLine(_ mode: AlertMode, whose: String) -> TextLine {
+        let meaning: String
+        switch mode {
+        case .default: meaning = "default: \(whose) new steps push as your Journey updates setting says"
+        case .all: meaning = "all: \(whose) new steps always push"
+        case .off: meaning = "off: \(whose) new steps stay in Activity, without a push"
+        }
+        return TextLine("\(DestinationView.bell) Alerts \(meaning)  (b changes)", mode == .default ? .dim : .badge)
+    }
+
+    /// The bell of custom follow alerts (`!` where the terminal has no UTF-8).
+    public static let bell = "⍾"
 
     static func interactions(_ page: InteractionsPage, now: Int64) -> [TextLine] {
         var lines = [TextLine(page.step.caption, .body), TextLine("♥ \(page.step.hearts) hearts · ↗ \(page.step.shares) shares", .dim), .blank]

@@ -45,8 +45,17 @@ extension Inbox {
         var selection = selection
         defer { state.screens[state.screens.count - 1] = .settings(selection: selection) }
         switch key {
-        case .down, .character("j"): selection = min(InboxState.settingItems.count - 1, selection + 1)
+        case .down, .character("j"): selection = min(InboxState.settingItems.count - 1 + state.alerts.count, selection + 1)
         case .up, .character("k"): selection = max(0, selection - 1)
+        case .space where selection >= InboxState.settingItems.count, .enter where selection >= InboxState.settingItems.count,
+             .character("x") where selection >= InboxState.settingItems.count:
+            // A custom follow alert: removed (back to default).
+            let index = selection - InboxState.settingItems.count
+            guard state.alerts.indices.contains(index) else { break }
+            let removed = state.alerts.remove(at: index)
+            selection = min(selection, InboxState.settingItems.count - 1 + state.alerts.count)
+            state.notice = "Alerts for \(removed.name): back to default"
+            return [.setAlert(removed.target, .default)]
         case .space, .enter:
             let item = InboxState.settingItems[selection]
             guard item.key != "customFollow", let current = state.settings?[item.key] else { break }
@@ -66,6 +75,23 @@ extension Inbox {
             // From a step, the people behind its hearts and shares.
             guard case .step(let page)? = screen.destination else { break }
             return open(&state, .interactions(step: page.step.id))
+        case .character("b"):
+            // A profile's or a journey's custom follow alert: default → all → off → default.
+            switch screen.destination {
+            case .profile(var page)? where page.person != nil:
+                page.alert = page.alert.next
+                screen.destination = .profile(page)
+                state.screens[state.screens.count - 1] = .destination(screen)
+                state.notice = "Alerts for \(page.person?.name ?? page.id): \(page.alert.rawValue)"
+                return [.setAlert(.person(page.id), page.alert)]
+            case .journey(var page)?:
+                page.alert = page.alert.next
+                screen.destination = .journey(page)
+                state.screens[state.screens.count - 1] = .destination(screen)
+                state.notice = "Alerts for \(page.journey.title): \(page.alert.rawValue)"
+                return [.setAlert(.journey(page.journey.id), page.alert)]
+            default: break
+            }
         case .character("a"), .character("d"), .character("f"):
             // A profile's inline Accept / Decline or Follow back, while still open.
             guard case .profile(let page)? = screen.destination, let person = page.person else { break }

@@ -39,8 +39,9 @@ public enum Inbox {
         case .destinationRefreshed(let destination):
             updateDestination(&state, destination, live: true)
             return []
-        case .settingsLoaded(let settings):
+        case let .settingsLoaded(settings, alerts):
             state.settings = settings
+            state.alerts = alerts
             return []
         case .themeChanged(let name):
             state.notice = "Theme: \(name)"

@@ -127,14 +127,29 @@ public final class InboxApp {
                 dispatch(.themeChanged(theme.name))
             }
         case .loadSettings:
+            let replica = self.replica
             background { engine in
                 let json = try engine.fetch("GET", "/v1/preferences")
                 var settings: [String: Bool] = [:]
                 for key in Preferences.switchNames { settings[key] = json[key]?.bool ?? true }
-                return .settingsLoaded(settings)
+                var alerts: [AlertItem] = []
+                for item in json["customFollow"]?.array ?? [] {
+                    guard let target = try? AlertTarget(json: item), let mode = try? AlertMode(json: item) else { continue }
+                    let name: String
+                    switch target {
+                    case .person(let id): name = (try? replica.person(id))?.name ?? id
+                    case .journey(let id): name = (try? replica.journey(id))?.title ?? id
+                    }
+                    alerts.append(AlertItem(target: target, mode: mode, name: name))
+                }
+                try? replica.replaceAlerts(alerts.map { ($0.target, $0.mode) })
+                return .settingsLoaded(settings, alerts: alerts)
             }
         case .setPreference(let change):
             try? replica.enqueue(.preferences([change]))
+            sendSoon()
+        case let .setAlert(target, mode):
+            try? replica.enqueue(.alert(target, mode))
             sendSoon()
         case .act(let action):
             try? replica.enqueue(action)

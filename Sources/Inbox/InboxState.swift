@@ -138,6 +138,8 @@ public struct InboxState: Equatable, Sendable {
     public var confirming: Confirmation?
     /// The switches of the settings screen (nil until loaded).
     public var settings: [String: Bool]?
+    /// The reader's custom follow alerts, as the settings screen lists them.
+    public var alerts: [AlertItem] = []
     /// Rows arrived while a screen covered the list: seen (and shown) when it is back.
     public var listStale = false
     /// Where the selection should land when the next cards arrive (g and G far away).
@@ -158,15 +160,29 @@ public struct InboxState: Equatable, Sendable {
         ("social", "Social activity", "Follows, follow requests, acceptances, mentions."),
         ("engagement", "Step engagement", "Hearts, comments and shares after the window, and replies to your comments."),
         ("journeys", "Journey updates", "First steps, achievements, and new steps in journeys you follow."),
-        ("customFollow", "Custom follow alerts", "Per-person and per-journey overrides — coming later."),
+        ("customFollow", "Custom follow alerts", "Per person and per journey: b on a profile or a journey; x here removes one."),
     ]
 
     /// The help screen: every key, one line each.
     public static let helpLines = [
         "j/k ↑/↓  move", "PgUp/PgDn  page", "g/G  first/last", "Space →/←  expand/collapse a thread",
         "Enter  open the row", "i  on a step: who hearted and shared it", "a / d  accept / decline a follow request",
-        "f  follow back a new follower", "/  filter by text or kind:NAME", "p  preview the row's push",
+        "f  follow back a new follower", "b  on a profile or a journey: its alerts (all, default, off)", "/  filter by text or kind:NAME", "p  preview the row's push",
         "r  sync now", "s  notification settings", "t  next theme",
         "mouse  wheel scrolls, click selects, double click opens", "q Esc ←  back one screen / quit", "?  this help",
     ]
+}
+
+/// One custom follow alert as the settings screen lists it.
+public struct AlertItem: Equatable, Sendable {
+    public var target: AlertTarget
+    public var mode: AlertMode
+    /// Who or what it is about, as the reader knows them.
+    public var name: String
+
+    public init(target: AlertTarget, mode: AlertMode, name: String) {
+        self.target = target
+        self.mode = mode
+        self.name = name
+    }
 }

@@ -51,6 +51,8 @@ public struct Event: Sendable {
         case tierCrossed(actor: String, journey: String, tier: String)
         case announcement(text: String, audience: Audience, link: String?)
         case preferences(user: String, changes: [(Category?, Bool)])
+        /// A custom follow alert: a person or a journey set to all, default or off.
+        case alert(user: String, target: AlertTarget, mode: AlertMode)
 
         public var type: String {
             switch self {
@@ -68,6 +70,7 @@ public struct Event: Sendable {
             case .tierCrossed: return "tierCrossed"
             case .announcement: return "announcement"
             case .preferences: return "preferences"
+            case .alert: return "alert"
             }
         }
     }
@@ -179,6 +182,8 @@ extension Event {
                 throw EventError("a preferences event sets at least one of all, stepWith, social, engagement, journeys")
             }
             return .preferences(user: try f.id("user"), changes: changes)
+        case "alert":
+            return .alert(user: try f.id("user"), target: try AlertTarget(f), mode: try AlertMode(f))
         default:
             throw EventError("unknown event type \(Fields.quoted(type))")
         }
@@ -264,4 +269,31 @@ struct Fields {
         let visible = String(String.UnicodeScalarView(text.unicodeScalars.map { Preview.isControl($0) ? "\u{FFFD}" : $0 }))
         return "\"" + Preview.shorten(visible, to: 40) + "\""
     }
+}
+
+extension AlertTarget {
+    /// Exactly one of `person` or `journey`, from an event or a mutation.
+    init(_ f: Fields) throws {
+        switch (try f.optionalId("person"), try f.optionalId("journey")) {
+        case let (person?, nil): self = .person(person)
+        case let (nil, journey?): self = .journey(journey)
+        default: throw EventError("an alert names exactly one of 'person' or 'journey'")
+        }
+    }
+
+    /// Reads the target of an alert mutation or event.
+    public init(json: JSON, path: String = "") throws { try self.init(Fields(json: json, path: path)) }
+}
+
+extension AlertMode {
+    init(_ f: Fields) throws {
+        let text = try f.string("mode")
+        guard let mode = AlertMode(rawValue: text) else {
+            throw EventError("field 'mode' must be all, default or off: \(Fields.quoted(text))")
+        }
+        self = mode
+    }
+
+    /// Reads the mode of an alert mutation or event.
+    public init(json: JSON, path: String = "") throws { try self.init(Fields(json: json, path: path)) }
 }

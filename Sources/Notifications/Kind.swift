@@ -64,6 +64,9 @@ public enum Kind: String, CaseIterable, Sendable {
         }
     }
 
+    /// A step's publish: the kinds custom follow alerts govern.
+    public var isJourneyUpdate: Bool { self == .firstStep || self == .achievement || self == .newStep }
+
     public var isPeople: Bool {
         self == .newFollower || self == .followRequest || self == .followRequestAccepted
     }

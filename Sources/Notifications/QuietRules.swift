@@ -48,7 +48,40 @@ public enum PushStatus: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// A recipient's switches: the master and four categories (custom follow alerts are V2).
+/// A custom follow alert's setting for one person or one journey.
+public enum AlertMode: String, Sendable, CaseIterable {
+    /// Push their journey updates even when the Journey updates category is off.
+    case all
+    /// No override: the category decides.
+    case `default`
+    /// Keep the rows, push nothing.
+    case off
+
+    /// The next mode in the cycle a key steps through: default → all → off → default.
+    public var next: AlertMode {
+        switch self {
+        case .default: return .all
+        case .all: return .off
+        case .off: return .default
+        }
+    }
+}
+
+/// What a custom follow alert is about: a person or a journey.
+public enum AlertTarget: Hashable, Sendable {
+    case person(String)
+    case journey(String)
+
+    /// `person:ID` or `journey:ID`.
+    public var key: String {
+        switch self {
+        case .person(let id): return "person:\(id)"
+        case .journey(let id): return "journey:\(id)"
+        }
+    }
+}
+
+/// A recipient's switches: the master and four categories.
 public struct Preferences: Equatable, Sendable {
     public var all = true
     public var stepWith = true
@@ -68,9 +101,19 @@ public struct Preferences: Equatable, Sendable {
     /// the master switch first, then the four categories.
     public static let switchNames = ["all", "stepWith", "social", "engagement", "journeys"]
 
-    /// Whether a push of `kind` may go out. Announcements obey only the master switch.
-    public func allows(_ kind: Kind) -> Bool {
+    /// Whether a push of `kind` may go out. Announcements obey only the master switch. For a
+    /// journey update (a step's publish: first step, achievement, new step), `alert` is the
+    /// override that applies, the journey's before the person's: `all` pushes even when the
+    /// category is off, `off` never; the master switch still decides first.
+    public func allows(_ kind: Kind, alert: AlertMode = .default) -> Bool {
         guard all else { return false }
+        if kind.isJourneyUpdate {
+            switch alert {
+            case .all: return true
+            case .off: return false
+            case .default: break
+            }
+        }
         switch kind.category {
         case .stepWith: return stepWith
         case .social: return social
@@ -92,6 +135,8 @@ public struct Candidate: Sendable {
     public var coveredByHigherRung = false
     public var contentDeleted = false
     public var preferences = Preferences()
+    /// The custom follow alert that applies to this candidate's journey update, if any.
+    public var alert = AlertMode.default
     /// Whether the recipient has already had `QuietRules.dailyCeiling` pushes in the 24
     /// hours up to the event (see `QuietRules.reachesCeiling`).
     public var ceilingReached = false
@@ -124,7 +169,7 @@ public enum QuietRules {
         if candidate.duplicate { return .noRow(.duplicate) }
         if candidate.coveredByHigherRung { return .noRow(.ladder) }
         if candidate.contentDeleted { return .row(.suppressed(.deleted)) }
-        if !candidate.preferences.allows(kind) { return .row(.suppressed(.preferences)) }
+        if !candidate.preferences.allows(kind, alert: candidate.alert) { return .row(.suppressed(.preferences)) }
         if candidate.ceilingReached { return .row(.suppressed(.dailyCeiling)) }
         return .row(.sent)
     }

@@ -160,6 +160,13 @@ extension Replica {
         }
     }
 
+    /// The reader's custom follow alert for a person or a journey (`default` when none).
+    public func alert(for target: AlertTarget) -> AlertMode {
+        (try? locked {
+            try db.first("SELECT mode FROM alerts WHERE target = ?", [target.key]) { AlertMode(rawValue: $0.string(0)) }
+        }).flatMap { $0 } ?? .default
+    }
+
     // MARK: Cards, a page at a time
 
     /// Cards older than `before` (a row id; the newest when nil), newest first.

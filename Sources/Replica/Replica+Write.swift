@@ -112,9 +112,30 @@ extension Replica {
                     try db.run("UPDATE users SET requested_you = 0 WHERE id = ?", user)
                 case .followBack(let user):
                     try db.run("UPDATE users SET following = NOT private, requested = private WHERE id = ?", user)
+                case let .alert(target, mode):
+                    try setAlertLocked(target, mode)
                 default: break
                 }
                 try enqueueLocked(action)
+            }
+        }
+    }
+
+    private func setAlertLocked(_ target: AlertTarget, _ mode: AlertMode) throws {
+        if mode == .default {
+            try db.run("DELETE FROM alerts WHERE target = ?", target.key)
+        } else {
+            try db.run("INSERT INTO alerts(target, mode) VALUES (?, ?) ON CONFLICT (target) DO UPDATE SET mode = excluded.mode",
+                       target.key, mode.rawValue)
+        }
+    }
+
+    /// The reader's custom follow alerts as the server lists them now: they replace what is held.
+    public func replaceAlerts(_ alerts: [(target: AlertTarget, mode: AlertMode)]) throws {
+        try locked {
+            try db.transaction {
+                try db.run("DELETE FROM alerts")
+                for alert in alerts { try setAlertLocked(alert.target, alert.mode) }
             }
         }
     }

@@ -149,6 +149,10 @@ enum ReplicaSchema {
                 SELECT card, max(id), min(id), count(*), (SELECT count(*) FROM card_people AS p WHERE p.card = r.card)
                 FROM rows AS r GROUP BY card;
             """)
+        // Custom follow alerts, as this reader set them: shown on profiles and journeys.
+        m.register("replica-4", """
+            CREATE TABLE alerts (target TEXT PRIMARY KEY NOT NULL, mode TEXT NOT NULL) WITHOUT ROWID;
+            """)
         return m
     }
 }

@@ -148,6 +148,7 @@ public final class SyncEngine: @unchecked Sendable {
         case .read(let row): return "Opening row \(row)"
         case .seen, .readAll: return "Marking Activity seen"
         case .preferences: return "A settings change"
+        case .alert(let target, _): return "The alert for \(target.key)"
         }
     }
 

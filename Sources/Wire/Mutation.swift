@@ -13,6 +13,8 @@ public struct Mutation: Equatable, Sendable {
         case acceptRequest(user: String)
         case declineRequest(user: String)
         case preferences([PreferenceChange])
+        /// A custom follow alert: a person or a journey set to all, default or off.
+        case alert(AlertTarget, AlertMode)
     }
 
     /// One switch of the settings screen set on or off (`category` nil: the master switch).
@@ -45,6 +47,7 @@ public struct Mutation: Equatable, Sendable {
         case .acceptRequest: return "acceptRequest"
         case .declineRequest: return "declineRequest"
         case .preferences: return "preferences"
+        case .alert: return "alert"
         }
     }
 
@@ -55,6 +58,12 @@ public struct Mutation: Equatable, Sendable {
         case .read(let row): members.append(("id", .int(row)))
         case .followBack(let user), .acceptRequest(let user), .declineRequest(let user): members.append(("user", .string(user)))
         case .preferences(let changes): members += changes.map { ($0.name, .bool($0.on)) }
+        case let .alert(target, mode):
+            switch target {
+            case .person(let id): members.append(("person", .string(id)))
+            case .journey(let id): members.append(("journey", .string(id)))
+            }
+            members.append(("mode", .string(mode.rawValue)))
         }
         return .object(members)
     }
@@ -91,6 +100,12 @@ public struct Mutation: Equatable, Sendable {
         case "acceptRequest": action = .acceptRequest(user: try user())
         case "declineRequest": action = .declineRequest(user: try user())
         case "preferences": action = .preferences(try Mutation.preferenceChanges(json, in: "mutation \(seq)"))
+        case "alert":
+            do {
+                action = .alert(try AlertTarget(json: json), try AlertMode(json: json))
+            } catch let error as EventError {
+                throw WireError("mutation \(seq): \(error.description)")
+            }
         case let other:
             throw WireError("mutation \(seq) has unknown type \(other.map { "\"\(Preview.visible(Preview.shorten($0, to: 40)))\"" } ?? "(none)")")
         }

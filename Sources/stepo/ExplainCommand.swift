@@ -35,6 +35,7 @@ let explainCommand = Command(
         let outcome: String
         if let row = c.rowId {
             outcome = "row \(row)  push \(c.push?.description ?? "?")" + (c.deletedSince ? "  (deleted since)" : "")
+                + (c.alert.map { "  (alert \($0))" } ?? "")
         } else {
             outcome = "no row: \(c.reason?.rawValue ?? "?")"
         }

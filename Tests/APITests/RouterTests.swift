@@ -219,7 +219,7 @@ struct RouterTests {
     func preferences() {
         #expect(call("GET", "/v1/preferences", as: "maya").1["journeys"] == true)
         let (status, json) = call("PUT", "/v1/preferences", as: "maya", body: #"{"journeys":false}"#)
-        #expect(status == 200 && json["journeys"] == false && json["customFollow"] == "comingLater")
+        #expect(status == 200 && json["journeys"] == false && json["customFollow"] == .array([]))
         #expect(call("GET", "/v1/preferences", as: "maya").1["journeys"] == false)
         #expect(call("PUT", "/v1/preferences", as: "maya", body: #"{"journeys":"no"}"#).0 == 400)
     }

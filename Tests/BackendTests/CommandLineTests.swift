@@ -253,7 +253,7 @@ struct CommandLineTests {
             #expect(help.stdout.contains("  " + line + "\n"), "stepo inbox --help does not list \(line)")
         }
         // Every key the list answers is in the help: the keys the reducer reads, spelled as the help spells them.
-        for key in ["j/k", "PgUp/PgDn", "g/G", "Space", "Enter", "i ", "a / d", "f ", "/ ", "p ", "r ", "s ", "t ", "mouse", "q Esc", "? "] {
+        for key in ["j/k", "PgUp/PgDn", "g/G", "Space", "Enter", "i ", "a / d", "f ", "b ", "/ ", "p ", "r ", "s ", "t ", "mouse", "q Esc", "? "] {
             #expect(InboxState.helpLines.contains { $0.hasPrefix(key) }, "the help has no line for \(key)")
         }
     }

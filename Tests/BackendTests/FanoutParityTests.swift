@@ -30,6 +30,17 @@ struct FanoutParityTests {
         for id in people.dropFirst() where Int.random(in: 0..<5, using: &rng) == 0 {
             try w.event("preferences", [("user", .string(id)), (Bool.random(using: &rng) ? "all" : "journeys", false)])
         }
+        // Custom follow alerts: on the owner, on the journey, or both (the journey's wins).
+        for id in people.dropFirst() where Int.random(in: 0..<3, using: &rng) == 0 {
+            let mode = ["all", "off", "default"][Int.random(in: 0..<3, using: &rng)]
+            switch Int.random(in: 0..<3, using: &rng) {
+            case 0: try w.event("alert", [("user", .string(id)), ("person", "u0"), ("mode", .string(mode))])
+            case 1: try w.event("alert", [("user", .string(id)), ("journey", "j"), ("mode", .string(mode))])
+            default:
+                try w.event("alert", [("user", .string(id)), ("person", "u0"), ("mode", "off")])
+                try w.event("alert", [("user", .string(id)), ("journey", "j"), ("mode", .string(mode))])
+            }
+        }
         // A few recipients have already had 100 pushes today.
         let saturated = people.dropFirst().filter { _ in Int.random(in: 0..<6, using: &rng) == 0 }
         for id in saturated { try w.event("preferences", [("user", .string(id)), ("all", true), ("journeys", true)]) }
@@ -55,6 +66,7 @@ struct FanoutParityTests {
                 candidate.recipientActive = user.isActive
                 candidate.coveredByHigherRung = !Ladder.audience(of: rung).journeyFollowers && !followers.contains(id)
                 candidate.preferences = user.preferences
+                candidate.alert = try w.store.alert(for: user.key, person: owner.key, journey: try w.store.journey("j")?.key)?.mode ?? .default
                 candidate.ceilingReached = QuietRules.reachesCeiling(try w.store.pushesInLastDay(to: user.key, at: at))
                 switch QuietRules.decide(rung, for: candidate) {
                 case .noRow(let reason): expected[id] = "no row: \(reason.rawValue)"

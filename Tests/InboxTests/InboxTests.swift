@@ -386,6 +386,46 @@ struct InboxStateTests {
         #expect(state.screens.isEmpty)
     }
 
+    @Test("b on a profile cycles its custom follow alert, default → all → off → default, each sent as an alert mutation")
+    func alertKey() {
+        var state = Fixture.opened()
+        _ = Inbox.reduce(&state, .keyPressed(.character("j")))
+        _ = Inbox.reduce(&state, .keyPressed(.enter))
+        _ = Inbox.reduce(&state, .destinationLoaded(.profile(InboxStateTests.anProfile)))
+        #expect(Inbox.reduce(&state, .keyPressed(.character("b"))) == [.setAlert(.person("an"), .all)])
+        #expect(state.notice == "Alerts for An Nguyễn: all")
+        #expect(ActivityView.render(state).lines.contains { $0.contains("⍾ Alerts all: their new steps always push") })
+        #expect(Inbox.reduce(&state, .keyPressed(.character("b"))) == [.setAlert(.person("an"), .off)])
+        #expect(Inbox.reduce(&state, .keyPressed(.character("b"))) == [.setAlert(.person("an"), .default)])
+        // Not on the list: b there does nothing.
+        _ = Inbox.reduce(&state, .keyPressed(.character("q")))
+        #expect(Inbox.reduce(&state, .keyPressed(.character("b"))) == [])
+    }
+
+    @Test("the settings list the custom follow alerts; x removes one, sent as its return to default")
+    func alertSettings() {
+        var state = Fixture.opened()
+        _ = Inbox.reduce(&state, .resized(width: 80, height: 30))
+        _ = Inbox.reduce(&state, .keyPressed(.character("s")))
+        _ = Inbox.reduce(&state, .settingsLoaded(["all": true, "stepWith": true, "social": true, "engagement": true, "journeys": false],
+                                                 alerts: [AlertItem(target: .person("maya"), mode: .all, name: "Maya Okonkwo"),
+                                                          AlertItem(target: .journey("guitar"), mode: .off, name: "Learn to play guitar")]))
+        var text = ActivityView.render(state).lines.joined(separator: "\n")
+        #expect(text.contains("⍾ all   Maya Okonkwo (person)"))
+        #expect(text.contains("⍾ off   Learn to play guitar (journey)"))
+        for _ in 0..<7 { _ = Inbox.reduce(&state, .keyPressed(.character("j"))) }
+        #expect(state.screens == [.settings(selection: 7)])
+        #expect(Inbox.reduce(&state, .keyPressed(.character("x"))) == [.setAlert(.journey("guitar"), .default)])
+        #expect(state.alerts.map(\.name) == ["Maya Okonkwo"])
+        #expect(state.screens == [.settings(selection: 6)])
+        text = ActivityView.render(state).lines.joined(separator: "\n")
+        #expect(!text.contains("⍾ off") && text.contains("back to default"))
+        // Space on a switch still toggles it.
+        _ = Inbox.reduce(&state, .keyPressed(.character("g")))
+        for _ in 0..<6 { _ = Inbox.reduce(&state, .keyPressed(.character("k"))) }
+        #expect(Inbox.reduce(&state, .keyPressed(.space)) == [.setPreference(Mutation.PreferenceChange(category: nil, on: false))])
+    }
+
     @Test("p previews the push from the payloads the server builds: a private actor's push is masked there too")
     func pushPreview() {
         var state = Fixture.opened()
@@ -456,7 +496,8 @@ struct DestinationViewTests {
                                readerTier: "Celebrator")
         #expect(DestinationView.lines(.journey(page), width: 80).map(\.text)
                 == ["Learn to play guitar", "by Marco Ferri", "[ You're a Celebrator ]", "", "· First chord",
-                    "★ a step (shown when online)"])
+                    "★ a step (shown when online)", "",
+                    "⍾ Alerts default: this journey's new steps push as your Journey updates setting says  (b changes)"])
     }
 }
 
