@@ -60,6 +60,18 @@ public struct BulkWorld {
                    keys.lowerBound, keys.upperBound, modulus, remainder)
     }
 
+    /// Users of `keys` with key ≡ `remainder` (mod `modulus`) set a custom follow alert on
+    /// `person`: alternately all and off.
+    public func addAlerts(on person: Int, _ keys: ClosedRange<Int>, modulus: Int, remainder: Int) throws {
+        try db.run("""
+            INSERT INTO person_alerts(user, person, mode)
+            SELECT id, ?, CASE WHEN (id / ?) % 2 = 0 THEN 'all' ELSE 'off' END FROM users
+            WHERE id BETWEEN ? AND ? AND id % ? = ?
+            """, person, modulus, keys.lowerBound, keys.upperBound, modulus, remainder)
+        try db.run("UPDATE users SET alerts = alerts + 1 WHERE id BETWEEN ? AND ? AND id % ? = ?",
+                   keys.lowerBound, keys.upperBound, modulus, remainder)
+    }
+
     /// Users of `keys` with key ≡ `remainder` (mod `modulus`) are deactivated.
     public func deactivate(_ keys: ClosedRange<Int>, modulus: Int, remainder: Int) throws {
         try db.run("UPDATE users SET state = 'deactivated' WHERE id BETWEEN ? AND ? AND id % ? = ?",

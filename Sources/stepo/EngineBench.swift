@@ -250,7 +250,8 @@ struct EngineBench {
         figures.growth("skewed: a batch of one step", seconds, limit: 4.5)
     }
 
-    /// One publish to a million followers (10% turned journeys off).
+    /// One publish to a million followers (10% turned journeys off, 10% have a custom follow
+    /// alert on the owner: half all, half off).
     private func skewedFanout(_ figures: inout BenchFigures) throws {
         for scale in scales {
             let followers = sized(1_000_000) * scale
@@ -260,12 +261,13 @@ struct EngineBench {
                 try world.addUsers(1...(followers + 1))
                 try world.addFollowers(of: 1, 2...(followers + 1))
                 try world.turnOff(.journeys, 2...(followers + 1), modulus: 10, remainder: 3)
+                try world.addAlerts(on: 1, 2...(followers + 1), modulus: 10, remainder: 5)
                 try world.addJourneys(1, owners: 1)
             }
             try world.warm()
             let (fanout, raw, rows) = try publishes(store, owner: "u1", journey: "j1",
                                                    at: Timestamp.parse("2026-11-29T12:00:00Z")!, runs: 1)
-            figures.report("skewed ×\(scale): one publish to \(followers) followers (\(rows) rows)",
+            figures.report("skewed ×\(scale): one publish to \(followers) followers, 10% with an alert on the owner (\(rows) rows)",
                            seconds: fanout, target: 10.0 * Double(scale), ratio: (raw, 2.0))
             try? FileManager.default.removeItem(atPath: folder + "/fanout-\(scale).db")
         }
