@@ -118,6 +118,20 @@ struct BatchTests {
         #expect(try w.store.counts(for: try w.record("o").key).unseen == 1)
     }
 
+    @Test("a private member is masked as the copy rules say: no photo in the push while they are the newest")
+    func privateMember() throws {
+        let w = try world()
+        try w.user("p", name: "Pat", private: true)
+        let first = try w.interact("heart", "f1", "s")
+        let id = try #require(first.writtenRows.first?.id)
+        try w.interact("heart", "p", "s")
+        var push = try w.store.pushContent(row: id)
+        #expect(push.title == "Pat and 1 other" && push.body == "Stepped with you by heart" && push.image == nil)
+        try w.interact("heart", "f2", "s")
+        push = try w.store.pushContent(row: id)
+        #expect(push.title == "Fan 2 and 2 others" && push.image == "https://cdn/s.jpg")
+    }
+
     @Test("a batch whose first push was withheld sounds once, when a member's push may go")
     func soundsOnceLater() throws {
         let w = try world()
