@@ -33,7 +33,8 @@ struct ScreensDocTests {
              reads 0. Rows about one step stack into one card with its people's initials; ▣ marks a row \
              that carries a photo; a chip names an earned tier.
              """,
-             press: { _ in }, ready: { $0.contains(" New") && $0.contains("synced") }),
+             // Once the first look's seen stamp is in: the badge reads 0.
+             press: { _ in }, ready: { $0.contains(" New") && $0.contains("synced") && $0.hasPrefix(" Activity  0 ") }),
         Stop(title: "A thread expanded",
              prose: "Space (or →) opens a card into its rows; ← closes it.",
              press: { try $0.keys("Space") }, ready: { $0.contains("▾") }),
