@@ -94,4 +94,33 @@ extension Router {
                             ("engagement", .bool(p.engagement)), ("journeys", .bool(p.journeys)),
                             ("customFollow", .array(alerts))]))
     }
+
+    /// `GET|POST /v1/devices`: the user's devices; POST registers one (a token registered
+    /// again moves to this user).
+    func devices(_ request: HTTPRequest) throws -> HTTPResponse {
+        let viewer = try user(request)
+        if request.method == "POST" {
+            let body = try jsonBody(request)
+            guard let platformName = body["platform"]?.string, let platform = DeviceRecord.Platform(rawValue: platformName) else {
+                throw APIError.invalid("platform must be apns or fcm")
+            }
+            guard let token = body["token"]?.string, !token.isEmpty, token.utf8.count <= Store.longestDeviceToken,
+                  token.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F && $0 != "/" }) else {
+                throw APIError.invalid("token must be 1–\(Store.longestDeviceToken) printable ASCII characters without spaces or '/'")
+            }
+            let environmentName = body["environment"]?.string ?? "production"
+            guard let environment = DeviceRecord.Environment(rawValue: environmentName) else {
+                throw APIError.invalid("environment must be sandbox or production")
+            }
+            try writing { try store.registerDevice(token, platform: platform, environment: environment, for: viewer, at: now()) }
+        }
+        return .ok(.object([("devices", .array(try store.devices(of: viewer).map(\.json)))]))
+    }
+
+    /// `DELETE /v1/devices/{token}`: one of the user's own tokens; another's is 404.
+    func removeDevice(_ request: HTTPRequest, _ token: String) throws -> HTTPResponse {
+        let viewer = try user(request)
+        guard try writing({ try store.removeDevice(token, of: viewer) }) else { throw APIError.notFound("no device \(token) of yours") }
+        return .ok(.object([("devices", .array(try store.devices(of: viewer).map(\.json)))]))
+    }
 }

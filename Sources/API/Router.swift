@@ -98,6 +98,8 @@ public final class Router {
         Endpoint(methods: ["GET"], path: "/v1/users/{id}") { router, request, id in try router.profile(request, id) },
         Endpoint(methods: ["GET"], path: "/v1/journeys/{id}") { router, request, id in try router.journey(request, id) },
         Endpoint(methods: ["GET"], path: "/v1/rows/{id}/push") { router, request, id in try router.push(request, id) },
+        Endpoint(methods: ["GET", "POST"], path: "/v1/devices") { router, request, _ in try router.devices(request) },
+        Endpoint(methods: ["DELETE"], path: "/v1/devices/{id}") { router, request, token in try router.removeDevice(request, token) },
     ]
 
     private func route(_ request: HTTPRequest) throws -> HTTPResponse {

@@ -91,13 +91,18 @@ final class Delivery {
             let batchable = notification.kind.batches && refs.step != nil && actor != nil
             if batchable, let step = refs.step, let actor,
                let open = try store.openBatch(recipient: recipient.key, step: step, action: notification.kind, at: event.at) {
-                try join(open, notification, actor: actor, recipientId: recipient.id, push: push)
+                try join(open, notification, actor: actor, recipientId: recipient.id, recipientKey: recipient.key, stepKey: step,
+                         push: push)
                 return
             }
             let version = changeVersion()
             let id = try insertRow(notification, recipient: recipient.key, actor: actor?.key, refs: refs,
                                    push: push, version: version)
             noteRows(id...id)
+            if push == .sent {
+                try store.enqueuePushes(row: id, recipient: recipient.key, kind: notification.kind, silent: false,
+                                        at: event.at, step: refs.step)
+            }
             if batchable, let step = refs.step, let actor {
                 try store.db.run("INSERT INTO batches(row, recipient, step, action, opened_at) VALUES (?, ?, ?, ?, ?)",
                                  id, recipient.key, step, notification.kind.rawValue, event.at)
@@ -116,7 +121,8 @@ final class Delivery {
     /// version. One sound per batch, ever: once its push went, a change is a silent
     /// replacement (`updated`); a member whose own push a rule withholds changes the row
     /// without any push.
-    private func join(_ current: OpenBatch, _ n: Notification, actor: UserRecord, recipientId: String, push: PushStatus) throws {
+    private func join(_ current: OpenBatch, _ n: Notification, actor: UserRecord, recipientId: String, recipientKey: Int,
+                      stepKey: Int, push: PushStatus) throws {
         let row = current.row
         try store.db.run("INSERT OR IGNORE INTO batch_members(row, person, at, face) VALUES (?, ?, ?, ?)",
                          row, actor.key, event.at, n.media.face)
@@ -157,6 +163,10 @@ final class Delivery {
                 """, members, faces.joined(separator: "\n"), actor.key, title, n.pushImage, version, row)
         }
         noteRows(row...row)
+        if line.reachesDevice {
+            try store.enqueuePushes(row: row, recipient: recipientKey, kind: n.kind, silent: line == .updated,
+                                    at: event.at, step: stepKey)
+        }
         outcome.note = "joined batch \(row) (now \(members) people)"
         outcome.writtenRows.append(ActivityRow(
             id: row, event: current.event, recipient: recipientId, kind: .batch, actor: actor.id, title: title, body: body,

@@ -129,6 +129,7 @@ struct Fanout {
         if inserted > 0 {
             let last = Int(db.lastInsertRowID)
             delivery.noteRows((last - inserted + 1)...last)
+            try delivery.store.enqueueFanoutPushes(event: delivery.key, kind: notification.kind, at: delivery.event.at, step: refs.step)
         }
         try db.cached("""
             INSERT INTO suppressions(event, recipient, kind, reason)

@@ -360,6 +360,49 @@ enum Schema {
         ) WITHOUT ROWID;
         ALTER TABLE users ADD COLUMN alerts INTEGER NOT NULL DEFAULT 0;
         """)
+        // Push delivery: the devices a user registered, and the outbox of pushes to send,
+        // written in the same transaction as the rows they announce.
+        m.register("0006-devices-and-outbox", """
+        CREATE TABLE devices (
+            token TEXT PRIMARY KEY NOT NULL,
+            user INTEGER NOT NULL REFERENCES users(id),
+            platform TEXT NOT NULL CHECK (platform IN ('apns', 'fcm')),
+            environment TEXT NOT NULL CHECK (environment IN ('sandbox', 'production')),
+            registered_at INTEGER NOT NULL,
+            -- Set when the provider said the token is gone (APNs 410, FCM UNREGISTERED).
+            disabled_at INTEGER
+        ) WITHOUT ROWID;
+        CREATE INDEX devices_by_user ON devices(user) WHERE disabled_at IS NULL;
+        -- One entry per push per device. state: due (waiting, or waiting to retry), claimed (a
+        -- worker holds it until claimed_until), sent, dead (given up), superseded (a newer
+        -- state of its batch replaced it before it went).
+        CREATE TABLE outbox (
+            id INTEGER PRIMARY KEY,
+            row INTEGER NOT NULL REFERENCES notifications(id),
+            token TEXT NOT NULL,
+            platform TEXT NOT NULL,
+            silent INTEGER NOT NULL DEFAULT 0,
+            state TEXT NOT NULL DEFAULT 'due' CHECK (state IN ('due', 'claimed', 'sent', 'dead', 'superseded')),
+            created_at INTEGER NOT NULL,
+            due_at INTEGER NOT NULL,
+            expires_at INTEGER,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            claimed_by TEXT,
+            claimed_until INTEGER
+        );
+        CREATE INDEX outbox_due ON outbox(due_at) WHERE state IN ('due', 'claimed');
+        CREATE INDEX outbox_by_row ON outbox(row);
+        -- Every attempt: what the provider answered, and how long it took.
+        CREATE TABLE delivery_attempts (
+            entry INTEGER NOT NULL REFERENCES outbox(id),
+            at INTEGER NOT NULL,
+            status INTEGER,
+            reason TEXT,
+            provider_id TEXT,
+            latency_ms INTEGER
+        );
+        CREATE INDEX delivery_attempts_by_entry ON delivery_attempts(entry);
+        """)
         return m
     }
 }

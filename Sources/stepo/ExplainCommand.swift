@@ -5,13 +5,28 @@ import Notifications
 let explainCommand = Command(
     name: "explain",
     summary: "Show every candidate recipient of an event: the row it got, or why it got none.",
-    usage: "stepo explain [--db FILE] [--json] EVENT-ID",
+    usage: "stepo explain [--db FILE] [--json] EVENT-ID  |  stepo explain [--db FILE] --row ROW-ID",
     details: """
     Reasons: self, blocked, actorInactive, recipientInactive, notVisible, duplicate, ladder
-    (no row); preferences, dailyCeiling, deleted (row kept, push withheld).
+    (no row); preferences, dailyCeiling, deleted (row kept, push withheld). A custom follow
+    alert that decided a journey update's push is named. --row ROW-ID shows a row's deliveries:
+    each outbox entry, its device, state and attempts.
     """,
-    options: ["db"], flags: ["json"]
+    options: ["db", "row"], flags: ["json"]
 ) { arguments in
+    if let rowText = arguments["row"] {
+        guard let rowId = Int(rowText) else { throw UsageError(description: "--row takes a numeric ROW-ID") }
+        let store = try openStore(arguments)
+        guard try store.row(rowId) != nil else { throw CommandError(description: "no notification row \(rowId)") }
+        let entries = try store.deliveries(ofRow: rowId)
+        Output.line("row \(rowId) · \(entries.count) deliver\(entries.count == 1 ? "y" : "ies")")
+        for e in entries {
+            Output.line("  entry \(e.id)  \(e.platform.rawValue)  \(Preview.visible(Preview.shorten(e.token, to: 24)))  \(e.state.rawValue)"
+                        + (e.silent ? "  silent" : "") + "  \(e.attempts) attempt\(e.attempts == 1 ? "" : "s")"
+                        + (e.expiresAt.map { "  expires \(Timestamp.format($0))" } ?? ""))
+        }
+        return 0
+    }
     guard arguments.positionals.count == 1, let id = arguments.positionals.first else {
         throw UsageError(description: "give one EVENT-ID")
     }
@@ -79,5 +94,78 @@ let pushCommand = Command(
     case nil: throw UsageError(description: "--platform apns|fcm is required")
     case let other?: throw UsageError(description: "--platform must be apns or fcm, not \(Preview.visible(other))")
     }
+    return 0
+}
+
+let devicesCommand = Command(
+    name: "devices",
+    summary: "List, add or remove a user's push devices.",
+    usage: "stepo devices [--db FILE] --user ID [--add TOKEN --platform apns|fcm [--environment sandbox|production]] [--remove TOKEN]",
+    details: """
+    Lists the user's devices: token, platform, environment, when registered, and whether the
+    provider said the token is gone. --add registers one (a token registered again moves to
+    this user); --remove takes one of theirs away. The API does the same: /v1/devices.
+    """,
+    options: ["db", "user", "add", "platform", "environment", "remove"], flags: []
+) { arguments in
+    let store = try openStore(arguments)
+    let user = try requireUser(store, arguments)
+    let now = Int64(Date().timeIntervalSince1970 * 1000)
+    if let token = arguments["add"] {
+        guard let platform = arguments["platform"].flatMap(DeviceRecord.Platform.init(rawValue:)) else {
+            throw UsageError(description: "--add needs --platform apns|fcm")
+        }
+        guard let environment = DeviceRecord.Environment(rawValue: arguments["environment"] ?? "production") else {
+            throw UsageError(description: "--environment is sandbox or production")
+        }
+        guard !token.isEmpty, token.utf8.count <= Store.longestDeviceToken,
+              token.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F && $0 != "/" }) else {
+            throw UsageError(description: "a token is 1–\(Store.longestDeviceToken) printable ASCII characters without spaces or '/'")
+        }
+        try store.registerDevice(token, platform: platform, environment: environment, for: user, at: now)
+    }
+    if let token = arguments["remove"], try !store.removeDevice(token, of: user) {
+        throw CommandError(description: "\(Preview.visible(user.id)) has no device \(Preview.visible(token))")
+    }
+    for device in try store.devices(of: user) {
+        Output.line([Preview.visible(device.token), device.platform.rawValue, device.environment.rawValue,
+                     "registered \(Timestamp.format(device.registeredAt))",
+                     device.disabledAt.map { "gone since \(Timestamp.format($0))" } ?? "live"].joined(separator: "  "))
+    }
+    return 0
+}
+
+let deliverCommand = Command(
+    name: "deliver",
+    summary: "Send the outbox's due pushes (--dry-run: print what would go out).",
+    usage: "stepo deliver [--db FILE] --dry-run [--limit N]",
+    details: """
+    Every push a row sends is written to the outbox, one entry per live device of its
+    recipient, in the same transaction as the row (docs/delivery.md). --dry-run prints each due
+    entry with the request it would make: the APNs headers and payload, or the FCM message.
+    Sending to the providers over HTTP/2 is not built yet: without --dry-run this says so and
+    exits 2, sending nothing.
+    """,
+    options: ["db", "limit"], flags: ["dry-run"]
+) { arguments in
+    guard arguments.has("dry-run") else {
+        throw UsageError(description: "sending to APNs and FCM is not built yet; --dry-run prints what would go out")
+    }
+    let store = try openStore(arguments)
+    let limit = try arguments["limit"].map { text -> Int in
+        guard let n = Int(text), n > 0 else { throw UsageError(description: "--limit takes a positive number") }
+        return n
+    } ?? 1000
+    let now = Int64(Date().timeIntervalSince1970 * 1000)
+    let due = try store.dueEntries(now: now, limit: limit)
+    for entry in due {
+        var content: PushContent
+        do { content = try store.pushContent(row: entry.row) } catch { continue }
+        content.silent = entry.silent
+        let request = entry.platform == .apns ? Payload.apns(content, deviceToken: entry.token) : Payload.fcm(content, deviceToken: entry.token)
+        Output.line(JSON.members([("entry", .int(entry.id)), ("row", .int(entry.row)), ("platform", .string(entry.platform.rawValue)),
+                                  ("silent", .bool(entry.silent)), ("request", request)]).serialized)
+    }
+    Output.error("stepo deliver: \(due.count) due entr\(due.count == 1 ? "y" : "ies") (dry run: nothing sent)")
     return 0
 }

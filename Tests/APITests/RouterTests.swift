@@ -251,3 +251,28 @@ struct APIDocTests {
         #expect(sections.count == Router.endpoints.count)
     }
 }
+
+/// `/v1/devices`: a user's own tokens only.
+@Suite("Devices through the API")
+struct DeviceRouteTests {
+    @Test("register, list and remove a device; another user's token is not theirs to see or remove; bad input is 400")
+    func devices() throws {
+        let t = try RouterTests()
+        let (status, json) = t.call("POST", "/v1/devices", as: "maya", body: #"{"platform":"fcm","token":"tok-1"}"#)
+        #expect(status == 200)
+        #expect(json["devices"]?.array?.first?["token"]?.string == "tok-1")
+        #expect(json["devices"]?.array?.first?["environment"]?.string == "production")
+        #expect(t.call("GET", "/v1/devices", as: "chaucao").1["devices"] == .array([]))
+        #expect(t.call("DELETE", "/v1/devices/tok-1", as: "chaucao").0 == 404)
+        for bad in [#"{"platform":"pager","token":"x"}"#, #"{"platform":"apns","token":""}"#,
+                    #"{"platform":"apns","token":"a b"}"#, #"{"platform":"apns","token":"t","environment":"moon"}"#] {
+            #expect(t.call("POST", "/v1/devices", as: "maya", body: bad).0 == 400, "\(bad)")
+        }
+        // Registered again by chaucao: it moves.
+        #expect(t.call("POST", "/v1/devices", as: "chaucao", body: #"{"platform":"fcm","token":"tok-1"}"#).0 == 200)
+        #expect(t.call("GET", "/v1/devices", as: "maya").1["devices"] == .array([]))
+        #expect(t.call("DELETE", "/v1/devices/tok-1", as: "chaucao").0 == 200)
+        #expect(t.call("GET", "/v1/devices", as: "chaucao").1["devices"] == .array([]))
+        #expect(t.call("PUT", "/v1/devices", as: "chaucao").0 == 405)
+    }
+}

@@ -234,11 +234,36 @@ struct CommandLineTests {
     }
 
     @Test("every subcommand answers --help with its usage", arguments: ["demo", "ingest", "explain", "push", "activity", "seen", "read",
-                                                                         "bench", "sync", "serve", "token", "inbox", "qa"])
+                                                                         "bench", "sync", "serve", "token", "devices", "deliver", "inbox", "qa"])
     func help(command: String) throws {
         let result = try Stepo.run([command, "--help"])
         #expect(result.status == 0)
         #expect(result.stdout.hasPrefix("usage: stepo \(command)"))
+    }
+
+    @Test("stepo devices registers and lists a user's devices; deliver --dry-run prints each due push; explain --row lists a row's deliveries")
+    func devicesAndDryRun() throws {
+        #expect(try Stepo.run(["ingest", "--db", db, "-"], stdin: Data(Self.world.utf8)).status == 0)
+        let events = Data((#"{"id":"e12","type":"heart","at":"2026-11-20T10:05:00Z","actor":"maya","step":"s1"}"# + "\n").utf8)
+        let added = try Stepo.run(["devices", "--db", db, "--user", "chaucao", "--add", "tok-apns", "--platform", "apns"])
+        #expect(added.status == 0 && added.stdout.hasPrefix("tok-apns  apns  production  registered "))
+        #expect(try Stepo.run(["devices", "--db", db, "--user", "chaucao", "--add", "x y", "--platform", "apns"]).status == 2)
+        #expect(try Stepo.run(["devices", "--db", db, "--user", "chaucao", "--add", "t", "--platform", "pager"]).status == 2)
+        let ingest = try Stepo.run(["ingest", "--db", db, "-"], stdin: events)
+        let firstLine = try #require(ingest.lines.first)
+        let row = try #require(try JSON.parse(Data(firstLine.utf8))["id"]?.int)
+        let dry = try Stepo.run(["deliver", "--db", db, "--dry-run"])
+        #expect(dry.status == 0 && dry.lines.count == 1)
+        let dryLine = try #require(dry.lines.first)
+        let entry = try JSON.parse(Data(dryLine.utf8))
+        #expect(entry["row"]?.int == row && entry["platform"]?.string == "apns")
+        #expect(entry["request"]?["headers"]?[":path"]?.string == "/3/device/tok-apns")
+        #expect(entry["request"]?["payload"]?["aps"]?["alert"]?["title"]?.string == "Maya Okonkwo")
+        let explained = try Stepo.run(["explain", "--db", db, "--row", String(row)])
+        #expect(explained.stdout.contains("row \(row) · 1 delivery") && explained.stdout.contains("apns  tok-apns  due"))
+        // Sending is not built: it says so, and sends nothing.
+        let send = try Stepo.run(["deliver", "--db", db])
+        #expect(send.status == 2 && send.stderr.contains("not built yet"))
     }
 
     @Test("the README and stepo inbox --help list every key the inbox answers, in the help overlay's words")

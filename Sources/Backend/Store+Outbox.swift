@@ -1,0 +1,135 @@
+import Notifications
+import SQLite
+import Wire
+
+/// A device a user registered for pushes.
+public struct DeviceRecord: Equatable, Sendable {
+    public enum Platform: String, Sendable, CaseIterable { case apns, fcm }
+    public enum Environment: String, Sendable, CaseIterable { case sandbox, production }
+
+    public var token: String
+    public var user: String
+    public var platform: Platform
+    public var environment: Environment
+    public var registeredAt: Int64
+    public var disabledAt: Int64?
+
+    public var json: JSON {
+        .members([("token", .string(token)), ("platform", .string(platform.rawValue)),
+                  ("environment", .string(environment.rawValue)), ("registeredAt", .string(Timestamp.format(registeredAt))),
+                  ("disabledAt", disabledAt.map { .string(Timestamp.format($0)) })])
+    }
+}
+
+/// One push waiting in (or gone from) the outbox.
+public struct OutboxEntry: Equatable, Sendable {
+    public enum State: String, Sendable { case due, claimed, sent, dead, superseded }
+
+    public var id: Int
+    public var row: Int
+    public var token: String
+    public var platform: DeviceRecord.Platform
+    public var silent: Bool
+    public var state: State
+    public var dueAt: Int64
+    public var expiresAt: Int64?
+    public var attempts: Int
+}
+
+/// Devices, and the outbox the rows' pushes are written to (docs/delivery.md).
+extension Store {
+    /// The longest token a provider issues is 200 bytes (FCM's); a little room beyond.
+    public static let longestDeviceToken = 512
+
+    /// Registers `token` for `user`. A token registered again moves to its new owner, and a
+    /// token the provider had given up on is live again.
+    public func registerDevice(_ token: String, platform: DeviceRecord.Platform, environment: DeviceRecord.Environment,
+                               for user: UserRecord, at: Int64) throws {
+        try db.run("""
+            INSERT INTO devices(token, user, platform, environment, registered_at) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (token) DO UPDATE SET user = excluded.user, platform = excluded.platform,
+                environment = excluded.environment, registered_at = excluded.registered_at, disabled_at = NULL
+            """, token, user.key, platform.rawValue, environment.rawValue, at)
+    }
+
+    /// Removes one of `user`'s own tokens; false when it is not theirs (or not there).
+    public func removeDevice(_ token: String, of user: UserRecord) throws -> Bool {
+        try db.run("DELETE FROM devices WHERE token = ? AND user = ?", token, user.key)
+        return db.changes > 0
+    }
+
+    /// `user`'s devices, newest registration first.
+    public func devices(of user: UserRecord) throws -> [DeviceRecord] {
+        try db.query("""
+            SELECT token, platform, environment, registered_at, disabled_at FROM devices WHERE user = ?
+            ORDER BY registered_at DESC, token
+            """, [user.key]) { r in
+            DeviceRecord(token: r.string(0), user: user.id, platform: DeviceRecord.Platform(rawValue: r.string(1)) ?? .apns,
+                         environment: DeviceRecord.Environment(rawValue: r.string(2)) ?? .production,
+                         registeredAt: r.int64(3), disabledAt: r.optionalInt64(4))
+        }
+    }
+
+    /// When a push of `kind` stops being worth delivering: a step-with push when its step's
+    /// 24-hour window closes (the opening it announces is gone), any other a day after it was
+    /// made.
+    func pushExpiry(kind: Kind, at: Int64, step: Int?) throws -> Int64 {
+        if kind.category == .stepWith, let step,
+           let published = try db.cached("SELECT published_at FROM steps WHERE id = ?").bind([step]).first({ $0.optionalInt64(0) }) ?? nil {
+            return published + StepWindow.length
+        }
+        return at + Timestamp.day
+    }
+
+    /// Writes one outbox entry per live device of `recipient` for row `row`, in the caller's
+    /// transaction. A silent replacement supersedes the row's entries that have not gone yet:
+    /// only the newest state of a batch is worth sending.
+    func enqueuePushes(row: Int, recipient: Int, kind: Kind, silent: Bool, at: Int64, step: Int?) throws {
+        guard try db.cached("SELECT EXISTS (SELECT 1 FROM devices WHERE user = ? AND disabled_at IS NULL)")
+            .bind([recipient]).first({ $0.bool(0) }) == true else { return }
+        if silent {
+            try db.cached("UPDATE outbox SET state = 'superseded' WHERE row = ? AND state = 'due'").bind([row]).run()
+        }
+        let expires = try pushExpiry(kind: kind, at: at, step: step)
+        try db.cached("""
+            INSERT INTO outbox(row, token, platform, silent, created_at, due_at, expires_at)
+            SELECT ?, token, platform, ?, ?, ?, ? FROM devices WHERE user = ? AND disabled_at IS NULL
+            """).bind([row, silent, at, at, expires, recipient]).run()
+    }
+
+    /// The entries of a fan-out's sent rows, written set-based after its rows: nothing at all
+    /// to do while no one has registered a device.
+    func enqueueFanoutPushes(event: Int, kind: Kind, at: Int64, step: Int?) throws {
+        guard try db.scalar("SELECT EXISTS (SELECT 1 FROM devices WHERE disabled_at IS NULL)") == 1 else { return }
+        let expires = try pushExpiry(kind: kind, at: at, step: step)
+        try db.run("""
+            INSERT INTO outbox(row, token, platform, silent, created_at, due_at, expires_at)
+            SELECT n.id, dv.token, dv.platform, 0, ?, ?, ?
+            FROM temp.fanout AS d JOIN devices AS dv ON dv.user = d.u AND dv.disabled_at IS NULL
+                 JOIN notifications AS n ON n.recipient = d.u AND n.event = ?
+            WHERE d.reason IS NULL AND d.push = 'sent'
+            """, at, at, expires, event)
+    }
+
+    /// Entries waiting to go at `now`, oldest due first.
+    public func dueEntries(now: Int64, limit: Int) throws -> [OutboxEntry] {
+        try db.query("""
+            SELECT id, row, token, platform, silent, state, due_at, expires_at, attempts FROM outbox
+            WHERE state IN ('due', 'claimed') AND due_at <= ? AND (state = 'due' OR claimed_until < ?)
+            ORDER BY due_at, id LIMIT ?
+            """, [now, now, limit], Store.entry)
+    }
+
+    /// Every entry of row `id`, with its state: what `stepo explain ROW` shows.
+    public func deliveries(ofRow id: Int) throws -> [OutboxEntry] {
+        try db.query("""
+            SELECT id, row, token, platform, silent, state, due_at, expires_at, attempts FROM outbox WHERE row = ? ORDER BY id
+            """, [id], Store.entry)
+    }
+
+    static func entry(_ r: Row) -> OutboxEntry {
+        OutboxEntry(id: r.int(0), row: r.int(1), token: r.string(2), platform: DeviceRecord.Platform(rawValue: r.string(3)) ?? .apns,
+                    silent: r.bool(4), state: OutboxEntry.State(rawValue: r.string(5)) ?? .due, dueAt: r.int64(6),
+                    expiresAt: r.optionalInt64(7), attempts: r.int(8))
+    }
+}

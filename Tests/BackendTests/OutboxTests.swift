@@ -1,0 +1,84 @@
+import Foundation
+import Notifications
+import Wire
+import Testing
+@testable import Backend
+
+/// Devices and the outbox (docs/delivery.md): every push that goes out is one entry per
+/// device, written in the same transaction as its row.
+@Suite("Devices and the outbox")
+struct OutboxTests {
+    func world() throws -> World {
+        let w = try World()
+        try w.users("o", "a", "b", "c", "f")
+        try w.journey("j", owner: "o")
+        try w.step("s", journey: "j")
+        return w
+    }
+
+    func entries(_ w: World) throws -> [(row: Int, token: String, silent: Bool, state: String)] {
+        try w.store.db.query("SELECT row, token, silent, state FROM outbox ORDER BY id") {
+            (row: $0.int(0), token: $0.string(1), silent: $0.bool(2), state: $0.string(3))
+        }
+    }
+
+    @Test("a sent row writes one entry per live device of its recipient; a withheld push writes none")
+    func perDevice() throws {
+        let w = try world()
+        let o = try w.record("o")
+        try w.store.registerDevice("apns-1", platform: .apns, environment: .production, for: o, at: w.clock)
+        try w.store.registerDevice("fcm-1", platform: .fcm, environment: .production, for: o, at: w.clock)
+        let heart = try w.interact("heart", "a", "s")
+        let row = try #require(heart.writtenRows.first)
+        #expect(try entries(w).map(\.token).sorted() == ["apns-1", "fcm-1"])
+        #expect(try entries(w).allSatisfy { $0.row == row.id && !$0.silent && $0.state == "due" })
+        // A step-with push expires when the step's window closes.
+        let published = try #require(try w.store.step("s")?.publishedAt)
+        #expect(try w.store.deliveries(ofRow: row.id).allSatisfy { $0.expiresAt == published + Timestamp.day })
+        try w.event("preferences", [("user", "o"), ("engagement", false)])
+        try w.interact("share", "b", "s", at: w.clock + 2 * Timestamp.day)  // after the window: engagement, off
+        #expect(try entries(w).count == 2)
+    }
+
+    @Test("a batch's silent replacement supersedes its entries not yet gone; each replacement is one entry per device")
+    func batchSupersedes() throws {
+        let w = try world()
+        try w.store.registerDevice("apns-1", platform: .apns, environment: .production, for: try w.record("o"), at: w.clock)
+        try w.interact("heart", "a", "s")
+        try w.interact("heart", "b", "s")
+        try w.interact("heart", "c", "s")
+        let all = try entries(w)
+        #expect(all.map(\.state) == ["superseded", "superseded", "due"])
+        #expect(all.map(\.silent) == [false, true, true])
+        #expect(Set(all.map(\.row)).count == 1)
+    }
+
+    @Test("a fan-out writes its entries set-based: only its sent rows, only live devices")
+    func fanout() throws {
+        let w = try world()
+        for fan in ["a", "b", "c"] { try w.follow(fan, "o") }
+        try w.event("preferences", [("user", "c"), ("journeys", false)])
+        try w.store.registerDevice("a-phone", platform: .apns, environment: .production, for: try w.record("a"), at: w.clock)
+        try w.store.registerDevice("c-phone", platform: .fcm, environment: .production, for: try w.record("c"), at: w.clock)
+        try w.store.registerDevice("gone", platform: .fcm, environment: .production, for: try w.record("b"), at: w.clock)
+        try w.store.db.run("UPDATE devices SET disabled_at = 1 WHERE token = 'gone'")
+        try w.step("s2", journey: "j")
+        #expect(try entries(w).map(\.token) == ["a-phone"])
+        let row = try #require(try w.activity("a").first)
+        #expect(try entries(w).first?.row == row.id)
+    }
+
+    @Test("a token registered again moves to its new owner, live again; a user removes only their own")
+    func tokens() throws {
+        let w = try world()
+        let (a, b) = (try w.record("a"), try w.record("b"))
+        try w.store.registerDevice("t1", platform: .apns, environment: .sandbox, for: a, at: 1)
+        try w.store.db.run("UPDATE devices SET disabled_at = 2 WHERE token = 't1'")
+        try w.store.registerDevice("t1", platform: .apns, environment: .production, for: b, at: 3)
+        #expect(try w.store.devices(of: a).isEmpty)
+        #expect(try w.store.devices(of: b).map(\.token) == ["t1"])
+        #expect(try w.store.devices(of: b).first?.disabledAt == nil)
+        #expect(try !w.store.removeDevice("t1", of: a))
+        #expect(try w.store.removeDevice("t1", of: b))
+    }
+}
