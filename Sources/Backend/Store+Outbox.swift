@@ -133,3 +133,89 @@ extension Store {
                     expiresAt: r.optionalInt64(7), attempts: r.int(8))
     }
 }
+
+/// What a worker does with the entries it claims.
+extension Store {
+    /// Claims up to `limit` entries due at `now` for `worker` until `now + lease`: one
+    /// statement, so two workers on one store never hold the same entry. An entry whose claim
+    /// lapsed (its worker died) is due again.
+    public func claimDue(worker: String, now: Int64, lease: Int64, limit: Int,
+                         platforms: [DeviceRecord.Platform] = DeviceRecord.Platform.allCases) throws -> [OutboxEntry] {
+        let wanted = platforms.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        guard !wanted.isEmpty else { return [] }
+        return try db.transaction(immediate: true) {
+            try db.query("""
+                UPDATE outbox SET state = 'claimed', claimed_by = ?, claimed_until = ?
+                WHERE id IN (SELECT id FROM outbox
+                             WHERE state IN ('due', 'claimed') AND due_at <= ? AND (state = 'due' OR claimed_until < ?)
+                               AND platform IN (\(wanted))
+                             ORDER BY due_at, id LIMIT ?)
+                RETURNING id, row, token, platform, silent, state, due_at, expires_at, attempts
+                """, [worker, now + lease, now, now, limit], Store.entry)
+        }
+    }
+
+    /// Gives a claimed entry back, due at `dueAt`, without counting an attempt (its provider
+    /// is resting).
+    public func release(_ entry: OutboxEntry, dueAt: Int64) throws {
+        try db.run("UPDATE outbox SET state = 'due', due_at = ?, claimed_by = NULL, claimed_until = NULL WHERE id = ?",
+                   dueAt, entry.id)
+    }
+
+    /// Deletes a token whoever holds it (FCM said UNREGISTERED).
+    public func forgetDevice(_ token: String) throws {
+        try db.run("DELETE FROM devices WHERE token = ?", token)
+    }
+
+    /// Records one attempt at `entry` and what follows from it, in one transaction: sent, dead,
+    /// or due again at `retryAt`.
+    public func settle(_ entry: OutboxEntry, attempt: DeliveryAttempt, next: OutboxEntry.State, retryAt: Int64? = nil) throws {
+        try db.transaction {
+            try db.run("""
+                INSERT INTO delivery_attempts(entry, at, status, reason, provider_id, latency_ms) VALUES (?, ?, ?, ?, ?, ?)
+                """, entry.id, attempt.at, attempt.status, attempt.reason, attempt.providerId, attempt.latencyMs)
+            try db.run("""
+                UPDATE outbox SET state = ?, attempts = attempts + 1, due_at = coalesce(?, due_at), claimed_by = NULL,
+                    claimed_until = NULL WHERE id = ?
+                """, next.rawValue, retryAt, entry.id)
+        }
+    }
+
+    /// An entry given up without an attempt (past its expiry, or its row gone).
+    public func abandon(_ entry: OutboxEntry, reason: String, at: Int64) throws {
+        try settle(entry, attempt: DeliveryAttempt(at: at, status: nil, reason: reason, providerId: nil, latencyMs: nil), next: .dead)
+    }
+
+    /// The provider said `token` is gone as of `since`: disabled, unless it was registered
+    /// again after that (a newer registration outranks an older answer).
+    public func disableDevice(_ token: String, since: Int64, at: Int64) throws {
+        try db.run("UPDATE devices SET disabled_at = ? WHERE token = ? AND registered_at <= ? AND disabled_at IS NULL",
+                   at, token, since)
+    }
+
+    /// The attempts at `entry`, oldest first.
+    public func attempts(of entry: Int) throws -> [DeliveryAttempt] {
+        try db.query("SELECT at, status, reason, provider_id, latency_ms FROM delivery_attempts WHERE entry = ? ORDER BY rowid",
+                     [entry]) { r in
+            DeliveryAttempt(at: r.int64(0), status: r.optionalInt(1), reason: r.optionalString(2), providerId: r.optionalString(3),
+                            latencyMs: r.optionalInt(4))
+        }
+    }
+}
+
+/// One try at sending an entry: what came back, and how long it took.
+public struct DeliveryAttempt: Equatable, Sendable {
+    public var at: Int64
+    public var status: Int?
+    public var reason: String?
+    public var providerId: String?
+    public var latencyMs: Int?
+
+    public init(at: Int64, status: Int?, reason: String?, providerId: String?, latencyMs: Int?) {
+        self.at = at
+        self.status = status
+        self.reason = reason
+        self.providerId = providerId
+        self.latencyMs = latencyMs
+    }
+}

@@ -37,15 +37,18 @@ public final class HTTPClient: @unchecked Sendable {
     public let version: Version
     /// The largest body accepted; a larger answer fails with `.tooLarge`.
     public let largestBody: Int
+    /// Certificates to trust instead of the system's (a stand-in's self-signed one).
+    public let caFile: String?
     private let lock = NSLock()
     private var idle: [UnsafeMutableRawPointer] = []
 
     private static let initialized: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
-    public init(version: Version = .http1, largestBody: Int = 256 << 20) {
+    public init(version: Version = .http1, largestBody: Int = 256 << 20, caFile: String? = nil) {
         _ = HTTPClient.initialized
         self.version = version
         self.largestBody = largestBody
+        self.caFile = caFile
     }
 
     deinit {
@@ -72,6 +75,7 @@ public final class HTTPClient: @unchecked Sendable {
         stepo_curl_long(handle, CURLOPT_TIMEOUT_MS, max(1, Int(timeout * 1000)))
         stepo_curl_long(handle, CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(connectTimeout * 1000)))
         stepo_curl_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+        if let caFile { stepo_curl_string(handle, CURLOPT_CAINFO, caFile) }
         switch version {
         case .http1: stepo_curl_long(handle, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
         case .http2: stepo_curl_long(handle, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)

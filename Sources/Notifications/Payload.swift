@@ -15,6 +15,10 @@ public struct PushContent: Sendable {
     public var silent: Bool
     /// A batch's kind of action: its category and priority are the action's.
     public var action: Kind?
+    /// When the push stops being worth delivering (Unix milliseconds): APNs `apns-expiration`.
+    public var expiresAt: Int64?
+    /// How long the provider may hold it (seconds): FCM `android.ttl`.
+    public var ttlSeconds: Int?
 
     public init(rowId: Int, kind: Kind, title: String, body: String, image: String?, face: String?,
                 thread: String, deepLink: String, badge: Int, silent: Bool = false, action: Kind? = nil) {
@@ -60,12 +64,13 @@ public enum Payload {
                 ("kind", .string(content.kind.rawValue)),
                 ("rowId", .int(content.rowId)),
             ])
-            let headers = JSON.object([
+            let headers = JSON.members([
                 (":path", .string("/3/device/\(deviceToken)")),
                 ("apns-push-type", "alert"),
                 ("apns-priority", .string(String(content.priority.apnsPriority))),
                 ("apns-topic", .string(apnsTopic)),
                 ("apns-collapse-id", .string("row-\(content.rowId)")),
+                ("apns-expiration", content.expiresAt.map { .string(String(max(0, $0 / 1000))) }),
             ])
             return (JSON.object([("headers", headers), ("payload", payload)]), payload)
         }
@@ -86,8 +91,9 @@ public enum Payload {
                 ("token", .string(deviceToken)),
                 ("notification", .members([("title", .string(content.title)), ("body", .string(content.body)),
                                            ("image", content.image.map(JSON.string))])),
-                ("android", .object([
+                ("android", .members([
                     ("priority", .string(content.priority.fcmPriority)),
+                    ("ttl", content.ttlSeconds.map { .string("\(max(0, $0))s") }),
                     ("notification", .members([
                         ("tag", .string(content.thread)),
                         ("notification_count", .int(content.badge)),

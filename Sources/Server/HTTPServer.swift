@@ -75,8 +75,13 @@ public final class HTTPServer: @unchecked Sendable {
 
     deinit { stop() }
 
+    private let stopping = NSLock()
+
     /// Stops listening and waits for requests in flight to finish; long-polls are answered.
     public func stop() {
+        // Once, whoever asks first: a second MHD_stop_daemon joins threads already gone.
+        stopping.lock()
+        defer { stopping.unlock() }
         guard let daemon else { return }
         connections.stop()
         waiters.close()

@@ -1,4 +1,5 @@
 import Backend
+import Deliver
 import Foundation
 import Notifications
 
@@ -137,35 +138,77 @@ let devicesCommand = Command(
 
 let deliverCommand = Command(
     name: "deliver",
-    summary: "Send the outbox's due pushes (--dry-run: print what would go out).",
-    usage: "stepo deliver [--db FILE] --dry-run [--limit N]",
+    summary: "Send the outbox's due pushes to APNs and FCM over HTTP/2 (--dry-run: print them).",
+    usage: "stepo deliver [--db FILE] [--apns-url URL --apns-key FILE.p8 --apns-key-id ID --apns-team ID [--apns-topic T]] "
+        + "[--fcm-url URL --fcm-credentials FILE.json] [--ca FILE] [--once] [--dry-run [--limit N]]",
     details: """
     Every push a row sends is written to the outbox, one entry per live device of its
-    recipient, in the same transaction as the row (docs/delivery.md). --dry-run prints each due
-    entry with the request it would make: the APNs headers and payload, or the FCM message.
-    Sending to the providers over HTTP/2 is not built yet: without --dry-run this says so and
-    exits 2, sending nothing.
+    recipient, in the same transaction as the row (docs/delivery.md). This worker claims due
+    entries (several workers never send one twice), sends them, records every attempt, and
+    settles each: sent, retried later with backoff, or dead. APNs uses token authentication
+    (an ES256 JWT from the .p8 key, reused for 50 minutes); FCM uses HTTP v1 with an OAuth2
+    token from the service-account key. --ca FILE trusts those certificates instead of the
+    system's (a local stand-in's). --once makes one pass and exits; --dry-run prints each due entry with the
+    request it would make, and sends nothing.
     """,
-    options: ["db", "limit"], flags: ["dry-run"]
+    options: ["db", "limit", "apns-url", "apns-key", "apns-key-id", "apns-team", "apns-topic", "fcm-url", "fcm-credentials", "ca"],
+    flags: ["dry-run", "once"]
 ) { arguments in
-    guard arguments.has("dry-run") else {
-        throw UsageError(description: "sending to APNs and FCM is not built yet; --dry-run prints what would go out")
-    }
     let store = try openStore(arguments)
-    let limit = try arguments["limit"].map { text -> Int in
-        guard let n = Int(text), n > 0 else { throw UsageError(description: "--limit takes a positive number") }
-        return n
-    } ?? 1000
-    let now = Int64(Date().timeIntervalSince1970 * 1000)
-    let due = try store.dueEntries(now: now, limit: limit)
-    for entry in due {
-        var content: PushContent
-        do { content = try store.pushContent(row: entry.row) } catch { continue }
-        content.silent = entry.silent
-        let request = entry.platform == .apns ? Payload.apns(content, deviceToken: entry.token) : Payload.fcm(content, deviceToken: entry.token)
-        Output.line(JSON.members([("entry", .int(entry.id)), ("row", .int(entry.row)), ("platform", .string(entry.platform.rawValue)),
-                                  ("silent", .bool(entry.silent)), ("request", request)]).serialized)
+    if arguments.has("dry-run") {
+        let limit = try arguments["limit"].map { text -> Int in
+            guard let n = Int(text), n > 0 else { throw UsageError(description: "--limit takes a positive number") }
+            return n
+        } ?? 1000
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let due = try store.dueEntries(now: now, limit: limit)
+        for entry in due {
+            var content: PushContent
+            do { content = try store.pushContent(row: entry.row) } catch { continue }
+            content.silent = entry.silent
+            content.expiresAt = entry.expiresAt
+            let request = entry.platform == .apns ? Payload.apns(content, deviceToken: entry.token) : Payload.fcm(content, deviceToken: entry.token)
+            Output.line(JSON.members([("entry", .int(entry.id)), ("row", .int(entry.row)), ("platform", .string(entry.platform.rawValue)),
+                                      ("silent", .bool(entry.silent)), ("request", request)]).serialized)
+        }
+        Output.error("stepo deliver: \(due.count) due entr\(due.count == 1 ? "y" : "ies") (dry run: nothing sent)")
+        return 0
     }
-    Output.error("stepo deliver: \(due.count) due entr\(due.count == 1 ? "y" : "ies") (dry run: nothing sent)")
+    var providers: [PushProvider] = []
+    if let url = arguments["apns-url"] {
+        guard let keyPath = arguments["apns-key"], let keyId = arguments["apns-key-id"], let team = arguments["apns-team"] else {
+            throw UsageError(description: "--apns-url needs --apns-key, --apns-key-id and --apns-team")
+        }
+        guard let pem = FileManager.default.contents(atPath: keyPath).map({ String(decoding: $0, as: UTF8.self) }) else {
+            throw CommandError(description: "cannot read \(Preview.visible(keyPath))")
+        }
+        do {
+            providers.append(try APNsProvider(settings: .init(url: url, keyPEM: pem, keyId: keyId, teamId: team,
+                                                                topic: arguments["apns-topic"] ?? Payload.apnsTopic,
+                                                                caFile: arguments["ca"])))
+        } catch let error as SigningError { throw CommandError(description: error.description) }
+    }
+    if let url = arguments["fcm-url"] {
+        guard let path = arguments["fcm-credentials"] else { throw UsageError(description: "--fcm-url needs --fcm-credentials") }
+        guard let data = FileManager.default.contents(atPath: path), let json = try? JSON.parse(data) else {
+            throw CommandError(description: "cannot read the service-account key \(Preview.visible(path))")
+        }
+        do {
+            providers.append(try FCMProvider(settings: try .init(url: url, serviceAccount: json, caFile: arguments["ca"])))
+        } catch let error as SigningError { throw CommandError(description: error.description) }
+    }
+    guard !providers.isEmpty else {
+        throw UsageError(description: "name a provider (--apns-url …, --fcm-url …), or --dry-run to print what would go out")
+    }
+    let worker = DeliveryWorker(store: store, providers: providers)
+    var stop = false
+    while !stop {
+        let pass = try worker.runOnce()
+        if pass.total > 0 {
+            Output.error("stepo deliver: \(pass.sent) sent, \(pass.retried) to retry, \(pass.gone) tokens gone, \(pass.dead) dead"
+                         + (pass.waited > 0 ? ", \(pass.waited) waiting for a resting provider" : ""))
+        }
+        if arguments.has("once") { stop = true } else if pass.total == 0 { usleep(200_000) }
+    }
     return 0
 }

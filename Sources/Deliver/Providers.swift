@@ -1,0 +1,235 @@
+import Backend
+import Foundation
+import HTTPClient
+import Notifications
+
+/// What a provider made of one push.
+public enum SendResult: Equatable, Sendable {
+    /// Accepted; the provider's id for it (APNs `apns-id`, FCM's message name).
+    case sent(providerId: String?)
+    /// The token is gone as of `since` (Unix milliseconds): never send to it again.
+    case gone(since: Int64, reason: String)
+    /// Refused for good (a bad token, a payload too large): retrying cannot help.
+    case permanent(String)
+    /// Try again, no sooner than `after` seconds (the provider's Retry-After, or a floor).
+    case retry(after: Double?, reason: String)
+}
+
+/// A push provider: sends one entry's request, and says what came of it.
+public protocol PushProvider: AnyObject, Sendable {
+    var platform: DeviceRecord.Platform { get }
+    func send(_ content: PushContent, to token: String, now: Int64) -> (result: SendResult, status: Int?)
+}
+
+/// The error a provider's JSON answer names.
+private func reason(in body: Data) -> String? {
+    guard let json = try? JSON.parse(body) else { return nil }
+    if let reason = json["reason"]?.string { return reason }
+    if let details = json["error"]?["details"]?.array {
+        for detail in details { if let code = detail["errorCode"]?.string { return code } }
+    }
+    return json["error"]?["status"]?.string
+}
+
+// MARK: APNs
+
+/// Apple's push service: HTTP/2, token authentication (an ES256 JWT from a .p8 key).
+public final class APNsProvider: PushProvider, @unchecked Sendable {
+    public struct Settings: Sendable {
+        /// `https://api.push.apple.com` (or `api.sandbox…`); `http://` is a stand-in, spoken with
+        /// HTTP/2 prior knowledge.
+        public var url: String
+        public var keyPEM: String
+        public var keyId: String
+        public var teamId: String
+        public var topic: String
+        /// Certificates to trust instead of the system's (a stand-in's).
+        public var caFile: String?
+
+        public init(url: String, keyPEM: String, keyId: String, teamId: String, topic: String = Payload.apnsTopic,
+                    caFile: String? = nil) {
+            self.caFile = caFile
+            self.url = url.hasSuffix("/") ? String(url.dropLast()) : url
+            self.keyPEM = keyPEM
+            self.keyId = keyId
+            self.teamId = teamId
+            self.topic = topic
+        }
+    }
+
+    /// A provider token is reused this long: Apple refuses a new one more often than every 20
+    /// minutes (429 TooManyProviderTokenUpdates) and an older one than 60 (ExpiredProviderToken).
+    public static let tokenLifetime: Int64 = 50 * 60_000
+
+    public let platform = DeviceRecord.Platform.apns
+    public let settings: Settings
+    private let client: HTTPClient
+    private let lock = NSLock()
+    private var token: (jwt: String, issuedAt: Int64)?
+    /// Provider tokens made so far (tests check the reuse).
+    public private(set) var tokensIssued = 0
+
+    public init(settings: Settings) throws {
+        self.settings = settings
+        client = HTTPClient(version: settings.url.hasPrefix("http://") ? .http2PriorKnowledge : .http2, largestBody: 64 << 10,
+                            caFile: settings.caFile)
+        _ = try bearer(now: Int64(Date().timeIntervalSince1970 * 1000))  // a bad key fails here, not at the first push
+    }
+
+    /// The provider token: the one in hand while younger than `tokenLifetime`, else a new one.
+    func bearer(now: Int64, renew: Bool = false) throws -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        if !renew, let token, now - token.issuedAt < APNsProvider.tokenLifetime { return token.jwt }
+        let jwt = try JWT.es256(header: .object([("alg", "ES256"), ("kid", .string(settings.keyId))]),
+                                claims: .object([("iss", .string(settings.teamId)), ("iat", .int(Int(now / 1000)))]),
+                                pem: settings.keyPEM)
+        token = (jwt, now)
+        tokensIssued += 1
+        return jwt
+    }
+
+    public func send(_ content: PushContent, to deviceToken: String, now: Int64) -> (result: SendResult, status: Int?) {
+        let request = Payload.apns(content, deviceToken: deviceToken)
+        guard let path = request["headers"]?[":path"]?.string, let payload = request["payload"] else {
+            return (.permanent("no request"), nil)
+        }
+        var headers: [(String, String)] = []
+        if case .object(let members)? = request["headers"] {
+            for (name, value) in members where !name.hasPrefix(":") {
+                headers.append((name, name == "apns-topic" ? settings.topic : (value.string ?? "")))
+            }
+        }
+        headers.append(("content-type", "application/json"))
+        let body = Data(payload.serialized.utf8)
+        for renewed in [false, true] {
+            let answer: HTTPAnswer
+            do {
+                let bearer = try self.bearer(now: now, renew: renewed)
+                answer = try client.perform(method: "POST", url: settings.url + path, headers: headers + [("authorization", "bearer \(bearer)")],
+                                            body: body, timeout: 15)
+            } catch let error as HTTPFailure {
+                return (.retry(after: nil, reason: "network: \(error.description)"), nil)
+            } catch {
+                return (.permanent("\(error)"), nil)
+            }
+            let why = reason(in: answer.body) ?? "HTTP \(answer.status)"
+            switch answer.status {
+            case 200: return (.sent(providerId: answer.header("apns-id")), 200)
+            case 410:
+                let since = (try? JSON.parse(answer.body))?["timestamp"]?.int.map(Int64.init) ?? now
+                return (.gone(since: since, reason: why), 410)
+            case 403 where (why == "ExpiredProviderToken" || why == "InvalidProviderToken") && !renewed:
+                continue  // a fresh provider token, once
+            case 429: return (.retry(after: answer.header("retry-after").flatMap(Double.init), reason: why), 429)
+            case 500...599: return (.retry(after: answer.header("retry-after").flatMap(Double.init), reason: why), answer.status)
+            default: return (.permanent(why), answer.status)  // BadDeviceToken, PayloadTooLarge, …
+            }
+        }
+        return (.permanent("InvalidProviderToken"), 403)
+    }
+}
+
+// MARK: FCM
+
+/// Firebase Cloud Messaging, HTTP v1: `messages:send` with an OAuth2 access token obtained by
+/// a service account's RS256 JWT grant, cached until it expires.
+public final class FCMProvider: PushProvider, @unchecked Sendable {
+    public struct Settings: Sendable {
+        /// `https://fcm.googleapis.com`; `http://` is a stand-in.
+        public var url: String
+        public var projectId: String
+        public var clientEmail: String
+        public var privateKeyPEM: String
+        public var tokenURI: String
+        /// Certificates to trust instead of the system's (a stand-in's).
+        public var caFile: String?
+
+        /// From a service-account key file, as Google issues it.
+        public init(url: String, serviceAccount json: JSON, caFile: String? = nil) throws {
+            self.caFile = caFile
+            guard let project = json["project_id"]?.string, let email = json["client_email"]?.string,
+                  let key = json["private_key"]?.string, let tokenURI = json["token_uri"]?.string else {
+                throw SigningError(description: "a service-account key needs project_id, client_email, private_key and token_uri")
+            }
+            self.url = url.hasSuffix("/") ? String(url.dropLast()) : url
+            projectId = project
+            clientEmail = email
+            privateKeyPEM = key
+            self.tokenURI = tokenURI
+        }
+    }
+
+    public static let scope = "https://www.googleapis.com/auth/firebase.messaging"
+
+    public let platform = DeviceRecord.Platform.fcm
+    public let settings: Settings
+    private let client: HTTPClient
+    private let grantClient: HTTPClient
+    private let lock = NSLock()
+    private var access: (token: String, expiresAt: Int64)?
+
+    public init(settings: Settings) throws {
+        self.settings = settings
+        client = HTTPClient(version: settings.url.hasPrefix("http://") ? .http2PriorKnowledge : .http2, largestBody: 64 << 10,
+                            caFile: settings.caFile)
+        grantClient = HTTPClient(version: settings.tokenURI.hasPrefix("http://") ? .http2PriorKnowledge : .http2, largestBody: 64 << 10,
+                                 caFile: settings.caFile)
+        // A key that cannot sign fails here, not at the first push.
+        _ = try JWT.rs256(header: .object([("alg", "RS256")]), claims: .object([]), pem: settings.privateKeyPEM)
+    }
+
+    /// The access token: the cached one until a minute before it expires, else a new grant.
+    func accessToken(now: Int64, renew: Bool = false) throws -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        if !renew, let access, now < access.expiresAt { return access.token }
+        let seconds = Int(now / 1000)
+        let assertion = try JWT.rs256(header: .object([("alg", "RS256"), ("typ", "JWT")]), claims: .object([
+            ("iss", .string(settings.clientEmail)), ("scope", .string(FCMProvider.scope)), ("aud", .string(settings.tokenURI)),
+            ("iat", .int(seconds)), ("exp", .int(seconds + 3600)),
+        ]), pem: settings.privateKeyPEM)
+        let form = "grant_type=" + "urn:ietf:params:oauth:grant-type:jwt-bearer".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            + "&assertion=" + assertion
+        let answer = try grantClient.perform(method: "POST", url: settings.tokenURI,
+                                             headers: [("content-type", "application/x-www-form-urlencoded")],
+                                             body: Data(form.utf8), timeout: 15)
+        guard answer.status == 200, let json = try? JSON.parse(answer.body), let token = json["access_token"]?.string else {
+            throw SigningError(description: "the OAuth2 grant was refused: HTTP \(answer.status) \(reason(in: answer.body) ?? "")")
+        }
+        let lifetime = Int64(json["expires_in"]?.int ?? 3600) * 1000
+        access = (token, now + lifetime - 60_000)
+        return token
+    }
+
+    public func send(_ content: PushContent, to deviceToken: String, now: Int64) -> (result: SendResult, status: Int?) {
+        let body = Data(Payload.fcm(content, deviceToken: deviceToken).serialized.utf8)
+        let url = settings.url + "/v1/projects/\(settings.projectId)/messages:send"
+        for renewed in [false, true] {
+            let answer: HTTPAnswer
+            do {
+                let token = try accessToken(now: now, renew: renewed)
+                answer = try client.perform(method: "POST", url: url, headers: [("authorization", "Bearer \(token)"),
+                                                                                 ("content-type", "application/json")],
+                                            body: body, timeout: 15)
+            } catch let error as HTTPFailure {
+                return (.retry(after: nil, reason: "network: \(error.description)"), nil)
+            } catch {
+                return (.retry(after: nil, reason: "\(error)"), nil)
+            }
+            let why = reason(in: answer.body) ?? "HTTP \(answer.status)"
+            switch answer.status {
+            case 200: return (.sent(providerId: (try? JSON.parse(answer.body))?["name"]?.string), 200)
+            case 401 where !renewed: continue
+            case _ where why == "UNREGISTERED": return (.gone(since: now, reason: why), answer.status)
+            case 429:
+                // QUOTA_EXCEEDED: the first retry no sooner than a minute.
+                let after = answer.header("retry-after").flatMap(Double.init) ?? 0
+                return (.retry(after: why == "QUOTA_EXCEEDED" ? max(60, after) : after, reason: why), 429)
+            case 500...599: return (.retry(after: answer.header("retry-after").flatMap(Double.init), reason: why), answer.status)
+            default: return (.permanent(why), answer.status)
+            }
+        }
+        return (.permanent("UNAUTHENTICATED"), 401)
+    }
+}

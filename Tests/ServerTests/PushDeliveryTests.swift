@@ -1,0 +1,179 @@
+import Foundation
+import Notifications
+import Testing
+import TestSupport
+@testable import Backend
+@testable import Deliver
+
+/// The delivery worker against HTTP/2 stand-ins for APNs and FCM (Tests/Standins/standins.py,
+/// Python's h2 over TLS on 127.0.0.1), which check every request as the providers' references
+/// define it and answer with their documented errors.
+@Suite("Push delivery over HTTP/2", .serialized)
+final class PushDeliveryTests {
+    let folder = NSTemporaryDirectory() + "stepo-deliver-" + UUID().uuidString
+    let standin: Spawn.Background
+    let url: String
+    let store: Store
+
+    init() throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Standins/standins.py").path
+        standin = try Spawn.start(["python3", script, "--dir", folder], log: folder + "/standin.log")
+        var found: String?
+        let deadline = Date().addingTimeInterval(20)
+        while found == nil, Date() < deadline {
+            let log = String(decoding: FileManager.default.contents(atPath: folder + "/standin.log") ?? Data(), as: UTF8.self)
+            if let range = log.range(of: #"https://127\.0\.0\.1:\d+"#, options: .regularExpression) { found = String(log[range]) }
+            usleep(50_000)
+        }
+        guard let found else {
+            standin.stop()
+            throw Spawn.Failure(description: "the HTTP/2 stand-in did not start: "
+                                + String(decoding: FileManager.default.contents(atPath: folder + "/standin.log") ?? Data(), as: UTF8.self))
+        }
+        url = found
+        store = try Store(path: folder + "/stepo.db")
+        // A step published an hour ago: its 24-hour window is open, so its pushes are live.
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let published = now - 3_600_000
+        var lines = [
+            #"{"id":"u1","type":"user","at":"\#(Timestamp.format(published - 60_000))","user":{"id":"o","username":"o","name":"Owen"}}"#,
+            #"{"id":"j1","type":"journey","at":"\#(Timestamp.format(published - 60_000))","journey":{"id":"j","owner":"o","title":"Runs"}}"#,
+            #"{"id":"s1","type":"step","at":"\#(Timestamp.format(published - 30_000))","step":{"id":"s","journey":"j","caption":"Ridge","photoUrl":"https://cdn/s.jpg"}}"#,
+            #"{"id":"m1","type":"mediaReady","at":"\#(Timestamp.format(published))","step":"s"}"#,
+        ]
+        for i in 1...9 {
+            lines.append(#"{"id":"u\#(i + 1)","type":"user","at":"\#(Timestamp.format(published))","user":{"id":"f\#(i)","username":"f\#(i)","name":"Fan \#(i)"}}"#)
+        }
+        for line in lines { _ = try Ingestor(store: store).apply(Data(line.utf8)) }
+    }
+
+    deinit {
+        standin.stop()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    var now: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    func worker(on store: Store? = nil) throws -> (DeliveryWorker, APNsProvider) {
+        let pem = String(decoding: FileManager.default.contents(atPath: folder + "/apns.p8")!, as: UTF8.self)
+        let apns = try APNsProvider(settings: .init(url: url, keyPEM: pem, keyId: "KEY1234567", teamId: "TEAM123456",
+                                                    caFile: folder + "/cert.pem"))
+        let account = try JSON.parse(FileManager.default.contents(atPath: folder + "/service.json")!)
+        let fcm = try FCMProvider(settings: try .init(url: url, serviceAccount: account, caFile: folder + "/cert.pem"))
+        return (DeliveryWorker(store: store ?? self.store, providers: [apns, fcm], name: "test-\(UUID().uuidString.prefix(6))"), apns)
+    }
+
+    func register(_ tokens: [String], _ platform: DeviceRecord.Platform) throws {
+        let owner = try #require(try store.user("o"))
+        for token in tokens { try store.registerDevice(token, platform: platform, environment: .production, for: owner, at: now) }
+    }
+
+    func heart(_ fan: String, at: Int64? = nil) throws -> Int? {
+        let line = #"{"id":"h-\#(fan)","type":"heart","at":"\#(Timestamp.format(at ?? now))","actor":"\#(fan)","step":"s"}"#
+        return try Ingestor(store: store).apply(Data(line.utf8))?.writtenRows.first?.id
+    }
+
+    /// The stand-in's log: every request it answered.
+    func requests() throws -> [JSON] {
+        let text = String(decoding: FileManager.default.contents(atPath: folder + "/requests.jsonl") ?? Data(), as: UTF8.self)
+        return try text.split(separator: "\n").map { try JSON.parse(Data($0.utf8)) }
+    }
+
+    func state(_ token: String) throws -> String {
+        try store.db.first("SELECT state FROM outbox WHERE token = ? ORDER BY id DESC LIMIT 1", [token]) { $0.string(0) } ?? "none"
+    }
+
+    @Test("each answer does what the providers document: sent, token gone, retried later as asked")
+    func answers() throws {
+        try register(["apns-ok", "gone-a", "down-a", "bad-a"], .apns)
+        try register(["fcm-ok", "busy-f", "gone-f"], .fcm)
+        let row = try #require(try heart("f1"))
+        let (worker, apns) = try worker()
+        let start = now
+        let pass = try worker.runOnce()
+        #expect(pass.sent == 2 && pass.gone == 2 && pass.retried == 2 && pass.dead == 1)
+        #expect(try state("apns-ok") == "sent" && state("fcm-ok") == "sent")
+        // APNs 410: the token is disabled; FCM UNREGISTERED: deleted. BadDeviceToken: never retried.
+        #expect(try store.devices(of: try #require(try store.user("o"))).first { $0.token == "gone-a" }?.disabledAt != nil)
+        #expect(try !store.devices(of: try #require(try store.user("o"))).contains { $0.token == "gone-f" })
+        #expect(try state("bad-a") == "dead")
+        // 500: again after about a second; QUOTA_EXCEEDED: not before a minute.
+        let due = try store.db.query("SELECT token, due_at FROM outbox WHERE state = 'due'") { ($0.string(0), $0.int64(1)) }
+        let dueAt = Dictionary(uniqueKeysWithValues: due)
+        #expect((dueAt["down-a"] ?? 0) - start >= 700 && (dueAt["down-a"] ?? 0) - start < 5_000)
+        #expect((dueAt["busy-f"] ?? 0) - start >= 60_000)
+        var later = try worker.runOnce(now: { start + 5_000 })
+        #expect(try later.sent == 1 && state("down-a") == "sent")
+        later = try worker.runOnce(now: { start + 65_000 })
+        #expect(try later.sent == 1 && state("busy-f") == "sent")
+        // What the stand-ins saw: no rule broken, the headers as Apple documents them.
+        let seen = try requests()
+        #expect(seen.allSatisfy { $0["violation"] == nil }, "\(seen.compactMap { $0["violation"] })")
+        let ok = try #require(seen.first { $0["token"]?.string == "apns-ok" })
+        let published = try #require(try store.step("s")?.publishedAt)
+        #expect(ok["headers"]?["apns-priority"]?.string == "10")
+        #expect(ok["headers"]?["apns-push-type"]?.string == "alert")
+        #expect(ok["headers"]?["apns-collapse-id"]?.string == "row-\(row)")
+        #expect(ok["headers"]?["apns-expiration"]?.string == String((published + Timestamp.day) / 1000))
+        #expect(ok["payload"]?["aps"]?["alert"]?["title"]?.string == "Fan 1")
+        let fcm = try #require(seen.first { $0["token"]?.string == "fcm-ok" })
+        #expect(fcm["payload"]?["android"]?["notification"]?["tag"]?.string == "step:s")
+        #expect(fcm["payload"]?["android"]?["ttl"]?.string?.hasSuffix("s") == true)
+        // One provider token for all of it, and one OAuth grant.
+        #expect(apns.tokensIssued == 1)
+        #expect(seen.filter { $0["path"]?.string == "/token" }.count == 1)
+        // Every attempt is on record.
+        let entry = try #require(try store.db.first("SELECT id FROM outbox WHERE token = 'down-a'", []) { $0.int(0) })
+        #expect(try store.attempts(of: entry).map(\.status) == [500, 200])
+    }
+
+    @Test("a batch's later change goes silent under the same collapse id: priority 5, no sound")
+    func silentReplacement() throws {
+        try register(["apns-ok"], .apns)
+        let row = try #require(try heart("f1"))
+        _ = try heart("f2")
+        let (worker, _) = try worker()
+        try worker.runOnce()
+        let seen = try requests().filter { $0["token"]?.string == "apns-ok" }
+        // The first entry was superseded before it went: only the newest state goes.
+        #expect(seen.count == 1)
+        let request = try #require(seen.first)
+        #expect(request["headers"]?["apns-priority"]?.string == "5")
+        #expect(request["headers"]?["apns-collapse-id"]?.string == "row-\(row)")
+        #expect(request["payload"]?["aps"]?["sound"] == nil)
+        #expect(request["payload"]?["aps"]?["alert"]?["title"]?.string == "Fan 2 and 1 other")
+    }
+
+    @Test("two workers on one store never send one entry twice")
+    func twoWorkers() throws {
+        try register((1...60).map { "apns-\($0)" }, .apns)
+        try register((1...60).map { "fcm-\($0)" }, .fcm)
+        _ = try heart("f1")
+        // Each worker on a connection of its own, as two processes would be.
+        let a = try worker(on: try Store(path: folder + "/stepo.db")).0, b = try worker(on: try Store(path: folder + "/stepo.db")).0
+        a.batch = 7
+        b.batch = 7
+        let group = DispatchGroup()
+        for w in [a, b] {
+            group.enter()
+            Thread {
+                while true {
+                    do {
+                        if try w.runOnce().total == 0 { break }
+                    } catch {
+                        Issue.record("a worker failed: \(error)")
+                        break
+                    }
+                }
+                group.leave()
+            }.start()
+        }
+        #expect(group.wait(timeout: .now() + 60) == .success)
+        let sent = try requests().compactMap { $0["token"]?.string }
+        #expect(sent.count == 120)
+        #expect(Set(sent).count == 120)
+        #expect(try store.db.scalar("SELECT count(*) FROM outbox WHERE state = 'sent'") == 120)
+    }
+}

@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""HTTP/2 stand-ins for APNs and FCM, for the delivery tests: one HTTP/2 server over TLS on
+127.0.0.1 (a self-signed certificate, FOLDER/cert.pem, which the client is told to trust) that
+checks each request as Apple's and Google's references define it and answers with their
+documented errors. TLS, as the providers speak it: libcurl 7.88's clear-text HTTP/2 (prior
+knowledge) cannot reuse a connection.
+
+    standins.py --dir FOLDER [--port 0]
+
+Writes FOLDER/apns.p8 (an EC P-256 key in PKCS#8, as Apple issues) and FOLDER/service.json (a
+service-account key, as Google issues, pointing its token_uri here), verifies every signature
+with their public halves, logs every request as one JSON line to FOLDER/requests.jsonl, and
+prints "listening on https://127.0.0.1:PORT" once it is ready.
+
+Answers, by device token prefix:
+  gone-    APNs 410 Unregistered (with a timestamp); FCM 404 UNREGISTERED
+  bad-     APNs 400 BadDeviceToken; FCM 400 INVALID_ARGUMENT
+  busy-    429 the first time each token is seen (APNs TooManyRequests with Retry-After: 1;
+           FCM QUOTA_EXCEEDED), 200 after
+  down-    500 the first time, 200 after
+  anything else: 200 (APNs with an apns-id header; FCM with the message name)
+A request that breaks the rules (a bad JWT, a missing header, a payload over 4096 bytes) is
+answered 403 InvalidProviderToken / 400 with the reason, and logged with "violation".
+"""
+import argparse
+import base64
+import datetime
+import ipaddress
+import json
+import os
+import socket
+import ssl
+import threading
+import time
+import urllib.parse
+
+import h2.config
+import h2.connection
+import h2.events
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+from cryptography import x509
+from cryptography.x509.oid import NameOID
+
+TEAM, KEY_ID, PROJECT, TOPIC = "TEAM123456", "KEY1234567", "stepo-test", "app.stepo.ios"
+ACCESS_TOKEN = "stand-in-access-token"
+lock = threading.Lock()
+seen = set()
+
+
+def b64url_decode(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def check_jwt(token, public_key, algorithm):
+    header_b64, claims_b64, signature_b64 = token.split(".")
+    header, claims = json.loads(b64url_decode(header_b64)), json.loads(b64url_decode(claims_b64))
+    signed = f"{header_b64}.{claims_b64}".encode()
+    signature = b64url_decode(signature_b64)
+    if header.get("alg") != algorithm:
+        raise ValueError(f"alg is {header.get('alg')}, not {algorithm}")
+    if algorithm == "ES256":
+        if len(signature) != 64:
+            raise ValueError("an ES256 signature is 64 bytes r || s")
+        der = encode_dss_signature(int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big"))
+        public_key.verify(der, signed, ec.ECDSA(hashes.SHA256()))
+    else:
+        public_key.verify(signature, signed, padding.PKCS1v15(), hashes.SHA256())
+    return header, claims
+
+
+def first_time(token):
+    with lock:
+        if token in seen:
+            return False
+        seen.add(token)
+        return True
+
+
+class StandIns:
+    def __init__(self, folder):
+        self.folder = folder
+        self.log = open(os.path.join(folder, "requests.jsonl"), "a", buffering=1)
+        self.apns_key = ec.generate_private_key(ec.SECP256R1())
+        with open(os.path.join(folder, "apns.p8"), "wb") as f:
+            f.write(self.apns_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                serialization.NoEncryption()))
+        self.fcm_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.port = None
+
+    def write_service_account(self):
+        pem = self.fcm_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                         serialization.NoEncryption()).decode()
+        with open(os.path.join(self.folder, "service.json"), "w") as f:
+            json.dump({"type": "service_account", "project_id": PROJECT, "private_key_id": "k1", "private_key": pem,
+                       "client_email": "stepo@stepo-test.iam.gserviceaccount.com",
+                       "token_uri": f"https://127.0.0.1:{self.port}/token"}, f)
+
+    def write_certificate(self):
+        """A self-signed certificate for 127.0.0.1: cert.pem (also the CA to trust), cert.key."""
+        key = ec.generate_private_key(ec.SECP256R1())
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+        now = datetime.datetime.now(datetime.timezone.utc)
+        cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+                .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
+                .not_valid_after(now + datetime.timedelta(days=2))
+                .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+                .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+                .sign(key, hashes.SHA256()))
+        cert_path, key_path = os.path.join(self.folder, "cert.pem"), os.path.join(self.folder, "cert.key")
+        with open(cert_path, "wb") as f:
+            f.write(cert.public_bytes(serialization.Encoding.PEM))
+        with open(key_path, "wb") as f:
+            f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert_path, key_path)
+        context.set_alpn_protocols(["h2"])
+        return context
+
+    def answer(self, method, path, headers, body):
+        """(status, headers, body, record) for one request."""
+        record = {"method": method, "path": path, "headers": headers, "bytes": len(body), "at": time.time()}
+        try:
+            if path.startswith("/3/device/"):
+                return self.apns(path[len("/3/device/"):], headers, body, record)
+            if path == "/token":
+                return self.oauth(body, record)
+            if path == f"/v1/projects/{PROJECT}/messages:send":
+                return self.fcm(headers, body, record)
+            return 404, {}, b"{}", record
+        except Exception as error:  # a rule broken: say which
+            record["violation"] = str(error)
+            return 400, {}, json.dumps({"reason": str(error)}).encode(), record
+
+    def apns(self, token, headers, body, record):
+        for name in ("apns-topic", "apns-push-type", "apns-priority", "authorization"):
+            if name not in headers:
+                raise ValueError(f"missing header {name}")
+        if headers["apns-topic"] != TOPIC:
+            raise ValueError("apns-topic")
+        if headers["apns-priority"] not in ("5", "10"):
+            raise ValueError("apns-priority must be 5 or 10")
+        if len(headers.get("apns-collapse-id", "")) > 64:
+            raise ValueError("apns-collapse-id over 64 bytes")
+        if len(body) > 4096:
+            record["violation"] = "PayloadTooLarge"
+            return 413, {}, b'{"reason":"PayloadTooLarge"}', record
+        payload = json.loads(body)
+        if "aps" not in payload:
+            raise ValueError("no aps dictionary")
+        bearer = headers["authorization"]
+        try:
+            header, claims = check_jwt(bearer.removeprefix("bearer "), self.apns_key.public_key(), "ES256")
+            if header.get("kid") != KEY_ID or claims.get("iss") != TEAM or abs(time.time() - claims["iat"]) > 3600:
+                raise ValueError("kid, iss or iat")
+            record["iat"] = claims["iat"]
+        except (ValueError, InvalidSignature, KeyError) as error:
+            record["violation"] = f"InvalidProviderToken: {error}"
+            return 403, {}, b'{"reason":"InvalidProviderToken"}', record
+        record["token"], record["payload"] = token, payload
+        if token.startswith("gone-"):
+            return 410, {}, json.dumps({"reason": "Unregistered", "timestamp": int(time.time() * 1000)}).encode(), record
+        if token.startswith("bad-"):
+            return 400, {}, b'{"reason":"BadDeviceToken"}', record
+        if token.startswith("busy-") and first_time(token):
+            return 429, {"retry-after": "1"}, b'{"reason":"TooManyRequests"}', record
+        if token.startswith("down-") and first_time(token):
+            return 500, {}, b'{"reason":"InternalServerError"}', record
+        return 200, {"apns-id": f"apns-{len(seen)}-{time.time_ns()}"}, b"", record
+
+    def oauth(self, body, record):
+        form = urllib.parse.parse_qs(body.decode())
+        if form.get("grant_type") != ["urn:ietf:params:oauth:grant-type:jwt-bearer"]:
+            raise ValueError("grant_type")
+        _, claims = check_jwt(form["assertion"][0], self.fcm_key.public_key(), "RS256")
+        if claims.get("scope") != "https://www.googleapis.com/auth/firebase.messaging" or not claims.get("aud", "").endswith("/token"):
+            raise ValueError("scope or aud")
+        record["grant"] = claims
+        return 200, {"content-type": "application/json"}, json.dumps(
+            {"access_token": ACCESS_TOKEN, "expires_in": 3599, "token_type": "Bearer"}).encode(), record
+
+    def fcm(self, headers, body, record):
+        if headers.get("authorization") != f"Bearer {ACCESS_TOKEN}":
+            record["violation"] = "UNAUTHENTICATED"
+            return 401, {}, b'{"error":{"status":"UNAUTHENTICATED"}}', record
+        message = json.loads(body)["message"]
+        token = message["token"]
+        record["token"], record["payload"] = token, message
+        def error(status, name, code):
+            return status, {}, json.dumps({"error": {"code": status, "status": name, "details": [
+                {"@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": code}]}}).encode(), record
+        if token.startswith("gone-"):
+            return error(404, "NOT_FOUND", "UNREGISTERED")
+        if token.startswith("bad-"):
+            return error(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT")
+        if token.startswith("busy-") and first_time(token):
+            return error(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED")
+        if token.startswith("down-") and first_time(token):
+            return error(500, "INTERNAL", "INTERNAL")
+        return 200, {}, json.dumps({"name": f"projects/{PROJECT}/messages/{time.time_ns()}"}).encode(), record
+
+    def serve(self, raw, context):
+        try:
+            connection = context.wrap_socket(raw, server_side=True)
+        except (ssl.SSLError, OSError):
+            return
+        h2conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
+        h2conn.initiate_connection()
+        connection.sendall(h2conn.data_to_send())
+        streams = {}
+        while True:
+            data = connection.recv(65536)
+            if not data:
+                return
+            for event in h2conn.receive_data(data):
+                if isinstance(event, h2.events.RequestReceived):
+                    streams[event.stream_id] = (dict(event.headers), bytearray())
+                elif isinstance(event, h2.events.DataReceived):
+                    streams[event.stream_id][1].extend(event.data)
+                    # Give the connection's window back; a request body never outgrows its stream's
+                    # window, and a WINDOW_UPDATE on a stream about to close only confuses clients.
+                    if event.flow_controlled_length:
+                        h2conn.increment_flow_control_window(event.flow_controlled_length)
+                elif isinstance(event, h2.events.StreamEnded):
+                    headers, body = streams.pop(event.stream_id)
+                    status, extra, answer, record = self.answer(headers.get(":method"), headers.get(":path"),
+                                                                {k: v for k, v in headers.items() if not k.startswith(":")},
+                                                                bytes(body))
+                    record["status"] = status
+                    self.log.write(json.dumps(record) + "\n")
+                    h2conn.send_headers(event.stream_id, [(":status", str(status)), ("content-length", str(len(answer)))]
+                                        + list(extra.items()), end_stream=not answer)
+                    if answer:
+                        h2conn.send_data(event.stream_id, answer, end_stream=True)
+            connection.sendall(h2conn.data_to_send())
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dir", required=True)
+    parser.add_argument("--port", type=int, default=0)
+    options = parser.parse_args()
+    standins = StandIns(options.dir)
+    server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", options.port))
+    server.listen(64)
+    standins.port = server.getsockname()[1]
+    standins.write_service_account()
+    context = standins.write_certificate()
+    print(f"listening on https://127.0.0.1:{standins.port}", flush=True)
+    while True:
+        connection, _ = server.accept()
+        threading.Thread(target=lambda c=connection: (standins.serve(c, context), c.close()), daemon=True).start()
+
+
+if __name__ == "__main__":
+    main()
