@@ -140,7 +140,7 @@ let deliverCommand = Command(
     name: "deliver",
     summary: "Send the outbox's due pushes to APNs and FCM over HTTP/2 (--dry-run: print them).",
     usage: "stepo deliver [--db FILE] [--apns-url URL --apns-key FILE.p8 --apns-key-id ID --apns-team ID [--apns-topic T]] "
-        + "[--fcm-url URL --fcm-credentials FILE.json] [--ca FILE] [--once] [--dry-run [--limit N]]",
+        + "[--fcm-url URL --fcm-credentials FILE.json] [--ca FILE] [--lease SECONDS] [--once] [--dry-run [--limit N]]",
     details: """
     Every push a row sends is written to the outbox, one entry per live device of its
     recipient, in the same transaction as the row (docs/delivery.md). This worker claims due
@@ -148,10 +148,12 @@ let deliverCommand = Command(
     settles each: sent, retried later with backoff, or dead. APNs uses token authentication
     (an ES256 JWT from the .p8 key, reused for 50 minutes); FCM uses HTTP v1 with an OAuth2
     token from the service-account key. --ca FILE trusts those certificates instead of the
-    system's (a local stand-in's). --once makes one pass and exits; --dry-run prints each due entry with the
+    system's (a local stand-in's). A claim lasts --lease seconds (60): a worker killed mid-send
+    leaves its entries to the next after that. --once makes one pass and exits; --dry-run prints each due entry with the
     request it would make, and sends nothing.
     """,
-    options: ["db", "limit", "apns-url", "apns-key", "apns-key-id", "apns-team", "apns-topic", "fcm-url", "fcm-credentials", "ca"],
+    options: ["db", "limit", "apns-url", "apns-key", "apns-key-id", "apns-team", "apns-topic", "fcm-url", "fcm-credentials", "ca",
+              "lease"],
     flags: ["dry-run", "once"]
 ) { arguments in
     let store = try openStore(arguments)
@@ -174,6 +176,18 @@ let deliverCommand = Command(
         Output.error("stepo deliver: \(due.count) due entr\(due.count == 1 ? "y" : "ies") (dry run: nothing sent)")
         return 0
     }
+    let providers = try deliveryProviders(arguments)
+    guard !providers.isEmpty else {
+        throw UsageError(description: "name a provider (--apns-url …, --fcm-url …), or --dry-run to print what would go out")
+    }
+    let worker = DeliveryWorker(store: store, providers: providers)
+    if let lease = try seconds(arguments, "lease") { worker.lease = Int64(lease * 1000) }
+    try deliverLoop(worker, once: arguments.has("once"), label: "stepo deliver")
+    return 0
+}
+
+/// The providers the delivery options name (none when none is named).
+func deliveryProviders(_ arguments: Arguments) throws -> [PushProvider] {
     var providers: [PushProvider] = []
     if let url = arguments["apns-url"] {
         guard let keyPath = arguments["apns-key"], let keyId = arguments["apns-key-id"], let team = arguments["apns-team"] else {
@@ -197,18 +211,19 @@ let deliverCommand = Command(
             providers.append(try FCMProvider(settings: try .init(url: url, serviceAccount: json, caFile: arguments["ca"])))
         } catch let error as SigningError { throw CommandError(description: error.description) }
     }
-    guard !providers.isEmpty else {
-        throw UsageError(description: "name a provider (--apns-url …, --fcm-url …), or --dry-run to print what would go out")
-    }
-    let worker = DeliveryWorker(store: store, providers: providers)
-    var stop = false
-    while !stop {
+    return providers
+}
+
+/// Passes of `worker` until stopped (`once`: one pass), reporting what each pass did; idle,
+/// it looks again every 200 ms.
+func deliverLoop(_ worker: DeliveryWorker, once: Bool, label: String) throws {
+    while true {
         let pass = try worker.runOnce()
-        if pass.total > 0 {
-            Output.error("stepo deliver: \(pass.sent) sent, \(pass.retried) to retry, \(pass.gone) tokens gone, \(pass.dead) dead"
+        if pass.total > 0, !label.isEmpty {
+            Output.error("\(label): \(pass.sent) sent, \(pass.retried) to retry, \(pass.gone) tokens gone, \(pass.dead) dead"
                          + (pass.waited > 0 ? ", \(pass.waited) waiting for a resting provider" : ""))
         }
-        if arguments.has("once") { stop = true } else if pass.total == 0 { usleep(200_000) }
+        if once { return }
+        if pass.total == 0 { usleep(200_000) }
     }
-    return 0
 }

@@ -1,4 +1,5 @@
 import Backend
+import Deliver
 import Dispatch
 import Foundation
 import Notifications
@@ -7,7 +8,7 @@ import Server
 let serveCommand = Command(
     name: "serve",
     summary: "Serve the store's JSON API over HTTP (libmicrohttpd).",
-    usage: "stepo serve [--db FILE] [--bind 127.0.0.1] [--port 8080] [--threads 4] [--per-address 256] [--header-timeout 10] [--body-timeout 30] [--quiet]",
+    usage: "stepo serve [--db FILE] [--bind 127.0.0.1] [--port 8080] [--threads 4] [--per-address 256] [--header-timeout 10] [--body-timeout 30] [--quiet] [--deliver PROVIDER-OPTIONS]",
     details: """
     Logs one line per request (method, path, status, milliseconds) to stderr (--quiet: none).
     SIGINT or SIGTERM stops it cleanly. Endpoints and tokens: docs/api.md; `stepo token` makes
@@ -17,8 +18,13 @@ let serveCommand = Command(
     more are answered 429, and past twice as many closed at once. A connection has
     --header-timeout seconds to send a request's headers and --body-timeout for its body.
     The open-file limit is raised to its maximum at start.
+
+    --deliver runs the push worker beside the server, on a connection of its own, with the
+    provider options of `stepo deliver` (--apns-url …, --fcm-url …, --ca).
     """,
-    options: ["db", "bind", "port", "threads", "per-address", "header-timeout", "body-timeout"], flags: ["quiet"]
+    options: ["db", "bind", "port", "threads", "per-address", "header-timeout", "body-timeout",
+              "apns-url", "apns-key", "apns-key-id", "apns-team", "apns-topic", "fcm-url", "fcm-credentials", "ca"],
+    flags: ["quiet", "deliver"]
 ) { arguments in
     let path = try arguments["db"] ?? Store.defaultPath()
     let port = try arguments.integer("port") ?? 8080
@@ -38,6 +44,19 @@ let serveCommand = Command(
                                 threads: threads, limits: limits, log: log)
     } catch let error as ServerError {
         throw CommandError(description: error.description)
+    }
+    if arguments.has("deliver") {
+        let providers = try deliveryProviders(arguments)
+        guard !providers.isEmpty else { throw UsageError(description: "--deliver needs a provider: --apns-url …, --fcm-url …") }
+        let worker = DeliveryWorker(store: try Store(path: path), providers: providers, name: "serve-\(getpid())")
+        let quiet = arguments.has("quiet")
+        Thread {
+            do {
+                try deliverLoop(worker, once: false, label: quiet ? "" : "stepo serve: deliver")
+            } catch {
+                Output.error("stepo serve: the push worker stopped: \(error)")
+            }
+        }.start()
     }
     let cap = limits.perAddress == 0 ? "no cap" : String(limits.perAddress)
     let address = arguments["bind"] ?? "127.0.0.1"

@@ -127,7 +127,7 @@ struct ScreensDocTests {
         """
         for stop in Self.tour {
             try stop.press(tmux)
-            let screen = try tmux.waitFor(stop.ready)
+            let screen = try tmux.waitFor(seconds: 40, stop.ready)
             guard stop.ready(screen) else {
                 throw Spawn.Failure(description: "the tour stopped at \"\(stop.title)\":\n\(screen)")
             }
