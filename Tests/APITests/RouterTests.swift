@@ -87,6 +87,27 @@ struct RouterTests {
         #expect(try store.currentVersion() == version)
     }
 
+    @Test("a replayed batch ending in seen leaves a row that arrived between the two posts unseen")
+    func replayAfterNewRow() throws {
+        let body = #"{"client":"c-9","mutations":[{"seq":1,"type":"seen","upTo":999999}]}"#
+        #expect(call("POST", "/v1/mutations", as: "chaucao", body: body).1["counts"]?["unseen"] == 0)
+        for line in [#"{"id":"z1","type":"user","at":"2026-11-20T11:00:00Z","user":{"id":"zed","username":"zed","name":"Zed"}}"#,
+                     #"{"id":"z2","type":"follow","at":"2026-11-20T11:01:00Z","actor":"zed","target":"chaucao"}"#] {
+            _ = try Ingestor(store: store).apply(Data(line.utf8))
+        }
+        let replay = call("POST", "/v1/mutations", as: "chaucao", body: body)
+        #expect(replay.0 == 200 && replay.1["applied"] == 1)
+        #expect(replay.1["counts"]?["unseen"] == 1)
+        #expect(try freshCounts("chaucao")["unseen"] == 1)
+        // A seq of 0 or below is refused whole.
+        for seq in ["0", "-1"] {
+            let refused = call("POST", "/v1/mutations", as: "chaucao",
+                               body: #"{"client":"c-9","mutations":[{"seq":\#(seq),"type":"seen","upTo":999999}]}"#)
+            #expect(refused.0 == 400)
+        }
+        #expect(try freshCounts("chaucao")["unseen"] == 1)
+    }
+
     @Test("accepting a request from the inbox follows through and notifies the requester")
     func acceptRequest() throws {
         let body = #"{"client":"c-1","mutations":[{"seq":1,"type":"acceptRequest","user":"an"}]}"#
