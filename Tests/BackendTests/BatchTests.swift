@@ -82,6 +82,17 @@ struct BatchTests {
         #expect(try w.activity("o").count == 4)
     }
 
+    @Test("the window is exactly 30 minutes: a second before it joins, at 30:00 a new batch opens")
+    func thirtyMinutes() throws {
+        let w = try world()
+        let first = try w.interact("heart", "f1", "s")
+        let opened = try #require(first.writtenRows.first)
+        let inside = try w.interact("heart", "f2", "s", at: opened.createdAt + 30 * 60_000 - 1_000)
+        #expect(inside.writtenRows.first?.id == opened.id)
+        let outside = try w.interact("heart", "f3", "s", at: opened.createdAt + 30 * 60_000)
+        #expect(outside.writtenRows.first?.id != opened.id && outside.writtenRows.first?.kind == .steppedWithHeart)
+    }
+
     @Test("each member passes the quiet rules alone: a blocked or banned person never joins, and a withheld push stays withheld")
     func quietRules() throws {
         let w = try world()
