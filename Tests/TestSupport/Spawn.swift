@@ -85,8 +85,9 @@ public enum Spawn {
     }
 
     public static func start(_ arguments: [String], log: String, environment: [String: String] = [:]) throws -> Background {
-        Background(pid: try spawn(arguments, stdin: "/dev/null", stdout: log, stderr: log, environment: environment,
-                                  blocking: []))
+        let pid = try spawn(arguments, stdin: "/dev/null", stdout: log, stderr: log, environment: environment, blocking: [])
+        Reaper.shared.register(pid: pid)
+        return Background(pid: pid)
     }
 
     private static func spawn(_ arguments: [String], stdin: String, stdout: String, stderr: String,

@@ -9,6 +9,7 @@ public struct Tmux {
     public init(folder: String) throws {
         self.folder = folder
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        Reaper.shared.register(tmuxSocket: folder + "/tmux.sock")
     }
 
     /// Runs a tmux command; `blocking` are signals it starts with blocked.
