@@ -71,7 +71,7 @@ struct PagingTests {
             guard page.more else { break }
             after = page.next
             afterRow = try #require(page.nextRow)
-            #expect(pages < 20)
+            try #require(pages < 20, "the cursor does not move on: \(pages) pages after \(after)/\(afterRow)")
         }
         #expect(pages == 5)
         #expect(seen.count == PagingTests.fans)

@@ -159,7 +159,8 @@ final class PushDeliveryTests {
         for w in [a, b] {
             group.enter()
             Thread {
-                while true {
+                let deadline = Date().addingTimeInterval(60)
+                while Date() < deadline {
                     do {
                         if try w.runOnce().total == 0 { break }
                     } catch {
