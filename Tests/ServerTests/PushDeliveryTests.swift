@@ -192,7 +192,10 @@ extension PushDeliveryTests {
         for run in 0..<runs {
             let tokens = (0..<30).map { "k\(run)-\($0)" }
             for token in tokens { try store.registerDevice(token, platform: .apns, environment: .production, for: owner, at: now) }
-            let line = #"{"id":"kh\#(run)","type":"share","at":"\#(Timestamp.format(now))","actor":"f\#(1 + run % 9)","step":"s"}"#
+            // A fan of this run's own shares the step: one new row, whatever ran before.
+            let fan = #"{"id":"ku\#(run)","type":"user","at":"\#(Timestamp.format(now))","user":{"id":"kf\#(run)","username":"kf\#(run)","name":"Kay \#(run)"}}"#
+            _ = try Ingestor(store: store).apply(Data(fan.utf8))
+            let line = #"{"id":"kh\#(run)","type":"share","at":"\#(Timestamp.format(now))","actor":"kf\#(run)","step":"s"}"#
             let row = try #require(try Ingestor(store: store).apply(Data(line.utf8))?.writtenRows.first?.id)
             for token in tokens { _ = try store.removeDevice(token, of: owner) }  // only this run's entries are new
             var kills = 0
