@@ -104,8 +104,7 @@ extension Router {
             guard let platformName = body["platform"]?.string, let platform = DeviceRecord.Platform(rawValue: platformName) else {
                 throw APIError.invalid("platform must be apns or fcm")
             }
-            guard let token = body["token"]?.string, !token.isEmpty, token.utf8.count <= Store.longestDeviceToken,
-                  token.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F && $0 != "/" }) else {
+            guard let token = body["token"]?.string, Store.isValidDeviceToken(token) else {
                 throw APIError.invalid("token must be 1–\(Store.longestDeviceToken) printable ASCII characters without spaces or '/'")
             }
             let environmentName = body["environment"]?.string ?? "production"

@@ -41,6 +41,13 @@ extension Store {
     /// The longest token a provider issues is 200 bytes (FCM's); a little room beyond.
     public static let longestDeviceToken = 512
 
+    /// Whether `token` can be a device token: 1–512 printable ASCII characters, no space and
+    /// no '/' (it travels in a URL path).
+    public static func isValidDeviceToken(_ token: String) -> Bool {
+        !token.isEmpty && token.utf8.count <= longestDeviceToken
+            && token.unicodeScalars.allSatisfy { $0.isASCII && $0.value > 0x20 && $0.value < 0x7F && $0 != "/" }
+    }
+
     /// Registers `token` for `user`. A token registered again moves to its new owner, and a
     /// token the provider had given up on is live again.
     public func registerDevice(_ token: String, platform: DeviceRecord.Platform, environment: DeviceRecord.Environment,

@@ -119,8 +119,7 @@ let devicesCommand = Command(
         guard let environment = DeviceRecord.Environment(rawValue: arguments["environment"] ?? "production") else {
             throw UsageError(description: "--environment is sandbox or production")
         }
-        guard !token.isEmpty, token.utf8.count <= Store.longestDeviceToken,
-              token.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F && $0 != "/" }) else {
+        guard Store.isValidDeviceToken(token) else {
             throw UsageError(description: "a token is 1–\(Store.longestDeviceToken) printable ASCII characters without spaces or '/'")
         }
         try store.registerDevice(token, platform: platform, environment: environment, for: user, at: now)
