@@ -45,7 +45,7 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "NotificationsTests", dependencies: ["Notifications"]),
         .testTarget(name: "BackendTests", dependencies: ["Backend", "Wire", "Notifications", "SQLite", "Inbox", "stepo", "TestSupport"]),
-        .testTarget(name: "APITests", dependencies: ["API", "Backend", "Wire", "Notifications", "SQLite", "stepo"]),
+        .testTarget(name: "APITests", dependencies: ["API", "Backend", "Wire", "Notifications", "SQLite", "stepo", "TestSupport"]),
         .testTarget(name: "ServerTests", dependencies: ["Server", "API", "Backend", "Deliver", "Wire", "Notifications", "stepo", "TestSupport", "HTTPClient"]),
         .testTarget(name: "InboxTests", dependencies: ["Inbox", "Replica", "Wire", "Notifications"]),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "Inbox", "Server", "API", "Backend", "Wire", "Notifications", "SQLite", "TestSupport"]),

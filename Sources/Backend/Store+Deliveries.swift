@@ -218,14 +218,15 @@ extension Store {
                 UPDATE notifications SET members = ?, facepile = ?, actor = ?, title = ?, version = ? WHERE id = ?
                 """, members, remaining.compactMap(\.face).joined(separator: "\n"), newest.key,
                 Batching.title(latest: name.isEmpty ? "@" + newest.username : name, people: members), d.changeVersion(), row)
-            if state.push.reachesDevice, let stored = try storedRow(row) {
+            // One read of the row as it is now: the line to print, and where its pushes go.
+            guard let stored = try storedRow(row) else { continue }
+            if state.push.reachesDevice {
                 try enqueuePushes(row: row, recipient: stored.recipientKey, kind: stored.row.action ?? .heart, silent: true,
                                   at: d.event.at, step: stored.stepKey)
             }
-            if var written = try self.row(row) {
-                written.push = state.push.reachesDevice ? .updated : state.push
-                d.outcome.writtenRows.append(written)
-            }
+            var written = stored.row
+            written.push = state.push.reachesDevice ? .updated : state.push
+            d.outcome.writtenRows.append(written)
         }
     }
 

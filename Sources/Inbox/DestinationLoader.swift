@@ -19,11 +19,15 @@ public enum DestinationLoader {
     /// Where a row's tap lands, as the replica knows it.
     public static func tap(_ row: ActivityRow, replica: Replica) -> Destination {
         if row.deleted { return gone(actor: row.actor, replica: replica) }
+        /// A step as the replica holds it, or gone when it is not there any more.
+        func step(_ id: String, mode: Tap.Comments, highlight: String?) -> Destination {
+            guard let step = try? replica.step(id), !step.deleted else { return gone(actor: row.actor, replica: replica) }
+            return .step(stepPage(step, comments: (try? replica.comments(ofStep: id)) ?? [], mode: mode,
+                                  highlight: highlight, offline: true, replica: replica))
+        }
         switch row.tap {
         case let .step(id, comments, comment):
-            guard let step = try? replica.step(id), !step.deleted else { return gone(actor: row.actor, replica: replica) }
-            return .step(stepPage(step, comments: (try? replica.comments(ofStep: id)) ?? [], mode: comments,
-                                  highlight: comment, offline: true, replica: replica))
+            return step(id, mode: comments, highlight: comment)
         case let .profile(user, action):
             return .profile(profile(user, offered: action, replica: replica))
         case let .journey(id, panel):
@@ -33,9 +37,7 @@ public enum DestinationLoader {
             return .link(LinkPage(text: row.body, url: url))
         case let .interactions(id):
             // A batch lands on its step; `i` there lists who did it, newest first.
-            guard let step = try? replica.step(id), !step.deleted else { return gone(actor: row.actor, replica: replica) }
-            return .step(stepPage(step, comments: (try? replica.comments(ofStep: id)) ?? [], mode: .closed,
-                                  highlight: nil, offline: true, replica: replica))
+            return step(id, mode: .closed, highlight: nil)
         }
     }
 

@@ -44,12 +44,12 @@ extension Inbox {
     private static func settingsKey(_ state: inout InboxState, _ selection: Int, _ key: Key) -> [Effect] {
         var selection = selection
         defer { state.screens[state.screens.count - 1] = .settings(selection: selection) }
+        // Below the switches, the custom follow alerts: Space, Enter or x removes one.
+        let onAlert = selection >= InboxState.settingItems.count
         switch key {
         case .down, .character("j"): selection = min(InboxState.settingItems.count - 1 + state.alerts.count, selection + 1)
         case .up, .character("k"): selection = max(0, selection - 1)
-        case .space where selection >= InboxState.settingItems.count, .enter where selection >= InboxState.settingItems.count,
-             .character("x") where selection >= InboxState.settingItems.count:
-            // A custom follow alert: removed (back to default).
+        case .space where onAlert, .enter where onAlert, .character("x") where onAlert:
             let index = selection - InboxState.settingItems.count
             guard state.alerts.indices.contains(index) else { break }
             let removed = state.alerts.remove(at: index)

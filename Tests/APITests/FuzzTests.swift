@@ -1,6 +1,7 @@
 import Foundation
 import Notifications
 import Testing
+import TestSupport
 import Wire
 @testable import API
 @testable import Backend
@@ -41,7 +42,7 @@ struct FuzzTests {
     }
 
     /// Random JSON, sometimes deep, sometimes with hostile numbers and strings.
-    static func value(_ rng: inout SeededFuzz, depth: Int = 0) -> String {
+    static func value(_ rng: inout SplitMix, depth: Int = 0) -> String {
         switch rng.below(depth > 3 ? 6 : 9) {
         case 0: return "null"
         case 1: return rng.below(2) == 0 ? "true" : "false"
@@ -64,7 +65,7 @@ struct FuzzTests {
     @Test("hostile requests: never a 5xx, always a JSON answer, never another user's rows, nothing stored lost")
     func requests() throws {
         let setup = try Setup()
-        var rng = SeededFuzz(seed: 11)
+        var rng = SplitMix(seed: 11)
         let paths = ["/v1/health", "/v1/me", "/v1/counts", "/v1/activity", "/v1/mutations", "/v1/events", "/v1/preferences",
                      "/v1/steps/s1", "/v1/steps/s1/interactions", "/v1/users/maya", "/v1/journeys/j1", "/v1/rows/1/push",
                      "/v1/rows/abc/push", "/v2/x", "/v1/steps/%00", "/v1/users/" + String(repeating: "a", count: 5000), "/"]
@@ -106,7 +107,7 @@ struct FuzzTests {
     @Test("hostile event lines: each bad one refused with its line number, the good ones around it applied")
     func eventLines() throws {
         let setup = try Setup()
-        var rng = SeededFuzz(seed: 23)
+        var rng = SplitMix(seed: 23)
         var lines: [Data] = []
         var good = 0
         for i in 0..<Self.count {
@@ -143,19 +144,4 @@ struct FuzzTests {
         #expect(fans.reduce(0) { $0 + ($1.members ?? 1) } == good)
         #expect(try setup.store.recount(for: owner.key) == (try setup.store.counts(for: owner.key)))
     }
-}
-
-/// A seeded generator with the picks a fuzz needs.
-struct SeededFuzz {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ n: Int) -> Int { n <= 1 ? 0 : Int(next() % UInt64(n)) }
-    mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
 }

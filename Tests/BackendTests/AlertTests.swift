@@ -54,7 +54,6 @@ struct AlertTests {
         try alert(w, "f", "person", "o", "default")
         #expect(try w.explain(try w.step("j3", journey: "j"))["f"] == "newStep sent")
         #expect(try w.store.alerts(of: try w.record("f")).isEmpty)
-        #expect(try w.record("f").key > 0)
         // All does not cross a block (which ends the follow: no candidate at all), and a first
         // step still goes to the owner's followers only.
         try alert(w, "g", "journey", "k", "all")

@@ -2,6 +2,7 @@ import Foundation
 import Notifications
 import Wire
 import Testing
+import TestSupport
 @testable import Backend
 
 /// Batches (docs/board.md, "Batches"): several people doing the same thing to one step within
@@ -226,18 +227,4 @@ struct BatchTests {
         #expect(try w.store.counts(for: o.key) == (try w.store.recount(for: o.key)))
         #expect(try w.store.counts(for: o.key).unseen == (try w.activity("o").count))
     }
-}
-
-/// A small seeded generator (SplitMix64): the same stream for the same seed.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
 }

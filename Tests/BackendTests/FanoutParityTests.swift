@@ -2,6 +2,7 @@ import Foundation
 import Notifications
 import Wire
 import Testing
+import TestSupport
 @testable import Backend
 
 /// The fan-out writes the quiet rules in SQL; the engine holds them in Swift. In a random
@@ -10,7 +11,7 @@ import Testing
 struct FanoutParityTests {
     @Test("random worlds: every candidate's SQL outcome equals QuietRules.decide", arguments: [1, 2, 3])
     func parity(seed: Int) throws {
-        var rng = SeededGenerator(seed: UInt64(seed))
+        var rng = SplitMix(seed: UInt64(seed))
         let w = try World()
         let people = (0..<40).map { "u\($0)" }
         for id in people { try w.user(id) }
@@ -78,18 +79,5 @@ struct FanoutParityTests {
             #expect(Set(expected.values).count > 2, "the world should exercise several rules")
         }
         #expect(try w.store.db.query("PRAGMA foreign_key_check") { $0.string(0) }.isEmpty)
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so a failing seed reproduces.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -186,7 +186,7 @@ extension PushDeliveryTests {
     @Test("kill -9 at random points: every entry is sent at least once, and twice only when the kill fell between the answer and its record")
     func killed() throws {
         let runs = Int(ProcessInfo.processInfo.environment["STEPO_KILL_RUNS"] ?? "") ?? 3
-        var rng = SeededRandom(seed: 11)
+        var rng = SplitMix(seed: 11)
         let owner = try #require(try store.user("o"))
         var totalKills = 0, totalDoubles = 0
         for run in 0..<runs {
@@ -225,18 +225,5 @@ extension PushDeliveryTests {
             totalDoubles += doubles
         }
         print("kill -9 runs: \(runs), kills \(totalKills), pushes sent twice \(totalDoubles), lost 0")
-    }
-}
-
-/// A seeded SplitMix64 for the kill schedule.
-struct SeededRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func below(_ n: Int) -> Int {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return Int((z ^ (z >> 31)) % UInt64(n))
     }
 }

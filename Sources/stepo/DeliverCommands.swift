@@ -1,0 +1,133 @@
+import Backend
+import Deliver
+import Foundation
+import Notifications
+
+let devicesCommand = Command(
+    name: "devices",
+    summary: "List, add or remove a user's push devices.",
+    usage: "stepo devices [--db FILE] --user ID [--add TOKEN --platform apns|fcm [--environment sandbox|production]] [--remove TOKEN]",
+    details: """
+    Lists the user's devices: token, platform, environment, when registered, and whether the
+    provider said the token is gone. --add registers one (a token registered again moves to
+    this user); --remove takes one of theirs away. The API does the same: /v1/devices.
+    """,
+    options: ["db", "user", "add", "platform", "environment", "remove"], flags: []
+) { arguments in
+    let store = try openStore(arguments)
+    let user = try requireUser(store, arguments)
+    let now = Int64(Date().timeIntervalSince1970 * 1000)
+    if let token = arguments["add"] {
+        guard let platform = arguments["platform"].flatMap(DeviceRecord.Platform.init(rawValue:)) else {
+            throw UsageError(description: "--add needs --platform apns|fcm")
+        }
+        guard let environment = DeviceRecord.Environment(rawValue: arguments["environment"] ?? "production") else {
+            throw UsageError(description: "--environment is sandbox or production")
+        }
+        guard Store.isValidDeviceToken(token) else {
+            throw UsageError(description: "a token is 1–\(Store.longestDeviceToken) printable ASCII characters without spaces or '/'")
+        }
+        try store.registerDevice(token, platform: platform, environment: environment, for: user, at: now)
+    }
+    if let token = arguments["remove"], try !store.removeDevice(token, of: user) {
+        throw CommandError(description: "\(Preview.visible(user.id)) has no device \(Preview.visible(token))")
+    }
+    for device in try store.devices(of: user) {
+        Output.line([Preview.visible(device.token), device.platform.rawValue, device.environment.rawValue,
+                     "registered \(Timestamp.format(device.registeredAt))",
+                     device.disabledAt.map { "gone since \(Timestamp.format($0))" } ?? "live"].joined(separator: "  "))
+    }
+    return 0
+}
+
+let deliverCommand = Command(
+    name: "deliver",
+    summary: "Send the outbox's due pushes to APNs and FCM over HTTP/2 (--dry-run: print them).",
+    usage: "stepo deliver [--db FILE] [--apns-url URL --apns-key FILE.p8 --apns-key-id ID --apns-team ID [--apns-topic T]] "
+        + "[--fcm-url URL --fcm-credentials FILE.json] [--ca FILE] [--lease SECONDS] [--once] [--dry-run [--limit N]]",
+    details: """
+    Every push a row sends is written to the outbox, one entry per live device of its
+    recipient, in the same transaction as the row (docs/delivery.md). This worker claims due
+    entries (several workers never send one twice), sends them, records every attempt, and
+    settles each: sent, retried later with backoff, or dead. APNs uses token authentication
+    (an ES256 JWT from the .p8 key, reused for 50 minutes); FCM uses HTTP v1 with an OAuth2
+    token from the service-account key. --ca FILE trusts those certificates instead of the
+    system's (a local stand-in's). A claim lasts --lease seconds (60): a worker killed mid-send
+    leaves its entries to the next after that. --once makes one pass and exits; --dry-run prints each due entry with the
+    request it would make, and sends nothing.
+    """,
+    options: ["db", "limit", "apns-url", "apns-key", "apns-key-id", "apns-team", "apns-topic", "fcm-url", "fcm-credentials", "ca",
+              "lease"],
+    flags: ["dry-run", "once"]
+) { arguments in
+    let store = try openStore(arguments)
+    if arguments.has("dry-run") {
+        let limit = try arguments["limit"].map { text -> Int in
+            guard let n = Int(text), n > 0 else { throw UsageError(description: "--limit takes a positive number") }
+            return n
+        } ?? 1000
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let due = try store.dueEntries(now: now, limit: limit)
+        for entry in due {
+            var content: PushContent
+            do { content = try store.pushContent(row: entry.row) } catch { continue }
+            content.silent = entry.silent
+            content.expiresAt = entry.expiresAt
+            let request = entry.platform == .apns ? Payload.apns(content, deviceToken: entry.token) : Payload.fcm(content, deviceToken: entry.token)
+            Output.line(JSON.members([("entry", .int(entry.id)), ("row", .int(entry.row)), ("platform", .string(entry.platform.rawValue)),
+                                      ("silent", .bool(entry.silent)), ("request", request)]).serialized)
+        }
+        Output.error("stepo deliver: \(due.count) due entr\(due.count == 1 ? "y" : "ies") (dry run: nothing sent)")
+        return 0
+    }
+    let providers = try deliveryProviders(arguments)
+    guard !providers.isEmpty else {
+        throw UsageError(description: "name a provider (--apns-url …, --fcm-url …), or --dry-run to print what would go out")
+    }
+    let worker = DeliveryWorker(store: store, providers: providers)
+    if let lease = try seconds(arguments, "lease") { worker.lease = Int64(lease * 1000) }
+    try deliverLoop(worker, once: arguments.has("once"), label: "stepo deliver")
+    return 0
+}
+
+/// The providers the delivery options name (none when none is named).
+func deliveryProviders(_ arguments: Arguments) throws -> [PushProvider] {
+    var providers: [PushProvider] = []
+    if let url = arguments["apns-url"] {
+        guard let keyPath = arguments["apns-key"], let keyId = arguments["apns-key-id"], let team = arguments["apns-team"] else {
+            throw UsageError(description: "--apns-url needs --apns-key, --apns-key-id and --apns-team")
+        }
+        guard let pem = FileManager.default.contents(atPath: keyPath).map({ String(decoding: $0, as: UTF8.self) }) else {
+            throw CommandError(description: "cannot read \(Preview.visible(keyPath))")
+        }
+        do {
+            providers.append(try APNsProvider(settings: .init(url: url, keyPEM: pem, keyId: keyId, teamId: team,
+                                                                topic: arguments["apns-topic"] ?? Payload.apnsTopic,
+                                                                caFile: arguments["ca"])))
+        } catch let error as SigningError { throw CommandError(description: error.description) }
+    }
+    if let url = arguments["fcm-url"] {
+        guard let path = arguments["fcm-credentials"] else { throw UsageError(description: "--fcm-url needs --fcm-credentials") }
+        guard let data = FileManager.default.contents(atPath: path), let json = try? JSON.parse(data) else {
+            throw CommandError(description: "cannot read the service-account key \(Preview.visible(path))")
+        }
+        do {
+            providers.append(try FCMProvider(settings: try .init(url: url, serviceAccount: json, caFile: arguments["ca"])))
+        } catch let error as SigningError { throw CommandError(description: error.description) }
+    }
+    return providers
+}
+
+/// Passes of `worker` until stopped (`once`: one pass), reporting what each pass did; idle,
+/// it looks again every 200 ms.
+func deliverLoop(_ worker: DeliveryWorker, once: Bool, label: String) throws {
+    while true {
+        let pass = try worker.runOnce()
+        if pass.total > 0, !label.isEmpty {
+            Output.error("\(label): \(pass.sent) sent, \(pass.retried) to retry, \(pass.gone) tokens gone, \(pass.dead) dead"
+                         + (pass.waited > 0 ? ", \(pass.waited) waiting for a resting provider" : ""))
+        }
+        if once { return }
+        if pass.total == 0 { usleep(200_000) }
+    }
+}
