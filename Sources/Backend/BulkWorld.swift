@@ -190,6 +190,16 @@ public struct BulkWorld {
         return elapsed
     }
 
+    /// Each user of `keys` has one phone, token `PREFIX` + key: an iPhone (APNs) for even keys,
+    /// an Android (FCM) for odd ones.
+    public func addDevices(_ keys: ClosedRange<Int>, prefix: String, registeredAt: Int64) throws {
+        try db.run("""
+            INSERT INTO devices(token, user, platform, environment, registered_at)
+            SELECT ? || id, id, CASE WHEN id % 2 = 0 THEN 'apns' ELSE 'fcm' END, 'production', ?
+            FROM users WHERE id BETWEEN ? AND ?
+            """, prefix, registeredAt, keys.lowerBound, keys.upperBound)
+    }
+
     /// Reads the store's tables once, as a running server has them in memory.
     public func warm() throws {
         _ = try db.scalar("SELECT count(*) FROM notifications INDEXED BY notifications_by_recipient WHERE recipient > 0")

@@ -127,6 +127,29 @@ extension Store {
             """, [now, now, limit], Store.entry)
     }
 
+    /// Whether an entry is waiting to go at `now` (or its claim lapsed): a worker's idle look.
+    public func anythingDue(now: Int64) throws -> Bool {
+        try db.cached("""
+            SELECT EXISTS (SELECT 1 FROM outbox WHERE state IN ('due', 'claimed') AND due_at <= ?
+                           AND (state = 'due' OR claimed_until < ?))
+            """).bind([now, now]).first { $0.bool(0) } ?? false
+    }
+
+    /// Whether any entry is still due or claimed (a bench's look at a draining outbox; one
+    /// probe of the due index).
+    public func outboxBusy() throws -> Bool {
+        try db.cached("SELECT EXISTS (SELECT 1 FROM outbox WHERE state IN ('due', 'claimed'))").bind([]).first { $0.bool(0) } ?? false
+    }
+
+    /// How many entries are in each state.
+    public func outboxCounts() throws -> [OutboxEntry.State: Int] {
+        var counts: [OutboxEntry.State: Int] = [:]
+        for (state, count) in try db.query("SELECT state, count(*) FROM outbox GROUP BY state", [], { ($0.string(0), $0.int(1)) }) {
+            if let state = OutboxEntry.State(rawValue: state) { counts[state] = count }
+        }
+        return counts
+    }
+
     /// Every entry of row `id`, with its state: what `stepo explain ROW` shows.
     public func deliveries(ofRow id: Int) throws -> [OutboxEntry] {
         try db.query("""
@@ -178,13 +201,13 @@ extension Store {
     /// or due again at `retryAt`.
     public func settle(_ entry: OutboxEntry, attempt: DeliveryAttempt, next: OutboxEntry.State, retryAt: Int64? = nil) throws {
         try db.transaction {
-            try db.run("""
+            try db.cached("""
                 INSERT INTO delivery_attempts(entry, at, status, reason, provider_id, latency_ms) VALUES (?, ?, ?, ?, ?, ?)
-                """, entry.id, attempt.at, attempt.status, attempt.reason, attempt.providerId, attempt.latencyMs)
-            try db.run("""
+                """).bind([entry.id, attempt.at, attempt.status, attempt.reason, attempt.providerId, attempt.latencyMs]).run()
+            try db.cached("""
                 UPDATE outbox SET state = ?, attempts = attempts + 1, due_at = coalesce(?, due_at), claimed_by = NULL,
                     claimed_until = NULL WHERE id = ?
-                """, next.rawValue, retryAt, entry.id)
+                """).bind([next.rawValue, retryAt, entry.id]).run()
         }
     }
 

@@ -15,10 +15,19 @@ public enum SendResult: Equatable, Sendable {
     case retry(after: Double?, reason: String)
 }
 
-/// A push provider: sends one entry's request, and says what came of it.
+/// A push provider: builds each push's HTTP/2 request and says what its answer means. The
+/// worker sends the requests, many at a time over one connection per provider.
 public protocol PushProvider: AnyObject, Sendable {
     var platform: DeviceRecord.Platform { get }
-    func send(_ content: PushContent, to token: String, now: Int64) -> (result: SendResult, status: Int?)
+    /// How to reach it: HTTP/2 over TLS, or prior knowledge for an `http://` stand-in.
+    var version: HTTPClient.Version { get }
+    /// Certificates to trust instead of the system's (a stand-in's).
+    var caFile: String? { get }
+    /// The request for one push; `renew`: with a fresh credential (the last was refused).
+    func request(for content: PushContent, to token: String, now: Int64, renew: Bool) throws -> HTTPRequest
+    /// What came of a request: `nil` when the provider refused our credential and a fresh one
+    /// is worth one more try.
+    func outcome(of result: Result<HTTPAnswer, HTTPFailure>, now: Int64, renewed: Bool) -> (result: SendResult, status: Int?)?
 }
 
 /// The error a provider's JSON answer names.
@@ -63,7 +72,8 @@ public final class APNsProvider: PushProvider, @unchecked Sendable {
 
     public let platform = DeviceRecord.Platform.apns
     public let settings: Settings
-    private let client: HTTPClient
+    public var version: HTTPClient.Version { settings.url.hasPrefix("http://") ? .http2PriorKnowledge : .http2 }
+    public var caFile: String? { settings.caFile }
     private let lock = NSLock()
     private var token: (jwt: String, issuedAt: Int64)?
     /// Provider tokens made so far (tests check the reuse).
@@ -71,8 +81,6 @@ public final class APNsProvider: PushProvider, @unchecked Sendable {
 
     public init(settings: Settings) throws {
         self.settings = settings
-        client = HTTPClient(version: settings.url.hasPrefix("http://") ? .http2PriorKnowledge : .http2, largestBody: 64 << 10,
-                            caFile: settings.caFile)
         _ = try bearer(now: Int64(Date().timeIntervalSince1970 * 1000))  // a bad key fails here, not at the first push
     }
 
@@ -89,10 +97,10 @@ public final class APNsProvider: PushProvider, @unchecked Sendable {
         return jwt
     }
 
-    public func send(_ content: PushContent, to deviceToken: String, now: Int64) -> (result: SendResult, status: Int?) {
+    public func request(for content: PushContent, to deviceToken: String, now: Int64, renew: Bool) throws -> HTTPRequest {
         let request = Payload.apns(content, deviceToken: deviceToken)
         guard let path = request["headers"]?[":path"]?.string, let payload = request["payload"] else {
-            return (.permanent("no request"), nil)
+            throw SigningError(description: "no APNs request for this push")
         }
         var headers: [(String, String)] = []
         if case .object(let members)? = request["headers"] {
@@ -101,32 +109,28 @@ public final class APNsProvider: PushProvider, @unchecked Sendable {
             }
         }
         headers.append(("content-type", "application/json"))
-        let body = Data(payload.serialized.utf8)
-        for renewed in [false, true] {
-            let answer: HTTPAnswer
-            do {
-                let bearer = try self.bearer(now: now, renew: renewed)
-                answer = try client.perform(method: "POST", url: settings.url + path, headers: headers + [("authorization", "bearer \(bearer)")],
-                                            body: body, timeout: 15)
-            } catch let error as HTTPFailure {
-                return (.retry(after: nil, reason: "network: \(error.description)"), nil)
-            } catch {
-                return (.permanent("\(error)"), nil)
-            }
-            let why = reason(in: answer.body) ?? "HTTP \(answer.status)"
-            switch answer.status {
-            case 200: return (.sent(providerId: answer.header("apns-id")), 200)
-            case 410:
-                let since = (try? JSON.parse(answer.body))?["timestamp"]?.int.map(Int64.init) ?? now
-                return (.gone(since: since, reason: why), 410)
-            case 403 where (why == "ExpiredProviderToken" || why == "InvalidProviderToken") && !renewed:
-                continue  // a fresh provider token, once
-            case 429: return (.retry(after: answer.header("retry-after").flatMap(Double.init), reason: why), 429)
-            case 500...599: return (.retry(after: answer.header("retry-after").flatMap(Double.init), reason: why), answer.status)
-            default: return (.permanent(why), answer.status)  // BadDeviceToken, PayloadTooLarge, …
-            }
+        headers.append(("authorization", "bearer \(try bearer(now: now, renew: renew))"))
+        return HTTPRequest(method: "POST", url: settings.url + path, headers: headers, body: Data(payload.serialized.utf8))
+    }
+
+    public func outcome(of result: Result<HTTPAnswer, HTTPFailure>, now: Int64, renewed: Bool) -> (result: SendResult, status: Int?)? {
+        let answer: HTTPAnswer
+        switch result {
+        case .failure(let error): return (.retry(after: nil, reason: "network: \(error.description)"), nil)
+        case .success(let a): answer = a
         }
-        return (.permanent("InvalidProviderToken"), 403)
+        let why = reason(in: answer.body) ?? "HTTP \(answer.status)"
+        switch answer.status {
+        case 200: return (.sent(providerId: answer.header("apns-id")), 200)
+        case 410:
+            let since = (try? JSON.parse(answer.body))?["timestamp"]?.int.map(Int64.init) ?? now
+            return (.gone(since: since, reason: why), 410)
+        case 403 where why == "ExpiredProviderToken" || why == "InvalidProviderToken":
+            return renewed ? (.permanent(why), 403) : nil  // a fresh provider token, once
+        case 429: return (.retry(after: answer.header("retry-after").flatMap(Double.init), reason: why), 429)
+        case 500...599: return (.retry(after: answer.header("retry-after").flatMap(Double.init), reason: why), answer.status)
+        default: return (.permanent(why), answer.status)  // BadDeviceToken, PayloadTooLarge, …
+        }
     }
 }
 
@@ -164,15 +168,15 @@ public final class FCMProvider: PushProvider, @unchecked Sendable {
 
     public let platform = DeviceRecord.Platform.fcm
     public let settings: Settings
-    private let client: HTTPClient
+    public var version: HTTPClient.Version { settings.url.hasPrefix("http://") ? .http2PriorKnowledge : .http2 }
+    public var caFile: String? { settings.caFile }
+    /// The OAuth2 grant goes one request at a time, about once an hour.
     private let grantClient: HTTPClient
     private let lock = NSLock()
     private var access: (token: String, expiresAt: Int64)?
 
     public init(settings: Settings) throws {
         self.settings = settings
-        client = HTTPClient(version: settings.url.hasPrefix("http://") ? .http2PriorKnowledge : .http2, largestBody: 64 << 10,
-                            caFile: settings.caFile)
         grantClient = HTTPClient(version: settings.tokenURI.hasPrefix("http://") ? .http2PriorKnowledge : .http2, largestBody: 64 << 10,
                                  caFile: settings.caFile)
         // A key that cannot sign fails here, not at the first push.
@@ -202,34 +206,30 @@ public final class FCMProvider: PushProvider, @unchecked Sendable {
         return token
     }
 
-    public func send(_ content: PushContent, to deviceToken: String, now: Int64) -> (result: SendResult, status: Int?) {
-        let body = Data(Payload.fcm(content, deviceToken: deviceToken).serialized.utf8)
-        let url = settings.url + "/v1/projects/\(settings.projectId)/messages:send"
-        for renewed in [false, true] {
-            let answer: HTTPAnswer
-            do {
-                let token = try accessToken(now: now, renew: renewed)
-                answer = try client.perform(method: "POST", url: url, headers: [("authorization", "Bearer \(token)"),
-                                                                                 ("content-type", "application/json")],
-                                            body: body, timeout: 15)
-            } catch let error as HTTPFailure {
-                return (.retry(after: nil, reason: "network: \(error.description)"), nil)
-            } catch {
-                return (.retry(after: nil, reason: "\(error)"), nil)
-            }
-            let why = reason(in: answer.body) ?? "HTTP \(answer.status)"
-            switch answer.status {
-            case 200: return (.sent(providerId: (try? JSON.parse(answer.body))?["name"]?.string), 200)
-            case 401 where !renewed: continue
-            case _ where why == "UNREGISTERED": return (.gone(since: now, reason: why), answer.status)
-            case 429:
-                // QUOTA_EXCEEDED: the first retry no sooner than a minute.
-                let after = answer.header("retry-after").flatMap(Double.init) ?? 0
-                return (.retry(after: why == "QUOTA_EXCEEDED" ? max(60, after) : after, reason: why), 429)
-            case 500...599: return (.retry(after: answer.header("retry-after").flatMap(Double.init), reason: why), answer.status)
-            default: return (.permanent(why), answer.status)
-            }
+    public func request(for content: PushContent, to deviceToken: String, now: Int64, renew: Bool) throws -> HTTPRequest {
+        let token = try accessToken(now: now, renew: renew)
+        return HTTPRequest(method: "POST", url: settings.url + "/v1/projects/\(settings.projectId)/messages:send",
+                           headers: [("authorization", "Bearer \(token)"), ("content-type", "application/json")],
+                           body: Data(Payload.fcm(content, deviceToken: deviceToken).serialized.utf8))
+    }
+
+    public func outcome(of result: Result<HTTPAnswer, HTTPFailure>, now: Int64, renewed: Bool) -> (result: SendResult, status: Int?)? {
+        let answer: HTTPAnswer
+        switch result {
+        case .failure(let error): return (.retry(after: nil, reason: "network: \(error.description)"), nil)
+        case .success(let a): answer = a
         }
-        return (.permanent("UNAUTHENTICATED"), 401)
+        let why = reason(in: answer.body) ?? "HTTP \(answer.status)"
+        switch answer.status {
+        case 200: return (.sent(providerId: (try? JSON.parse(answer.body))?["name"]?.string), 200)
+        case 401: return renewed ? (.permanent("UNAUTHENTICATED"), 401) : nil
+        case _ where why == "UNREGISTERED": return (.gone(since: now, reason: why), answer.status)
+        case 429:
+            // QUOTA_EXCEEDED: the first retry no sooner than a minute.
+            let after = answer.header("retry-after").flatMap(Double.init) ?? 0
+            return (.retry(after: why == "QUOTA_EXCEEDED" ? max(60, after) : after, reason: why), 429)
+        case 500...599: return (.retry(after: answer.header("retry-after").flatMap(Double.init), reason: why), answer.status)
+        default: return (.permanent(why), answer.status)
+        }
     }
 }

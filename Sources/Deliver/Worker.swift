@@ -1,5 +1,6 @@
 import Backend
 import Foundation
+import HTTPClient
 import Notifications
 
 /// Claims due outbox entries and sends them through the providers; records every attempt and
@@ -10,11 +11,17 @@ public final class DeliveryWorker {
     public let name: String
     private let providers: [DeviceRecord.Platform: PushProvider]
     public var maxAttempts = 8
-    public var batch = 100
+    /// How many entries one pass claims; they go out together, as streams of one HTTP/2
+    /// connection per provider.
+    public var batch = 256
     /// How long a claim holds: a worker that dies mid-send lets its entries go after this.
     public var lease: Int64 = 60_000
     private var breakers: [DeviceRecord.Platform: Breaker] = [:]
+    /// When each provider's credential was last renewed after a refusal: requests sent with
+    /// the older one are sent again with the new one, not renewed once each.
+    private var renewedAt: [DeviceRecord.Platform: Int64] = [:]
     private var random = SystemRandomNumberGenerator()
+    private let connection: HTTPMultiplexer
 
     /// After `threshold` transient failures in a row, a provider rests for `rest`: its entries
     /// wait instead of piling onto a service that is down.
@@ -25,12 +32,14 @@ public final class DeliveryWorker {
         var openUntil: Int64 = 0
     }
 
-    public init(store: Store, providers: [PushProvider], name: String = "worker-\(getpid())") {
+    /// `streams`: how many requests share one provider's connection at once.
+    public init(store: Store, providers: [PushProvider], name: String = "worker-\(getpid())", streams: Int = 128) {
         self.store = store
         self.name = name
         var byPlatform: [DeviceRecord.Platform: PushProvider] = [:]
         for provider in providers { byPlatform[provider.platform] = provider }
         self.providers = byPlatform
+        connection = HTTPMultiplexer(largestBody: 64 << 10, streams: streams, timeout: 15)
     }
 
     /// What one pass did.
@@ -39,76 +48,170 @@ public final class DeliveryWorker {
         public var total: Int { sent + retried + dead + gone + waited }
     }
 
-    /// One pass: claims up to `batch` due entries of the configured providers and settles
-    /// each. `now` is read at each step (tests may pin it).
+    /// One claimed entry on its way to its provider.
+    private struct Flight {
+        let entry: OutboxEntry
+        let provider: PushProvider
+        let content: PushContent
+        /// When it was first sent (Unix ms): the attempt's time, and its expiry's reference.
+        let at: Int64
+        var sentAt: Int64
+        let started: DispatchTime
+        var renewed = false
+    }
+
+    public static func clock() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    /// One pass: claims up to `batch` due entries of the configured providers, sends them all
+    /// at once, and settles each as its answer comes (the answers of one moment in one
+    /// transaction). With `refill`, it claims more whenever half the batch has been answered,
+    /// so the connection never runs dry while entries are due, and returns once none are left.
+    /// `now` is read at each step (tests may pin it).
     @discardableResult
-    public func runOnce(now: () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) throws -> Pass {
+    public func runOnce(now: () -> Int64 = DeliveryWorker.clock, refill: Bool = false) throws -> Pass {
         var pass = Pass()
-        let entries = try store.claimDue(worker: name, now: now(), lease: lease, limit: batch,
-                                         platforms: Array(providers.keys))
-        for entry in entries {
-            let at = now()
-            if let expires = entry.expiresAt, expires <= at {
-                try store.abandon(entry, reason: "expired", at: at)
-                pass.dead += 1
-                continue
-            }
-            guard let provider = providers[entry.platform] else { continue }
-            if let breaker = breakers[entry.platform], breaker.openUntil > at {
-                try store.release(entry, dueAt: breaker.openUntil)
-                pass.waited += 1
-                continue
-            }
-            var content: PushContent
-            do {
-                content = try store.pushContent(row: entry.row)
-            } catch {
-                try store.abandon(entry, reason: "\(error)", at: at)
-                pass.dead += 1
-                continue
-            }
-            content.silent = entry.silent
-            content.expiresAt = entry.expiresAt
-            content.ttlSeconds = entry.expiresAt.map { Int(max(0, $0 - at) / 1000) }
-            let started = DispatchTime.now()
-            let (result, status) = provider.send(content, to: entry.token, now: at)
-            let latency = Int((DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000)
-            func attempt(_ reason: String?, _ id: String? = nil) -> DeliveryAttempt {
-                DeliveryAttempt(at: at, status: status, reason: reason, providerId: id, latencyMs: latency)
-            }
-            switch result {
-            case .sent(let id):
-                breakers[entry.platform] = Breaker()
-                try store.settle(entry, attempt: attempt(nil, id), next: .sent)
-                pass.sent += 1
-            case let .gone(since, reason):
-                breakers[entry.platform] = Breaker()
-                if entry.platform == .apns {
-                    try store.disableDevice(entry.token, since: since, at: at)
-                } else {
-                    try store.forgetDevice(entry.token)  // FCM UNREGISTERED: the token is deleted
+        var flights: [Int: Flight] = [:]
+        var nextTag = 0
+        var more = try launch(limit: batch, now: now, flights: &flights, nextTag: &nextTag, pass: &pass)
+        while connection.inFlight > 0 {
+            let answers = connection.poll(wait: 0.05)
+            if !answers.isEmpty {
+                try store.transaction {
+                    for answer in answers {
+                        guard var flight = flights.removeValue(forKey: answer.tag) else { continue }
+                        let at = now()
+                        if let (result, status) = flight.provider.outcome(of: answer.result, now: at, renewed: flight.renewed) {
+                            try settle(flight, result, status: status, at: at, pass: &pass)
+                            continue
+                        }
+                        // The provider refused our credential: once more with a fresh one
+                        // (renewed once for all the requests that carried the old one).
+                        let platform = flight.entry.platform
+                        let renew = (renewedAt[platform] ?? .min) < flight.sentAt
+                        if renew { renewedAt[platform] = at }
+                        flight.renewed = true
+                        flight.sentAt = at
+                        if let refused = send(flight, tag: answer.tag, renew: renew) {
+                            try settle(flight, refused.result, status: refused.status, at: at, pass: &pass)
+                        } else {
+                            flights[answer.tag] = flight
+                        }
+                    }
                 }
-                try store.settle(entry, attempt: attempt(reason), next: .dead)
-                pass.gone += 1
-            case .permanent(let reason):
-                try store.settle(entry, attempt: attempt(reason), next: .dead)
-                pass.dead += 1
-            case let .retry(after, reason):
-                var breaker = breakers[entry.platform] ?? Breaker()
-                breaker.failures += 1
-                if breaker.failures >= Breaker.threshold { breaker.openUntil = at + Breaker.rest }
-                breakers[entry.platform] = breaker
-                if entry.attempts + 1 >= maxAttempts {
-                    try store.settle(entry, attempt: attempt(reason), next: .dead)
-                    pass.dead += 1
-                } else {
-                    try store.settle(entry, attempt: attempt(reason), next: .due,
-                                     retryAt: at + DeliveryWorker.backoff(attempt: entry.attempts, after: after, using: &random))
-                    pass.retried += 1
-                }
+            }
+            if refill, more, connection.inFlight <= batch / 2 {
+                more = try launch(limit: batch - connection.inFlight, now: now, flights: &flights, nextTag: &nextTag, pass: &pass)
             }
         }
         return pass
+    }
+
+    /// Claims up to `limit` due entries and starts their requests (settling at once those that
+    /// are past their expiry, wait for a resting provider, or lost their row); whether it
+    /// claimed as many as it could (more may be due).
+    private func launch(limit: Int, now: () -> Int64, flights: inout [Int: Flight], nextTag: inout Int, pass: inout Pass) throws -> Bool {
+        let entries = try store.claimDue(worker: name, now: now(), lease: lease, limit: limit, platforms: Array(providers.keys))
+        guard !entries.isEmpty else { return false }
+        try store.transaction {
+            for entry in entries {
+                let at = now()
+                if let expires = entry.expiresAt, expires <= at {
+                    try store.abandon(entry, reason: "expired", at: at)
+                    pass.dead += 1
+                    continue
+                }
+                guard let provider = providers[entry.platform] else { continue }
+                if let breaker = breakers[entry.platform], breaker.openUntil > at {
+                    try store.release(entry, dueAt: breaker.openUntil)
+                    pass.waited += 1
+                    continue
+                }
+                var content: PushContent
+                do {
+                    content = try store.pushContent(row: entry.row)
+                } catch {
+                    try store.abandon(entry, reason: "\(error)", at: at)
+                    pass.dead += 1
+                    continue
+                }
+                content.silent = entry.silent
+                content.expiresAt = entry.expiresAt
+                content.ttlSeconds = entry.expiresAt.map { Int(max(0, $0 - at) / 1000) }
+                let flight = Flight(entry: entry, provider: provider, content: content, at: at, sentAt: at, started: .now())
+                if let refused = send(flight, tag: nextTag, renew: false) {
+                    try settle(flight, refused.result, status: refused.status, at: at, pass: &pass)
+                } else {
+                    flights[nextTag] = flight
+                    nextTag += 1
+                }
+            }
+        }
+        return entries.count == limit
+    }
+
+    /// Returns once an entry is due, or after `seconds`: looks every 5 ms, a read of the
+    /// outbox's due index.
+    public func waitForWork(upTo seconds: Double) {
+        let deadline = DispatchTime.now() + seconds
+        while DispatchTime.now() < deadline {
+            if (try? store.anythingDue(now: DeliveryWorker.clock())) == true { return }
+            usleep(5_000)
+        }
+    }
+
+    /// Starts `flight`'s request; what came of it when it could not even be made (a
+    /// credential that cannot be had just now is worth a later try).
+    private func send(_ flight: Flight, tag: Int, renew: Bool) -> (result: SendResult, status: Int?)? {
+        do {
+            let request = try flight.provider.request(for: flight.content, to: flight.entry.token, now: flight.sentAt, renew: renew)
+            connection.start(request, tag: tag, version: flight.provider.version, caFile: flight.provider.caFile)
+            return nil
+        } catch let error as HTTPFailure {
+            return (.retry(after: nil, reason: "network: \(error.description)"), nil)
+        } catch {
+            return (.retry(after: nil, reason: "\(error)"), nil)
+        }
+    }
+
+    /// Records what came of `flight` and what follows: sent, the token gone, dead, or due
+    /// again after a backoff.
+    private func settle(_ flight: Flight, _ result: SendResult, status: Int?, at: Int64, pass: inout Pass) throws {
+        let entry = flight.entry
+        let latency = Int((DispatchTime.now().uptimeNanoseconds - flight.started.uptimeNanoseconds) / 1_000_000)
+        func attempt(_ reason: String?, _ id: String? = nil) -> DeliveryAttempt {
+            DeliveryAttempt(at: flight.at, status: status, reason: reason, providerId: id, latencyMs: latency)
+        }
+        switch result {
+        case .sent(let id):
+            breakers[entry.platform] = Breaker()
+            try store.settle(entry, attempt: attempt(nil, id), next: .sent)
+            pass.sent += 1
+        case let .gone(since, reason):
+            breakers[entry.platform] = Breaker()
+            if entry.platform == .apns {
+                try store.disableDevice(entry.token, since: since, at: at)
+            } else {
+                try store.forgetDevice(entry.token)  // FCM UNREGISTERED: the token is deleted
+            }
+            try store.settle(entry, attempt: attempt(reason), next: .dead)
+            pass.gone += 1
+        case .permanent(let reason):
+            try store.settle(entry, attempt: attempt(reason), next: .dead)
+            pass.dead += 1
+        case let .retry(after, reason):
+            var breaker = breakers[entry.platform] ?? Breaker()
+            breaker.failures += 1
+            if breaker.failures >= Breaker.threshold { breaker.openUntil = at + Breaker.rest }
+            breakers[entry.platform] = breaker
+            if entry.attempts + 1 >= maxAttempts {
+                try store.settle(entry, attempt: attempt(reason), next: .dead)
+                pass.dead += 1
+            } else {
+                try store.settle(entry, attempt: attempt(reason), next: .due,
+                                 retryAt: at + DeliveryWorker.backoff(attempt: entry.attempts, after: after, using: &random))
+                pass.retried += 1
+            }
+        }
     }
 
     /// The wait before the next try, in milliseconds: 1 s doubling with each attempt up to 15

@@ -42,7 +42,7 @@ public final class HTTPClient: @unchecked Sendable {
     private let lock = NSLock()
     private var idle: [UnsafeMutableRawPointer] = []
 
-    private static let initialized: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+    static let initialized: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
     public init(version: Version = .http1, largestBody: Int = 256 << 20, caFile: String? = nil) {
         _ = HTTPClient.initialized
@@ -61,66 +61,14 @@ public final class HTTPClient: @unchecked Sendable {
         let handle = take()
         var reusable = true
         defer { give(handle, reusable: reusable) }
-        curl_easy_reset(handle)
         let received = Received(limit: largestBody)
-        let context = Unmanaged.passUnretained(received).toOpaque()
-        var list: UnsafeMutablePointer<curl_slist>?
+        let list = configure(handle, HTTPRequest(method: method, url: url, headers: headers, body: body), received: received,
+                             version: version, caFile: caFile, timeout: timeout, connectTimeout: connectTimeout)
         defer { curl_slist_free_all(list) }
-        for (name, value) in headers { list = curl_slist_append(list, "\(name): \(value)") }
-        // No "Expect: 100-continue" wait before a body.
-        list = curl_slist_append(list, "Expect:")
-
-        stepo_curl_string(handle, CURLOPT_URL, url)
-        stepo_curl_long(handle, CURLOPT_NOSIGNAL, 1)
-        stepo_curl_long(handle, CURLOPT_TIMEOUT_MS, max(1, Int(timeout * 1000)))
-        stepo_curl_long(handle, CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(connectTimeout * 1000)))
-        stepo_curl_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
-        if let caFile { stepo_curl_string(handle, CURLOPT_CAINFO, caFile) }
-        switch version {
-        case .http1: stepo_curl_long(handle, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
-        case .http2: stepo_curl_long(handle, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
-        case .http2PriorKnowledge: stepo_curl_long(handle, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
-        }
-        stepo_curl_list(handle, CURLOPT_HTTPHEADER, list)
-        stepo_curl_callback(handle, CURLOPT_WRITEFUNCTION, { data, size, count, context in
-            Unmanaged<Received>.fromOpaque(context!).takeUnretainedValue().body(data!, size * count)
-        })
-        stepo_curl_pointer(handle, CURLOPT_WRITEDATA, context)
-        stepo_curl_callback(handle, CURLOPT_HEADERFUNCTION, { data, size, count, context in
-            Unmanaged<Received>.fromOpaque(context!).takeUnretainedValue().header(data!, size * count)
-        })
-        stepo_curl_pointer(handle, CURLOPT_HEADERDATA, context)
-        switch method {
-        case "GET": stepo_curl_long(handle, CURLOPT_HTTPGET, 1)
-        case "HEAD": stepo_curl_long(handle, CURLOPT_NOBODY, 1)
-        default:
-            if method != "POST" { stepo_curl_string(handle, CURLOPT_CUSTOMREQUEST, method) }
-        }
-        if let body {
-            stepo_curl_long(handle, CURLOPT_POST, 1)
-            stepo_curl_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
-            body.withUnsafeBytes { raw in
-                _ = stepo_curl_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
-            }
-        } else if method != "GET" && method != "HEAD" {
-            stepo_curl_long(handle, CURLOPT_POSTFIELDSIZE, 0)
-            stepo_curl_string(handle, CURLOPT_POSTFIELDS, "")
-        }
-
         let code = curl_easy_perform(handle)
         guard code == CURLE_OK else {
             reusable = false
-            let what = String(cString: curl_easy_strerror(code))
-            switch code {
-            case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
-                throw HTTPFailure(reason: .connect, description: "cannot connect to \(url): \(what)")
-            case CURLE_OPERATION_TIMEDOUT:
-                throw HTTPFailure(reason: .timeout, description: "no answer from \(url) within \(Int(timeout)) s")
-            case CURLE_WRITE_ERROR where received.overflowed:
-                throw HTTPFailure(reason: .tooLarge, description: "the answer from \(url) is larger than \(largestBody) bytes")
-            default:
-                throw HTTPFailure(reason: .other, description: "\(url): \(what)")
-            }
+            throw HTTPFailure(code, url: url, timeout: timeout, received: received)
         }
         var status = 0
         stepo_curl_info_long(handle, CURLINFO_RESPONSE_CODE, &status)
@@ -142,32 +90,3 @@ public final class HTTPClient: @unchecked Sendable {
     }
 }
 
-/// What one request received, filled by libcurl's callbacks.
-private final class Received {
-    let limit: Int
-    var data = Data()
-    var headers: [(name: String, value: String)] = []
-    var overflowed = false
-
-    init(limit: Int) { self.limit = limit }
-
-    func body(_ bytes: UnsafeMutablePointer<CChar>, _ count: Int) -> Int {
-        guard data.count + count <= limit else { overflowed = true; return 0 }
-        bytes.withMemoryRebound(to: UInt8.self, capacity: count) { data.append($0, count: count) }
-        return count
-    }
-
-    func header(_ bytes: UnsafeMutablePointer<CChar>, _ count: Int) -> Int {
-        let line = bytes.withMemoryRebound(to: UInt8.self, capacity: count) {
-            String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self)
-        }
-        if line.hasPrefix("HTTP/") {
-            headers = []  // a new answer (after a 100 Continue or a redirect)
-        } else if let colon = line.firstIndex(of: ":") {
-            let name = line[..<colon].lowercased()
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
-            headers.append((name, value))
-        }
-        return count
-    }
-}

@@ -51,6 +51,14 @@ public indirect enum JSON: Equatable, Sendable {
         default: return nil
         }
     }
+    /// A number, whole or not.
+    public var number: Double? {
+        switch self {
+        case .int(let i): return Double(i)
+        case .double(let d): return d
+        default: return nil
+        }
+    }
     public var array: [JSON]? { if case .array(let a) = self { return a }; return nil }
     public var isNull: Bool { if case .null = self { return true }; return false }
 

@@ -3,7 +3,7 @@ import Foundation
 let benchCommand = Command(
     name: "bench",
     summary: "Run a benchmark and print its figures (build with -c release).",
-    usage: "stepo bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER]  |  stepo bench sync [--rows 10000,100000,1000000] [--first-only] [--seconds 30]  |  stepo bench inbox [--rows 10000,100000,1000000] [--seconds 60]",
+    usage: "stepo bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER]  |  stepo bench sync [--rows 10000,100000,1000000] [--first-only] [--seconds 30]  |  stepo bench inbox [--rows 10000,100000,1000000] [--seconds 60]  |  stepo bench deliver [--only throughput|latency] [--scale 1,4] [--fraction F] [--standins FILE] [--batch N] [--streams N]",
     details: """
     engine: uniform worlds — one publish to 100,000 followers into a store of 1,000,000 rows
     (against a raw INSERT … SELECT of the same rows), counts for a user with 10,000 rows,
@@ -15,8 +15,13 @@ let benchCommand = Command(
     `stepo serve` child, timed from its start and with its peak memory; one new row from event
     to replica; 50 long-polling clients under 200 events/s for --seconds. --first-only stops
     after the first syncs.
+    deliver: the real `stepo deliver` against HTTP/2 stand-ins for APNs and FCM
+    (Tests/Standins/standins.py; Python's h2 and cryptography), one process each: one publish
+    to 20,000 followers' phones, from process start to an empty outbox (≥ 5,000 pushes/s over
+    one connection per provider), and 1,000 follows a second for 10 s, each row's commit to
+    its provider's answer (p99 ≤ 200 ms); each at 1× and 4×.
     """,
-    options: ["dir", "only", "scale", "fraction", "seconds", "role", "port", "tokens", "rows"], flags: ["first-only"]
+    options: ["dir", "only", "scale", "fraction", "seconds", "role", "port", "tokens", "rows", "standins", "batch", "streams"], flags: ["first-only"]
 ) { arguments in
     switch arguments.positionals.first {
     case "engine":
@@ -25,9 +30,11 @@ let benchCommand = Command(
         return try SyncBench(arguments: arguments).run()
     case "inbox":
         return try InboxBench(arguments: arguments).run()
+    case "deliver":
+        return try DeliverBench(arguments: arguments).run()
     case nil:
-        throw UsageError(description: "name a benchmark: engine, sync or inbox")
+        throw UsageError(description: "name a benchmark: engine, sync, inbox or deliver")
     case let other?:
-        throw UsageError(description: "unknown benchmark \(other); try engine, sync or inbox")
+        throw UsageError(description: "unknown benchmark \(other); try engine, sync, inbox or deliver")
     }
 }

@@ -20,6 +20,24 @@ struct BenchFigures {
         return sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * p + 0.5))]
     }
 
+    /// The sizes to run skewed workloads at: --scale (1 and 4 unless told).
+    static func scales(_ arguments: Arguments) throws -> [Int] {
+        try arguments["scale"].map { text in
+            try text.split(separator: ",").map {
+                guard let n = Int($0), n > 0 else { throw UsageError(description: "--scale takes whole numbers, e.g. 1,4") }
+                return n
+            }
+        } ?? [1, 4]
+    }
+
+    /// --fraction: shrinks every workload for a quick look (the targets are for 1).
+    static func fraction(_ arguments: Arguments) throws -> Double {
+        try arguments["fraction"].map {
+            guard let f = Double($0), f > 0, f <= 1 else { throw UsageError(description: "--fraction is a number in (0, 1]") }
+            return f
+        } ?? 1
+    }
+
     /// The 1-minute load average, as `uptime` shows it.
     static var load: String {
         var loads = [Double](repeating: 0, count: 3)

@@ -49,6 +49,28 @@ struct Child {
         return kb / 1024
     }
 
+    /// The CPU time process `pid` has used so far (user and system), in seconds.
+    static func cpuSeconds(_ pid: pid_t) -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return 0 }
+        // After the command's closing parenthesis: state is field 3; utime and stime are 14 and 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// The CPU time of process `pid` and the processes it started (a server's workers).
+    static func treeCPUSeconds(_ pid: pid_t) -> Double {
+        var total = cpuSeconds(pid)
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let child = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, pid_t(fields[1]) == pid { total += treeCPUSeconds(child) }
+        }
+        return total
+    }
+
     /// SIGTERM, then reaped.
     func stop() {
         kill(pid, SIGTERM)
@@ -56,14 +78,14 @@ struct Child {
         _ = waitpid(pid, &status, 0)
     }
 
-    /// The address `stepo serve` said it listens on, in its log.
-    static func address(in log: String) throws -> String {
+    /// The address a server (`stepo serve`, a stand-in) said it listens on, in its log.
+    static func address(in log: String, scheme: String = "http") throws -> String {
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            if let range = text.range(of: #"http://127\.0\.0\.1:\d+"#, options: .regularExpression) { return String(text[range]) }
+            if let range = text.range(of: scheme + #"://127\.0\.0\.1:\d+"#, options: .regularExpression) { return String(text[range]) }
             usleep(20_000)
         }
-        throw CommandError(description: "stepo serve did not start")
+        throw CommandError(description: "\(log): the server did not start")
     }
 }

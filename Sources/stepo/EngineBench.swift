@@ -18,16 +18,8 @@ struct EngineBench {
         if let only, !["uniform", "ingest", "follows", "hearts", "batch", "fanout", "counts"].contains(only) {
             throw UsageError(description: "--only is one of uniform, ingest, follows, hearts, batch, fanout, counts")
         }
-        scales = try arguments["scale"].map { text in
-            try text.split(separator: ",").map {
-                guard let n = Int($0), n > 0 else { throw UsageError(description: "--scale takes whole numbers, e.g. 1,4") }
-                return n
-            }
-        } ?? [1, 4]
-        fraction = try arguments["fraction"].map {
-            guard let f = Double($0), f > 0, f <= 1 else { throw UsageError(description: "--fraction is a number in (0, 1]") }
-            return f
-        } ?? 1
+        scales = try BenchFigures.scales(arguments)
+        fraction = try BenchFigures.fraction(arguments)
         folder = arguments["dir"] ?? NSTemporaryDirectory() + "stepo-bench-\(ProcessInfo.processInfo.processIdentifier)"
     }
 

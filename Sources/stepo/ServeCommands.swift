@@ -20,10 +20,11 @@ let serveCommand = Command(
     The open-file limit is raised to its maximum at start.
 
     --deliver runs the push worker beside the server, on a connection of its own, with the
-    provider options of `stepo deliver` (--apns-url …, --fcm-url …, --ca).
+    provider options of `stepo deliver` (--apns-url …, --fcm-url …, --ca, --batch, --streams).
     """,
     options: ["db", "bind", "port", "threads", "per-address", "header-timeout", "body-timeout",
-              "apns-url", "apns-key", "apns-key-id", "apns-team", "apns-topic", "fcm-url", "fcm-credentials", "ca"],
+              "apns-url", "apns-key", "apns-key-id", "apns-team", "apns-topic", "fcm-url", "fcm-credentials", "ca",
+              "batch", "streams"],
     flags: ["quiet", "deliver"]
 ) { arguments in
     let path = try arguments["db"] ?? Store.defaultPath()
@@ -48,7 +49,7 @@ let serveCommand = Command(
     if arguments.has("deliver") {
         let providers = try deliveryProviders(arguments)
         guard !providers.isEmpty else { throw UsageError(description: "--deliver needs a provider: --apns-url …, --fcm-url …") }
-        let worker = DeliveryWorker(store: try Store(path: path), providers: providers, name: "serve-\(getpid())")
+        let worker = try deliveryWorker(try Store(path: path), providers, arguments, name: "serve-\(getpid())")
         let quiet = arguments.has("quiet")
         Thread {
             do {

@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
-"""HTTP/2 stand-ins for APNs and FCM, for the delivery tests: one HTTP/2 server over TLS on
-127.0.0.1 (a self-signed certificate, FOLDER/cert.pem, which the client is told to trust) that
-checks each request as Apple's and Google's references define it and answers with their
-documented errors. TLS, as the providers speak it: libcurl 7.88's clear-text HTTP/2 (prior
-knowledge) cannot reuse a connection.
+"""HTTP/2 stand-ins for APNs and FCM, for the delivery tests and `stepo bench deliver`: one HTTP/2
+server over TLS on 127.0.0.1 (a self-signed certificate, FOLDER/cert.pem, which the client is
+told to trust) that checks each request as Apple's and Google's references define it and
+answers with their documented errors. TLS, as the providers speak it: libcurl 7.88's clear-text
+HTTP/2 (prior knowledge) cannot reuse a connection.
+
+HTTP/2 itself is Granian's (PyPI; a Rust server for Python applications, RSGI interface): the
+framing, HPACK and TLS run in Rust, so one connection carries thousands of requests a second
+on one core and the stand-in does not hide the client's own speed; the checks are this
+file's, in Python, with the `cryptography` package verifying every signature.
 
     standins.py --dir FOLDER [--port 0]
 
@@ -19,6 +24,9 @@ Answers, by device token prefix:
            FCM QUOTA_EXCEEDED), 200 after
   down-    500 the first time, 200 after
   anything else: 200 (APNs with an apns-id header; FCM with the message name)
+Each request's log line names the connection it came on ("connection": 1, 2, …), so a test can
+count the connections a client opened. A provider token that verified once is not verified
+again (APNs, too, validates a token once and caches it).
 A request that breaks the rules (a bad JWT, a missing header, a payload over 4096 bytes) is
 answered 403 InvalidProviderToken / 400 with the reason, and logged with "violation".
 """
@@ -29,14 +37,12 @@ import ipaddress
 import json
 import os
 import socket
-import ssl
+import sys
 import threading
 import time
 import urllib.parse
+from pathlib import Path
 
-import h2.config
-import h2.connection
-import h2.events
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
@@ -48,6 +54,7 @@ TEAM, KEY_ID, PROJECT, TOPIC = "TEAM123456", "KEY1234567", "stepo-test", "app.st
 ACCESS_TOKEN = "stand-in-access-token"
 lock = threading.Lock()
 seen = set()
+verified = {}  # bearer -> (header, claims): each distinct provider token is checked once
 
 
 def b64url_decode(text):
@@ -80,48 +87,46 @@ def first_time(token):
 
 
 class StandIns:
-    def __init__(self, folder):
-        self.folder = folder
-        self.log = open(os.path.join(folder, "requests.jsonl"), "a", buffering=1)
-        self.apns_key = ec.generate_private_key(ec.SECP256R1())
-        with open(os.path.join(folder, "apns.p8"), "wb") as f:
-            f.write(self.apns_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                                serialization.NoEncryption()))
-        self.fcm_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        self.port = None
+    """The checks and answers. `create` makes the keys and the certificate (the main process);
+    `load` reads them back (the Granian worker that serves the requests)."""
 
-    def write_service_account(self):
-        pem = self.fcm_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                         serialization.NoEncryption()).decode()
-        with open(os.path.join(self.folder, "service.json"), "w") as f:
+    def __init__(self, folder, apns_key, fcm_key):
+        self.folder = folder
+        self.apns_key = apns_key
+        self.fcm_key = fcm_key
+        self.apns_public = apns_key.public_key()
+        self.fcm_public = fcm_key.public_key()
+        self.connections = {}
+
+    @classmethod
+    def create(cls, folder, port):
+        apns_key = ec.generate_private_key(ec.SECP256R1())
+        with open(os.path.join(folder, "apns.p8"), "wb") as f:
+            f.write(apns_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+        fcm_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        pem = fcm_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                    serialization.NoEncryption()).decode()
+        with open(os.path.join(folder, "service.json"), "w") as f:
             json.dump({"type": "service_account", "project_id": PROJECT, "private_key_id": "k1", "private_key": pem,
                        "client_email": "stepo@stepo-test.iam.gserviceaccount.com",
-                       "token_uri": f"https://127.0.0.1:{self.port}/token"}, f)
+                       "token_uri": f"https://127.0.0.1:{port}/token"}, f)
+        write_certificate(folder)
+        return cls(folder, apns_key, fcm_key)
 
-    def write_certificate(self):
-        """A self-signed certificate for 127.0.0.1: cert.pem (also the CA to trust), cert.key."""
-        key = ec.generate_private_key(ec.SECP256R1())
-        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-        now = datetime.datetime.now(datetime.timezone.utc)
-        cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-                .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
-                .not_valid_after(now + datetime.timedelta(days=2))
-                .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-                .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-                .sign(key, hashes.SHA256()))
-        cert_path, key_path = os.path.join(self.folder, "cert.pem"), os.path.join(self.folder, "cert.key")
-        with open(cert_path, "wb") as f:
-            f.write(cert.public_bytes(serialization.Encoding.PEM))
-        with open(key_path, "wb") as f:
-            f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(cert_path, key_path)
-        context.set_alpn_protocols(["h2"])
-        return context
+    @classmethod
+    def load(cls, folder):
+        with open(os.path.join(folder, "apns.p8"), "rb") as f:
+            apns_key = serialization.load_pem_private_key(f.read(), password=None)
+        with open(os.path.join(folder, "service.json")) as f:
+            fcm_key = serialization.load_pem_private_key(json.load(f)["private_key"].encode(), password=None)
+        return cls(folder, apns_key, fcm_key)
 
-    def answer(self, method, path, headers, body):
+    def answer(self, method, path, headers, body, connection):
         """(status, headers, body, record) for one request."""
-        record = {"method": method, "path": path, "headers": headers, "bytes": len(body), "at": time.time()}
+        number = self.connections.setdefault(connection, len(self.connections) + 1)
+        record = {"method": method, "path": path, "headers": headers, "bytes": len(body), "at": time.time(),
+                  "connection": number}
         try:
             if path.startswith("/3/device/"):
                 return self.apns(path[len("/3/device/"):], headers, body, record)
@@ -152,7 +157,9 @@ class StandIns:
             raise ValueError("no aps dictionary")
         bearer = headers["authorization"]
         try:
-            header, claims = check_jwt(bearer.removeprefix("bearer "), self.apns_key.public_key(), "ES256")
+            if bearer not in verified:
+                verified[bearer] = check_jwt(bearer.removeprefix("bearer "), self.apns_public, "ES256")
+            header, claims = verified[bearer]
             if header.get("kid") != KEY_ID or claims.get("iss") != TEAM or abs(time.time() - claims["iat"]) > 3600:
                 raise ValueError("kid, iss or iat")
             record["iat"] = claims["iat"]
@@ -174,7 +181,7 @@ class StandIns:
         form = urllib.parse.parse_qs(body.decode())
         if form.get("grant_type") != ["urn:ietf:params:oauth:grant-type:jwt-bearer"]:
             raise ValueError("grant_type")
-        _, claims = check_jwt(form["assertion"][0], self.fcm_key.public_key(), "RS256")
+        _, claims = check_jwt(form["assertion"][0], self.fcm_public, "RS256")
         if claims.get("scope") != "https://www.googleapis.com/auth/firebase.messaging" or not claims.get("aud", "").endswith("/token"):
             raise ValueError("scope or aud")
         record["grant"] = claims
@@ -201,59 +208,81 @@ class StandIns:
             return error(500, "INTERNAL", "INTERNAL")
         return 200, {}, json.dumps({"name": f"projects/{PROJECT}/messages/{time.time_ns()}"}).encode(), record
 
-    def serve(self, raw, context):
-        try:
-            connection = context.wrap_socket(raw, server_side=True)
-        except (ssl.SSLError, OSError):
+
+
+def write_certificate(folder):
+    """A self-signed certificate for 127.0.0.1: cert.pem (also the CA to trust), cert.key."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
+            .not_valid_after(now + datetime.timedelta(days=2))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    with open(os.path.join(folder, "cert.pem"), "wb") as f:
+        f.write(cert.public_bytes(serialization.Encoding.PEM))
+    with open(os.path.join(folder, "cert.key"), "wb") as f:
+        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+
+
+class App:
+    """The RSGI application Granian's worker runs: each request checked, answered and logged."""
+
+    def __rsgi_init__(self, loop):
+        folder = os.environ["STANDINS_DIR"]
+        self.standins = StandIns.load(folder)
+        self.log = open(os.path.join(folder, "requests.jsonl"), "a", buffering=1)
+        # Gone with the process that started it, however that one ends (kill -9 included).
+        parent = os.getppid()
+        def watch():
+            while os.getppid() == parent:
+                time.sleep(0.2)
+            os._exit(0)
+        threading.Thread(target=watch, daemon=True).start()
+        print(f"listening on https://127.0.0.1:{os.environ['STANDINS_PORT']}", flush=True)
+
+    def __rsgi_del__(self, loop):
+        pass
+
+    async def __rsgi__(self, scope, protocol):
+        if scope.proto != "http":
             return
-        h2conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
-        h2conn.initiate_connection()
-        connection.sendall(h2conn.data_to_send())
-        streams = {}
-        while True:
-            data = connection.recv(65536)
-            if not data:
-                return
-            for event in h2conn.receive_data(data):
-                if isinstance(event, h2.events.RequestReceived):
-                    streams[event.stream_id] = (dict(event.headers), bytearray())
-                elif isinstance(event, h2.events.DataReceived):
-                    streams[event.stream_id][1].extend(event.data)
-                    # Give the connection's window back; a request body never outgrows its stream's
-                    # window, and a WINDOW_UPDATE on a stream about to close only confuses clients.
-                    if event.flow_controlled_length:
-                        h2conn.increment_flow_control_window(event.flow_controlled_length)
-                elif isinstance(event, h2.events.StreamEnded):
-                    headers, body = streams.pop(event.stream_id)
-                    status, extra, answer, record = self.answer(headers.get(":method"), headers.get(":path"),
-                                                                {k: v for k, v in headers.items() if not k.startswith(":")},
-                                                                bytes(body))
-                    record["status"] = status
-                    self.log.write(json.dumps(record) + "\n")
-                    h2conn.send_headers(event.stream_id, [(":status", str(status)), ("content-length", str(len(answer)))]
-                                        + list(extra.items()), end_stream=not answer)
-                    if answer:
-                        h2conn.send_data(event.stream_id, answer, end_stream=True)
-            connection.sendall(h2conn.data_to_send())
+        body = await protocol()
+        headers = dict(scope.headers.items())
+        status, extra, answer, record = self.standins.answer(scope.method, scope.path, headers, body, scope.client)
+        record["status"] = status
+        self.log.write(json.dumps(record) + "\n")
+        protocol.response_bytes(status, list(extra.items()), answer)
+
+    async def __call__(self, scope, protocol):
+        await self.__rsgi__(scope, protocol)
+
+
+app = App()
 
 
 def main():
+    from granian import Granian
+    from granian.constants import HTTPModes, Interfaces
+
     parser = argparse.ArgumentParser()
     parser.add_argument("--dir", required=True)
     parser.add_argument("--port", type=int, default=0)
     options = parser.parse_args()
-    standins = StandIns(options.dir)
-    server = socket.socket()
-    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    server.bind(("127.0.0.1", options.port))
-    server.listen(64)
-    standins.port = server.getsockname()[1]
-    standins.write_service_account()
-    context = standins.write_certificate()
-    print(f"listening on https://127.0.0.1:{standins.port}", flush=True)
-    while True:
-        connection, _ = server.accept()
-        threading.Thread(target=lambda c=connection: (standins.serve(c, context), c.close()), daemon=True).start()
+    folder = os.path.abspath(options.dir)
+    port = options.port
+    if port == 0:  # a free port, found by binding one
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        probe.close()
+    StandIns.create(folder, port)
+    os.environ["STANDINS_DIR"], os.environ["STANDINS_PORT"] = folder, str(port)
+    Granian("standins:app", interface=Interfaces.RSGI, http=HTTPModes.http2, address="127.0.0.1", port=port, workers=1,
+            ssl_cert=Path(folder, "cert.pem"), ssl_key=Path(folder, "cert.key"), websockets=False, log_enabled=False,
+            working_dir=Path(__file__).resolve().parent).serve()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,120 @@
+import CCurl
+import Foundation
+
+/// One HTTP request, as the clients send it.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    public var url: String
+    public var headers: [(String, String)]
+    public var body: Data?
+
+    public init(method: String, url: String, headers: [(String, String)] = [], body: Data? = nil) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+}
+
+extension HTTPClient.Version {
+    var curlValue: Int {
+        switch self {
+        case .http1: return Int(CURL_HTTP_VERSION_1_1)
+        case .http2: return Int(CURL_HTTP_VERSION_2TLS)
+        case .http2PriorKnowledge: return Int(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
+        }
+    }
+}
+
+/// Sets an easy handle up for `request`, its answer going to `received`; returns the header
+/// list, which must outlive the transfer (the caller frees it).
+func configure(_ handle: UnsafeMutableRawPointer, _ request: HTTPRequest, received: Received, version: HTTPClient.Version,
+               caFile: String?, timeout: TimeInterval, connectTimeout: TimeInterval) -> UnsafeMutablePointer<curl_slist>? {
+    curl_easy_reset(handle)
+    let context = Unmanaged.passUnretained(received).toOpaque()
+    var list: UnsafeMutablePointer<curl_slist>?
+    for (name, value) in request.headers { list = curl_slist_append(list, "\(name): \(value)") }
+    // No "Expect: 100-continue" wait before a body.
+    list = curl_slist_append(list, "Expect:")
+
+    stepo_curl_string(handle, CURLOPT_URL, request.url)
+    stepo_curl_long(handle, CURLOPT_NOSIGNAL, 1)
+    stepo_curl_long(handle, CURLOPT_TIMEOUT_MS, max(1, Int(timeout * 1000)))
+    stepo_curl_long(handle, CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(connectTimeout * 1000)))
+    stepo_curl_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+    if let caFile { stepo_curl_string(handle, CURLOPT_CAINFO, caFile) }
+    stepo_curl_long(handle, CURLOPT_HTTP_VERSION, version.curlValue)
+    stepo_curl_list(handle, CURLOPT_HTTPHEADER, list)
+    stepo_curl_callback(handle, CURLOPT_WRITEFUNCTION, { data, size, count, context in
+        Unmanaged<Received>.fromOpaque(context!).takeUnretainedValue().body(data!, size * count)
+    })
+    stepo_curl_pointer(handle, CURLOPT_WRITEDATA, context)
+    stepo_curl_callback(handle, CURLOPT_HEADERFUNCTION, { data, size, count, context in
+        Unmanaged<Received>.fromOpaque(context!).takeUnretainedValue().header(data!, size * count)
+    })
+    stepo_curl_pointer(handle, CURLOPT_HEADERDATA, context)
+    switch request.method {
+    case "GET": stepo_curl_long(handle, CURLOPT_HTTPGET, 1)
+    case "HEAD": stepo_curl_long(handle, CURLOPT_NOBODY, 1)
+    default:
+        if request.method != "POST" { stepo_curl_string(handle, CURLOPT_CUSTOMREQUEST, request.method) }
+    }
+    if let body = request.body {
+        stepo_curl_long(handle, CURLOPT_POST, 1)
+        stepo_curl_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+        body.withUnsafeBytes { raw in
+            _ = stepo_curl_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+        }
+    } else if request.method != "GET" && request.method != "HEAD" {
+        stepo_curl_long(handle, CURLOPT_POSTFIELDSIZE, 0)
+        stepo_curl_string(handle, CURLOPT_POSTFIELDS, "")
+    }
+    return list
+}
+
+extension HTTPFailure {
+    /// What a failed transfer's libcurl code means.
+    init(_ code: CURLcode, url: String, timeout: TimeInterval, received: Received) {
+        let what = String(cString: curl_easy_strerror(code))
+        switch code {
+        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            self.init(reason: .connect, description: "cannot connect to \(url): \(what)")
+        case CURLE_OPERATION_TIMEDOUT:
+            self.init(reason: .timeout, description: "no answer from \(url) within \(Int(timeout)) s")
+        case CURLE_WRITE_ERROR where received.overflowed:
+            self.init(reason: .tooLarge, description: "the answer from \(url) is larger than \(received.limit) bytes")
+        default:
+            self.init(reason: .other, description: "\(url): \(what)")
+        }
+    }
+}
+
+/// What one request received, filled by libcurl's callbacks.
+final class Received {
+    let limit: Int
+    var data = Data()
+    var headers: [(name: String, value: String)] = []
+    var overflowed = false
+
+    init(limit: Int) { self.limit = limit }
+
+    func body(_ bytes: UnsafeMutablePointer<CChar>, _ count: Int) -> Int {
+        guard data.count + count <= limit else { overflowed = true; return 0 }
+        bytes.withMemoryRebound(to: UInt8.self, capacity: count) { data.append($0, count: count) }
+        return count
+    }
+
+    func header(_ bytes: UnsafeMutablePointer<CChar>, _ count: Int) -> Int {
+        let line = bytes.withMemoryRebound(to: UInt8.self, capacity: count) {
+            String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self)
+        }
+        if line.hasPrefix("HTTP/") {
+            headers = []  // a new answer (after a 100 Continue or a redirect)
+        } else if let colon = line.firstIndex(of: ":") {
+            let name = line[..<colon].lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+            headers.append((name, value))
+        }
+        return count
+    }
+}

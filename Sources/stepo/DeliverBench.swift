@@ -1,0 +1,226 @@
+import Backend
+import Foundation
+import Notifications
+
+/// `stepo bench deliver`: the real `stepo deliver`, from its process start, against two HTTP/2
+/// stand-ins (Tests/Standins/standins.py: one plays APNs, one FCM, each checking every request
+/// as the provider's reference defines it). Two workloads, each at 1× and 4×:
+/// - throughput: one publish fans out to 20,000 followers' phones (half iPhones, half
+///   Androids); the time until the outbox is empty, and the connections each stand-in saw;
+/// - latency: 1,000 follows a second for 10 seconds, each to a different person with a phone;
+///   from each row's commit to the stand-in's answer, as the stand-in logged it.
+struct DeliverBench {
+    let folder: String
+    let scales: [Int]
+    let fraction: Double
+    let script: String
+    /// One workload only: throughput or latency.
+    let only: String?
+    /// The worker's --batch and --streams, when the bench is told them.
+    let tuning: [String]
+
+    init(arguments: Arguments) throws {
+        only = arguments["only"]
+        if let only, !["throughput", "latency"].contains(only) { throw UsageError(description: "--only is throughput or latency") }
+        scales = try BenchFigures.scales(arguments)
+        fraction = try BenchFigures.fraction(arguments)
+        folder = arguments["dir"] ?? NSTemporaryDirectory() + "stepo-bench-\(ProcessInfo.processInfo.processIdentifier)"
+        script = arguments["standins"] ?? "Tests/Standins/standins.py"
+        tuning = ["batch", "streams"].flatMap { name in arguments[name].map { ["--\(name)", $0] } ?? [] }
+        guard FileManager.default.fileExists(atPath: script) else {
+            throw UsageError(description: "cannot find the stand-ins at \(Preview.visible(script)): run from the repository, or name them with --standins FILE")
+        }
+    }
+
+    /// One stand-in process, playing one provider on a port of its own.
+    struct StandIn {
+        let child: Child
+        let folder: String
+        let address: String
+
+        init(_ folder: String, script: String) throws {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            guard let python = DeliverBench.find("python3") else { throw CommandError(description: "python3 is not on PATH") }
+            child = try Child.start([python, script, "--dir", folder], log: folder + "/standin.log")
+            address = try Child.address(in: folder + "/standin.log", scheme: "https")
+            self.folder = folder
+        }
+
+        /// The requests it answered for tokens starting with `prefix`.
+        func requests(prefix: String) throws -> [JSON] {
+            let data = FileManager.default.contents(atPath: folder + "/requests.jsonl") ?? Data()
+            var found: [JSON] = []
+            for line in data.split(separator: UInt8(ascii: "\n")) {
+                let json = try JSON.parse(Data(line))
+                if json["token"]?.string?.hasPrefix(prefix) == true { found.append(json) }
+            }
+            return found
+        }
+    }
+
+    static func find(_ program: String) -> String? {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let path = "\(directory)/\(program)"
+            if access(path, X_OK) == 0 { return path }
+        }
+        return nil
+    }
+
+    func run() throws -> Int32 {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        print("stepo bench deliver · \(ProcessInfo.processInfo.activeProcessorCount) cores · stand-ins: Granian (HTTP/2 over TLS) and Python checks")
+        #if DEBUG
+        print("warning: a debug build; run `swift run -c release stepo bench deliver` for real figures")
+        #endif
+        let apns = try StandIn(folder + "/apns", script: script)
+        defer { apns.child.stop() }
+        let fcm = try StandIn(folder + "/fcm", script: script)
+        defer { fcm.child.stop() }
+        // Each stand-in made its own certificate: trust both.
+        let bundle = folder + "/ca.pem"
+        var certificates = Data()
+        for standIn in [apns, fcm] { certificates += FileManager.default.contents(atPath: standIn.folder + "/cert.pem") ?? Data() }
+        FileManager.default.createFile(atPath: bundle, contents: certificates)
+        let worker = [CommandLine.executablePath, "deliver", "--ca", bundle,
+                      "--apns-url", apns.address, "--apns-key", apns.folder + "/apns.p8", "--apns-key-id", "KEY1234567",
+                      "--apns-team", "TEAM123456", "--fcm-url", fcm.address, "--fcm-credentials", fcm.folder + "/service.json"] + tuning
+
+        var figures = BenchFigures()
+        var seconds: [Int: Double] = [:]
+        if only != "latency" {
+            for scale in scales {
+                seconds[scale] = try throughput(scale, worker: worker, apns: apns, fcm: fcm, &figures)
+            }
+            figures.growth("throughput", seconds, limit: 4.5)
+        }
+        if only != "throughput" {
+            for scale in scales { try latency(scale, worker: worker, apns: apns, fcm: fcm, &figures) }
+        }
+        return figures.finish()
+    }
+
+    private func sized(_ n: Int) -> Int { max(1, Int(Double(n) * fraction)) }
+
+    private func freshStore(_ name: String) throws -> (Store, String) {
+        let path = folder + "/\(name).db"
+        for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+        return (try Store(path: path), path)
+    }
+
+    private var now: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    /// Waits until nothing in the outbox is due or claimed (at most `limit` seconds), watching
+    /// the worker's peak memory; false if it is not empty by then.
+    private func drain(_ store: Store, _ child: Child, limit: Double, peak: inout Double) throws -> Bool {
+        let deadline = Date().addingTimeInterval(limit)
+        while Date() < deadline {
+            peak = max(peak, Child.highWaterMB(child.pid))
+            if try !store.outboxBusy() { return true }
+            usleep(10_000)
+        }
+        return false
+    }
+
+    /// Checks what the stand-ins saw of a run: every push once, answered 200, no rule broken,
+    /// one connection per provider. A miss is reported as wrong.
+    private func check(_ seen: [JSON], expected: Int, provider: String, _ figures: inout BenchFigures) {
+        let violations = seen.compactMap { $0["violation"]?.string }
+        let refused = seen.filter { $0["status"]?.int != 200 }.count
+        let tokens = Set(seen.compactMap { $0["token"]?.string })
+        let connections = Set(seen.compactMap { $0["connection"]?.int }).count
+        print("  \(provider): \(seen.count) requests, \(tokens.count) devices, \(connections) connection\(connections == 1 ? "" : "s"), \(refused) refused, \(violations.count) broke a rule")
+        if tokens.count != expected || refused > 0 || !violations.isEmpty {
+            figures.fail("  \(provider): expected \(expected) devices answered 200 once each\(violations.first.map { "; e.g. \($0)" } ?? "")")
+        }
+        if connections != 1 { figures.fail("  \(provider): \(connections) connections, not one") }
+    }
+
+    /// One publish to 20,000 × scale followers, each with a phone: the real worker from its
+    /// start until the outbox is empty.
+    private func throughput(_ scale: Int, worker: [String], apns: StandIn, fcm: StandIn, _ figures: inout BenchFigures) throws -> Double {
+        let followers = sized(20_000) * scale
+        let (store, path) = try freshStore("throughput-\(scale)")
+        let prefix = "t\(scale)-"
+        let world = BulkWorld(store)
+        try world.build {
+            try world.addUsers(1...(followers + 1))
+            try world.addFollowers(of: 1, 2...(followers + 1))
+            try world.addJourneys(1, owners: 1)
+            try world.addDevices(2...(followers + 1), prefix: prefix, registeredAt: now)
+        }
+        let at = now
+        try store.apply(Event(id: "step", at: at, body: .step(id: "s", journey: "j1", caption: "the long ridge at dawn",
+                                                             photoUrl: "https://cdn.stepo.app/steps/s.jpg", isFinal: false)))
+        try store.apply(Event(id: "publish", at: at, body: .mediaReady(step: "s")))
+        let entries = try store.outboxCounts()[.due] ?? 0
+        let standInCPU = [apns, fcm].map { Child.treeCPUSeconds($0.child.pid) }
+        let child = try Child.start(worker + ["--db", path], log: folder + "/throughput-\(scale).log")
+        var peak = 0.0
+        let drained = try drain(store, child, limit: 300, peak: &peak)
+        let elapsed = BenchFigures.seconds(since: child.started)
+        let workerCPU = Child.cpuSeconds(child.pid)
+        let standInsUsed = zip([apns, fcm], standInCPU).map { Child.treeCPUSeconds($0.0.child.pid) - $0.1 }
+        child.stop()
+        guard drained, entries > 0 else {
+            figures.fail("throughput ×\(scale): \(entries) entries, the outbox not empty after 300 s")
+            return elapsed
+        }
+        let rate = Double(entries) / elapsed
+        figures.line("throughput ×\(scale): \(entries) pushes (one publish to \(followers) followers' phones) from process start to an empty outbox",
+                     String(format: "%.2f s, %.0f pushes/s, worker peak %.1f MB", elapsed, rate, peak),
+                     met: rate >= 5_000, target: "≥ 5,000 pushes/s")
+        print(String(format: "  CPU per push: the worker %.0f µs (%.0f%% of a core), the stand-ins %.0f µs and %.0f µs",
+                     workerCPU / Double(entries) * 1e6, workerCPU / elapsed * 100,
+                     standInsUsed[0] / Double((followers + 1) / 2) * 1e6, standInsUsed[1] / Double(max(1, followers / 2)) * 1e6))
+        let sent = try store.outboxCounts()[.sent] ?? 0
+        if sent != entries { figures.fail("  \(entries - sent) entries not sent") }
+        check(try apns.requests(prefix: prefix), expected: (followers + 1) / 2, provider: "APNs stand-in", &figures)
+        check(try fcm.requests(prefix: prefix), expected: followers / 2, provider: "FCM stand-in", &figures)
+        return elapsed
+    }
+
+    /// 1,000 follows a second for 10 × scale seconds, each to another person with a phone, with
+    /// the worker running: from each row's commit to the provider's answer.
+    private func latency(_ scale: Int, worker: [String], apns: StandIn, fcm: StandIn, _ figures: inout BenchFigures) throws {
+        let count = sized(10_000) * scale
+        let (store, path) = try freshStore("latency-\(scale)")
+        let prefix = "l\(scale)-"
+        let world = BulkWorld(store)
+        try world.build {
+            try world.addUsers(1...(count + 1))
+            try world.addDevices(2...(count + 1), prefix: prefix, registeredAt: now)
+        }
+        let child = try Child.start(worker + ["--db", path], log: folder + "/latency-\(scale).log")
+        usleep(300_000)  // its start, and the first credentials
+        var committed: [String: Double] = [:]
+        committed.reserveCapacity(count)
+        let start = Date().timeIntervalSince1970
+        for i in 0..<count {
+            let due = start + Double(i) / 1000
+            let wait = due - Date().timeIntervalSince1970
+            if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+            try store.apply(Event(id: "follow-\(i)", at: now, body: .relation(.follow, actor: "u1", target: "u\(i + 2)")))
+            committed[prefix + String(i + 2)] = Date().timeIntervalSince1970
+        }
+        let rate = Double(count) / (Date().timeIntervalSince1970 - start)
+        var peak = 0.0
+        let drained = try drain(store, child, limit: 60, peak: &peak)
+        child.stop()
+        let seen = try apns.requests(prefix: prefix) + fcm.requests(prefix: prefix)
+        var waits: [Double] = []
+        for request in seen where request["status"]?.int == 200 {
+            guard let token = request["token"]?.string, let at = request["at"]?.number, let commit = committed.removeValue(forKey: token) else { continue }
+            waits.append(max(0, at - commit))
+        }
+        guard drained, committed.isEmpty else {
+            figures.fail("latency ×\(scale): \(committed.count) of \(count) pushes never reached their provider")
+            return
+        }
+        let p99 = BenchFigures.percentile(waits, 0.99) * 1000
+        figures.line("latency ×\(scale): \(count) follows at \(Int(rate.rounded())) a second, each to a phone: commit → the provider's answer",
+                     String(format: "median %.1f ms, p99 %.1f ms, max %.1f ms", BenchFigures.median(waits) * 1000, p99,
+                            (waits.max() ?? 0) * 1000),
+                     met: p99 <= 200, target: "p99 ≤ 200 ms")
+    }
+}
