@@ -25,9 +25,9 @@ public protocol PushProvider: AnyObject, Sendable {
     var caFile: String? { get }
     /// The request for one push; `renew`: with a fresh credential (the last was refused).
     func request(for content: PushContent, to token: String, now: Int64, renew: Bool) throws -> HTTPRequest
-    /// What came of a request: `nil` when the provider refused our credential and a fresh one
-    /// is worth one more try.
-    func outcome(of result: Result<HTTPAnswer, HTTPFailure>, now: Int64, renewed: Bool) -> (result: SendResult, status: Int?)?
+    /// What the provider's answer means: `nil` when it refused our credential and a fresh one
+    /// is worth one more try. (No answer at all is the worker's to retry.)
+    func outcome(of answer: HTTPAnswer, now: Int64, renewed: Bool) -> (result: SendResult, status: Int?)?
 }
 
 /// The error a provider's JSON answer names.
@@ -113,12 +113,7 @@ public final class APNsProvider: PushProvider, @unchecked Sendable {
         return HTTPRequest(method: "POST", url: settings.url + path, headers: headers, body: Data(payload.serialized.utf8))
     }
 
-    public func outcome(of result: Result<HTTPAnswer, HTTPFailure>, now: Int64, renewed: Bool) -> (result: SendResult, status: Int?)? {
-        let answer: HTTPAnswer
-        switch result {
-        case .failure(let error): return (.retry(after: nil, reason: "network: \(error.description)"), nil)
-        case .success(let a): answer = a
-        }
+    public func outcome(of answer: HTTPAnswer, now: Int64, renewed: Bool) -> (result: SendResult, status: Int?)? {
         let why = reason(in: answer.body) ?? "HTTP \(answer.status)"
         switch answer.status {
         case 200: return (.sent(providerId: answer.header("apns-id")), 200)
@@ -213,12 +208,7 @@ public final class FCMProvider: PushProvider, @unchecked Sendable {
                            body: Data(Payload.fcm(content, deviceToken: deviceToken).serialized.utf8))
     }
 
-    public func outcome(of result: Result<HTTPAnswer, HTTPFailure>, now: Int64, renewed: Bool) -> (result: SendResult, status: Int?)? {
-        let answer: HTTPAnswer
-        switch result {
-        case .failure(let error): return (.retry(after: nil, reason: "network: \(error.description)"), nil)
-        case .success(let a): answer = a
-        }
+    public func outcome(of answer: HTTPAnswer, now: Int64, renewed: Bool) -> (result: SendResult, status: Int?)? {
         let why = reason(in: answer.body) ?? "HTTP \(answer.status)"
         switch answer.status {
         case 200: return (.sent(providerId: (try? JSON.parse(answer.body))?["name"]?.string), 200)

@@ -80,7 +80,12 @@ public final class DeliveryWorker {
                     for answer in answers {
                         guard var flight = flights.removeValue(forKey: answer.tag) else { continue }
                         let at = now()
-                        if let (result, status) = flight.provider.outcome(of: answer.result, now: at, renewed: flight.renewed) {
+                        let outcome: (result: SendResult, status: Int?)?
+                        switch answer.result {
+                        case .failure(let error): outcome = (.retry(after: nil, reason: "network: \(error.description)"), nil)
+                        case .success(let reply): outcome = flight.provider.outcome(of: reply, now: at, renewed: flight.renewed)
+                        }
+                        if let (result, status) = outcome {
                             try settle(flight, result, status: status, at: at, pass: &pass)
                             continue
                         }

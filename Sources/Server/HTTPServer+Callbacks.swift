@@ -3,6 +3,11 @@ import Foundation
 
 // libmicrohttpd's C callbacks, as free functions outside main.swift (which would make them
 // main-actor isolated, and libmicrohttpd calls them from its own threads).
+//
+// They borrow the server without retaining it: a callback that held the last reference when
+// its owner let go would run the server's deinit — MHD_stop_daemon — on libmicrohttpd's own
+// thread, which cannot join itself (libmicrohttpd aborts: "Failed to join a thread"). The owner
+// releasing the server stops the daemon on its own thread, which waits for these callbacks.
 
 /// Every call for a request: its headers, then its body in pieces, then the end.
 func stepoAccessHandler(_ context: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ url: UnsafePointer<CChar>?,
@@ -10,9 +15,10 @@ func stepoAccessHandler(_ context: UnsafeMutableRawPointer?, _ connection: Opaqu
                         _ uploadSize: UnsafeMutablePointer<Int>?,
                         _ state: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> MHD_Result {
     guard let context, let connection, let url, let method, let uploadSize, let state else { return .NO }
-    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
-    return server.handle(connection, url: String(cString: url), method: String(cString: method), upload: upload,
-                         uploadSize: uploadSize, state: state)
+    return Unmanaged<HTTPServer>.fromOpaque(context)._withUnsafeGuaranteedRef { server in
+        server.handle(connection, url: String(cString: url), method: String(cString: method), upload: upload,
+                      uploadSize: uploadSize, state: state)
+    }
 }
 
 /// A request is over (answered, or the connection closed): free its state, log it.
@@ -20,7 +26,7 @@ func stepoRequestCompleted(_ context: UnsafeMutableRawPointer?, _ connection: Op
                            _ state: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
                            _ reason: MHD_RequestTerminationCode) {
     guard let context, let state else { return }
-    Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().completed(connection, state.pointee)
+    Unmanaged<HTTPServer>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.completed(connection, state.pointee) }
     state.pointee = nil
 }
 
@@ -38,9 +44,10 @@ func stepoConnectionNotified(_ context: UnsafeMutableRawPointer?, _ connection: 
                              _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
                              _ code: MHD_ConnectionNotificationCode) {
     guard let context, let connection, let socketContext else { return }
-    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
-    switch code {
-    case .CONNECTION_NOTIFY_STARTED: server.connections.started(connection, context: socketContext)
-    default: server.connections.closed(connection, context: socketContext)
+    Unmanaged<HTTPServer>.fromOpaque(context)._withUnsafeGuaranteedRef { server in
+        switch code {
+        case .CONNECTION_NOTIFY_STARTED: server.connections.started(connection, context: socketContext)
+        default: server.connections.closed(connection, context: socketContext)
+        }
     }
 }
