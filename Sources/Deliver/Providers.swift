@@ -15,6 +15,13 @@ public enum SendResult: Equatable, Sendable {
     case retry(after: Double?, reason: String)
 }
 
+extension SendResult {
+    /// No answer came (the connection failed or timed out): worth a later try.
+    static func unanswered(_ failure: HTTPFailure) -> SendResult {
+        .retry(after: nil, reason: "network: \(failure.description)")
+    }
+}
+
 /// A push provider: builds each push's HTTP/2 request and says what its answer means. The
 /// worker sends the requests, many at a time over one connection per provider.
 public protocol PushProvider: AnyObject, Sendable {

@@ -82,7 +82,7 @@ public final class DeliveryWorker {
                         let at = now()
                         let outcome: (result: SendResult, status: Int?)?
                         switch answer.result {
-                        case .failure(let error): outcome = (.retry(after: nil, reason: "network: \(error.description)"), nil)
+                        case .failure(let error): outcome = (.unanswered(error), nil)
                         case .success(let reply): outcome = flight.provider.outcome(of: reply, now: at, renewed: flight.renewed)
                         }
                         if let (result, status) = outcome {
@@ -172,7 +172,7 @@ public final class DeliveryWorker {
             connection.start(request, tag: tag, version: flight.provider.version, caFile: flight.provider.caFile)
             return nil
         } catch let error as HTTPFailure {
-            return (.retry(after: nil, reason: "network: \(error.description)"), nil)
+            return (.unanswered(error), nil)
         } catch {
             return (.retry(after: nil, reason: "\(error)"), nil)
         }

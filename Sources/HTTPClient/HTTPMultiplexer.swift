@@ -107,13 +107,6 @@ public final class HTTPMultiplexer {
         for socket in sockets { setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &off, socklen_t(MemoryLayout<Int32>.size)) }
     }
 
-    /// Waits until every request started has its answer; returns them all.
-    public func finish() -> [Completion] {
-        var all: [Completion] = []
-        while !running.isEmpty { all += poll(wait: 0.1) }
-        return all
-    }
-
     private func drain() -> [Completion] {
         var done: [Completion] = []
         var left: Int32 = 0

@@ -49,13 +49,19 @@ struct Child {
         return kb / 1024
     }
 
+    /// The fields of /proc/PID/stat after the command's closing parenthesis (the state is the
+    /// first), or nil when the process is gone.
+    private static func statFields(_ pid: String) -> [Substring]? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        return stat[stat.index(after: close)...].split(separator: " ")
+    }
+
     /// The CPU time process `pid` has used so far (user and system), in seconds.
     static func cpuSeconds(_ pid: pid_t) -> Double {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return 0 }
-        // After the command's closing parenthesis: state is field 3; utime and stime are 14 and 15.
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        // utime and stime are fields 14 and 15 of the whole line.
+        guard let fields = statFields(String(pid)), fields.count > 12, let user = Double(fields[11]),
+              let system = Double(fields[12]) else { return 0 }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
@@ -63,10 +69,9 @@ struct Child {
     static func treeCPUSeconds(_ pid: pid_t) -> Double {
         var total = cpuSeconds(pid)
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard let child = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { continue }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            if fields.count > 1, pid_t(fields[1]) == pid { total += treeCPUSeconds(child) }
+            // The parent's pid is field 4 of the whole line.
+            guard let child = pid_t(entry), let fields = statFields(entry), fields.count > 1, pid_t(fields[1]) == pid else { continue }
+            total += treeCPUSeconds(child)
         }
         return total
     }
