@@ -7,7 +7,7 @@ import PackageDescription
 // link them as shared libraries.
 let staticInRelease: [SwiftSetting] = [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
 
-// Arrows point down only: C libraries → SQLite; Notifications (the engine) → Wire (what the API
+// Arrows point down only: C libraries → SQLite, Postgres → Storage (the store's seam); Notifications (the engine) → Wire (what the API
 // carries) → Backend (the store) → API → Server; Wire → Replica → Inbox; all of them → stepo.
 let package = Package(
     name: "stepo",
@@ -26,10 +26,14 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: staticInRelease),
+        .target(name: "Postgres", dependencies: ["CLibPQ"], swiftSettings: staticInRelease),
+        // The seam between the backend's SQL and its two engines.
+        .target(name: "Storage", dependencies: ["SQLite", "Postgres"], swiftSettings: staticInRelease),
         .target(name: "Notifications", swiftSettings: staticInRelease),
         .target(name: "Wire", dependencies: ["Notifications"], swiftSettings: staticInRelease),
-        .target(name: "Backend", dependencies: ["SQLite", "Notifications", "Wire", "CCrypto"], swiftSettings: staticInRelease),
+        .target(name: "Backend", dependencies: ["Storage", "SQLite", "Postgres", "Notifications", "Wire", "CCrypto"], swiftSettings: staticInRelease),
         .target(name: "API", dependencies: ["Backend", "Notifications", "Wire"], swiftSettings: staticInRelease),
         .target(name: "Server", dependencies: ["API", "Backend", "CMicroHTTPD"], swiftSettings: staticInRelease),
         .target(name: "HTTPClient", dependencies: ["CCurl"], swiftSettings: staticInRelease),

@@ -1,6 +1,6 @@
 import Foundation
 import Notifications
-import SQLite
+import Storage
 
 /// Large worlds for benchmarks and tests, written set-based: a million rows in seconds instead
 /// of a million events. They keep every invariant the store relies on (each user has an inbox,
@@ -8,24 +8,38 @@ import SQLite
 /// pulls, counts — runs as on a world made by events. Users are `u1` … `uN` with keys 1 … N.
 public struct BulkWorld {
     let store: Store
-    private var db: Database { store.db }
+    private var db: Connection { store.db }
 
     public init(_ store: Store) { self.store = store }
 
     /// Runs `body` in one transaction.
     public func build(_ body: () throws -> Void) throws {
         try db.transaction(body)
-        try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        switch db.engine {
+        case .sqlite: try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        case .postgresql:
+            // The keys written here were chosen, not drawn: move each key sequence past them.
+            for table in ["users", "journeys", "steps", "events", "notifications", "outbox"] {
+                try db.execute("""
+                    SELECT setval(pg_get_serial_sequence('\(table)', 'id'), coalesce(max(id), 0) + 1, false) FROM \(table)
+                    """)
+            }
+            try db.execute("ANALYZE")
+        }
     }
 
-    private static func numbers(_ count: Int) -> String {
-        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(max(1, count)))"
+    /// A CTE `n(i)` of the numbers 1 … `count`.
+    private func numbers(_ count: Int) -> String {
+        switch db.engine {
+        case .sqlite: return "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(max(1, count)))"
+        case .postgresql: return "WITH n(i) AS (SELECT generate_series(1, \(max(1, count)))::bigint)"
+        }
     }
 
     /// Users u`first` … u`last`, with keys `first` … `last` and empty inboxes.
     public func addUsers(_ keys: ClosedRange<Int>) throws {
         try db.run("""
-            \(BulkWorld.numbers(keys.count))
+            \(numbers(keys.count))
             INSERT INTO users(id, ext, username, name, avatar_url, created_at)
             SELECT \(keys.lowerBound - 1) + i, 'u' || (\(keys.lowerBound - 1) + i), 'u' || (\(keys.lowerBound - 1) + i),
                    'User ' || (\(keys.lowerBound - 1) + i), 'https://cdn.stepo.app/avatars/u' || (\(keys.lowerBound - 1) + i) || '.jpg', 0
@@ -37,8 +51,9 @@ public struct BulkWorld {
     /// Every user of `followers` whose key is `remainder` modulo `modulus` follows `followee`.
     public func addFollowers(of followee: Int, _ followers: ClosedRange<Int>, modulus: Int = 1, remainder: Int = 0) throws {
         try db.run("""
-            INSERT OR IGNORE INTO follows(followee, follower, created_at)
+            INSERT INTO follows(followee, follower, created_at)
             SELECT ?, id, 0 FROM users WHERE id BETWEEN ? AND ? AND id % ? = ? AND id <> ?
+            ON CONFLICT DO NOTHING
             """, followee, followers.lowerBound, followers.upperBound, modulus, remainder, followee)
     }
 
@@ -46,10 +61,10 @@ public struct BulkWorld {
     /// owner (`theyBlock`) or are blocked by them.
     public func addBlocks(around owner: Int, modulus: Int, remainder: Int, theyBlock: Bool) throws {
         if theyBlock {
-            try db.run("INSERT OR IGNORE INTO blocks(blocker, blocked) SELECT follower, ? FROM follows WHERE followee = ? AND follower % ? = ?",
+            try db.run("INSERT INTO blocks(blocker, blocked) SELECT follower, ? FROM follows WHERE followee = ? AND follower % ? = ? ON CONFLICT DO NOTHING",
                        owner, owner, modulus, remainder)
         } else {
-            try db.run("INSERT OR IGNORE INTO blocks(blocker, blocked) SELECT ?, follower FROM follows WHERE followee = ? AND follower % ? = ?",
+            try db.run("INSERT INTO blocks(blocker, blocked) SELECT ?, follower FROM follows WHERE followee = ? AND follower % ? = ? ON CONFLICT DO NOTHING",
                        owner, owner, modulus, remainder)
         }
     }
@@ -81,7 +96,7 @@ public struct BulkWorld {
     /// Journeys j1 … j`count`, journey i owned by user 1 + (i - 1) % `owners`.
     public func addJourneys(_ count: Int, owners: Int) throws {
         try db.run("""
-            \(BulkWorld.numbers(count))
+            \(numbers(count))
             INSERT INTO journeys(id, ext, owner, title, created_at) SELECT i, 'j' || i, 1 + (i - 1) % ?, 'Journey ' || i, 0 FROM n
             """, owners)
     }
@@ -89,15 +104,16 @@ public struct BulkWorld {
     /// `count` of the followers of journey 1's owner (every `modulus`-th) also follow journey 1.
     public func addJourneyFollowers(journey: Int, amongFollowersOf owner: Int, modulus: Int, count: Int) throws {
         try db.run("""
-            INSERT OR IGNORE INTO journey_follows(journey, follower, created_at)
+            INSERT INTO journey_follows(journey, follower, created_at)
             SELECT ?, follower, 0 FROM follows WHERE followee = ? AND follower % ? = 1 LIMIT ?
+            ON CONFLICT DO NOTHING
             """, journey, owner, modulus, count)
     }
 
     /// Published steps s1 … s`count`, step i in journey 1 + i % `journeys` (and owned by its owner).
     public func addSteps(_ count: Int, journeys: Int, publishedAt: Int64) throws {
         try db.run("""
-            \(BulkWorld.numbers(count))
+            \(numbers(count))
             INSERT INTO steps(id, ext, journey, owner, caption, photo_url, created_at, published_at)
             SELECT i, 's' || i, 1 + i % ?, (SELECT owner FROM journeys WHERE id = 1 + i % ?),
                    'Step ' || i || ': a morning run up the ridge and back', 'https://cdn.stepo.app/steps/s' || i || '.jpg', 0, ?
@@ -114,7 +130,7 @@ public struct BulkWorld {
         let ordBase = try store.counters(of: recipient).total
         let seenThrough = unseen.map { count - $0 } ?? 0
         try db.run("""
-            \(BulkWorld.numbers(count))
+            \(numbers(count))
             INSERT INTO notifications(event, recipient, ord, kind, actor, title, body, face, image, step, journey, tap, thread,
                                       push, created_at, version, read_at, seen_at)
             SELECT :event, :recipient, :ordBase + i, 'heart', :first + i % :actorCount, 'User ' || (:first + i % :actorCount),
@@ -154,12 +170,12 @@ public struct BulkWorld {
     public func addBackgroundRows(_ count: Int, recipients: ClosedRange<Int>, newest: Int64) throws {
         let event = try store.stampVersion("bulk", at: newest)
         try db.run("""
-            \(BulkWorld.numbers(count))
+            \(numbers(count))
             INSERT INTO notifications(event, recipient, ord, kind, actor, title, body, tap, thread, push, created_at, version)
             SELECT :event, r, (SELECT total FROM inboxes WHERE user = r) + row_number() OVER (PARTITION BY r ORDER BY i),
                    'heart', 1, 'User 1', 'Hearted your step: a caption', '{"screen":"step","step":"s0","comments":"closed"}',
                    'step:s0', 'sent', :newest - (i * 1209) % 1209600000, :event
-            FROM (SELECT i, :first + (i * 7919) % :spread AS r FROM n)
+            FROM (SELECT i, :first + (i * 7919) % :spread AS r FROM n) AS spread
             """, named: [":event": event, ":newest": newest, ":first": recipients.lowerBound, ":spread": recipients.count])
         try db.run("""
             UPDATE inboxes SET total = total + (SELECT count(*) FROM notifications AS n WHERE n.recipient = inboxes.user AND n.event = ?)
@@ -172,7 +188,7 @@ public struct BulkWorld {
     public func timeRawInsert(sameRowsAs outcome: EventOutcome) throws -> Double {
         guard let first = outcome.firstRow, let last = outcome.lastRow else { return 0 }
         try db.execute("""
-            DROP TABLE IF EXISTS temp.same_rows;
+            DROP TABLE IF EXISTS same_rows;
             CREATE TEMP TABLE same_rows AS SELECT recipient, event, ord, kind, actor, step, journey FROM notifications
             WHERE id BETWEEN \(first) AND \(last)
             """)
@@ -183,7 +199,8 @@ public struct BulkWorld {
                 INSERT INTO notifications(event, recipient, ord, kind, actor, step, journey, push, created_at, version)
                 SELECT event, recipient, ord, kind, actor, step, journey, 'sent', 0, event FROM same_rows
                 """)
-            copies = (Int(db.lastInsertRowID) - db.changes + 1, Int(db.lastInsertRowID))
+            let last = try db.lastInsertedID("notifications")
+            copies = (last - db.changes + 1, last)
         }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
         try db.run("DELETE FROM notifications WHERE id BETWEEN ? AND ?", copies.0, copies.1)
@@ -202,13 +219,14 @@ public struct BulkWorld {
 
     /// Reads the store's tables once, as a running server has them in memory.
     public func warm() throws {
-        _ = try db.scalar("SELECT count(*) FROM notifications INDEXED BY notifications_by_recipient WHERE recipient > 0")
+        let index = db.engine == .sqlite ? "INDEXED BY notifications_by_recipient" : ""
+        _ = try db.scalar("SELECT count(*) FROM notifications \(index) WHERE recipient > 0")
         _ = try db.scalar("SELECT count(*) FROM users")
         _ = try db.scalar("SELECT count(*) FROM inboxes")
     }
 }
 
-extension Database {
+extension Connection {
     /// Runs `sql` with named values bound, ignoring results.
     func run(_ sql: String, named values: [String: SQLBindable]) throws {
         try cached(sql).bind(named: values).run()

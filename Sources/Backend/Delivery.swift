@@ -1,5 +1,5 @@
 import Notifications
-import SQLite
+import Storage
 import Wire
 
 /// What applying one event produced: the rows it created (an id range) and a note for `explain`.
@@ -124,7 +124,7 @@ final class Delivery {
     private func join(_ current: OpenBatch, _ n: Notification, actor: UserRecord, recipientId: String, recipientKey: Int,
                       stepKey: Int, push: PushStatus) throws {
         let row = current.row
-        try store.db.run("INSERT OR IGNORE INTO batch_members(row, person, at, face) VALUES (?, ?, ?, ?)",
+        try store.db.run("INSERT INTO batch_members(row, person, at, face) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                          row, actor.key, event.at, n.media.face)
         guard store.db.changes == 1 else {
             outcome.note = "already counted in batch \(row)"
@@ -184,15 +184,16 @@ final class Delivery {
         INSERT INTO notifications(event, recipient, ord, kind, actor, title, body, push_body, push_image, face, image,
                                   step, comment, journey, tier, tap, thread, push, created_at, version)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        RETURNING id
         """
 
     private func insertRow(_ n: Notification, recipient: Int, actor: Int?, refs: RowRefs, push: PushStatus,
                            version: Int) throws -> Int {
         let ord = try store.takeOrd(for: recipient)
-        try store.db.run(Delivery.insertSQL, key, recipient, ord, n.kind.rawValue, actor, n.title, n.body,
+        let values: [SQLBindable] = [key, recipient, ord, n.kind.rawValue, actor, n.title, n.body,
             n.pushBody == n.body ? nil : n.pushBody, n.pushImage,
             n.media.face, n.media.image, refs.step, refs.comment, refs.journey, refs.tier, n.tap.jsonText, n.thread,
-            push.description, event.at, version)
-        return Int(store.db.lastInsertRowID)
+            push.description, event.at, version]
+        return try store.db.first(Delivery.insertSQL, values) { $0.int(0) } ?? 0
     }
 }

@@ -1,5 +1,5 @@
 import Notifications
-import SQLite
+import Storage
 
 /// Set-based fan-out: one notification to many recipients in a few SQL statements, so a step
 /// published to 100,000 followers never makes 100,000 trips through Swift. The content is
@@ -59,7 +59,7 @@ struct Fanout {
     /// Whether the candidate's own setting withholds the push, the master switch aside: the
     /// custom follow alert when one applies (`u.alert`), else the kind's category.
     private var preferenceTest: String {
-        "(u.alert IS 'off' OR (u.alert IS NULL AND \(Fanout.preferenceColumn(for: notification.kind)) = 0))"
+        "(u.alert IS NOT DISTINCT FROM 'off' OR (u.alert IS NULL AND \(Fanout.preferenceColumn(for: notification.kind)) = 0))"
     }
 
     /// For a journey update, the candidate's custom follow alert: the journey's, then the
@@ -102,9 +102,9 @@ struct Fanout {
         var values = baseValues(delivery)
         values[":version"] = version
         // Decide every candidate once, in memory; then write rows and suppressions from it.
-        try db.execute("CREATE TEMP TABLE IF NOT EXISTS fanout (u INTEGER PRIMARY KEY, reason TEXT, push TEXT); DELETE FROM temp.fanout")
+        try db.execute("CREATE TEMP TABLE IF NOT EXISTS fanout (u INTEGER PRIMARY KEY, reason TEXT, push TEXT); DELETE FROM fanout")
         try db.cached("""
-            INSERT INTO temp.fanout(u, reason, push)
+            INSERT INTO fanout(u, reason, push)
             SELECT u.id, reason, CASE WHEN reason IS NULL THEN \(pushExpression) END
             FROM (SELECT u.id AS id, u.pref_all, u.pref_stepWith, u.pref_social, u.pref_engagement, u.pref_journeys,
                          \(alertExpression) AS alert, \(reasonExpression) AS reason
@@ -120,21 +120,21 @@ struct Fanout {
         try db.cached("""
             INSERT INTO notifications(event, recipient, ord, kind, actor, step, comment, journey, tier, push, created_at, version)
             SELECT :event, d.u, i.total + 1, :kind, :actor, :step, :comment, :journey, :tier, d.push, :at, :version
-            FROM temp.fanout AS d JOIN inboxes AS i ON i.user = d.u WHERE d.reason IS NULL
+            FROM fanout AS d JOIN inboxes AS i ON i.user = d.u WHERE d.reason IS NULL ORDER BY d.u
             """).bind(named: values).run()
         let inserted = db.changes
         try db.cached("""
-            UPDATE inboxes SET total = total + 1 WHERE user IN (SELECT u FROM temp.fanout WHERE reason IS NULL)
+            UPDATE inboxes SET total = total + 1 WHERE user IN (SELECT u FROM fanout WHERE reason IS NULL)
             """).bind(named: values).run()
         if inserted > 0 {
-            let last = Int(db.lastInsertRowID)
+            let last = try db.lastInsertedID("notifications")
             delivery.noteRows((last - inserted + 1)...last)
             try delivery.store.enqueueFanoutPushes(event: delivery.key, kind: notification.kind, at: delivery.event.at, step: refs.step)
         }
         try db.cached("""
             INSERT INTO suppressions(event, recipient, kind, reason)
-            SELECT :event, d.u, :kind, d.reason FROM temp.fanout AS d WHERE d.reason IS NOT NULL
+            SELECT :event, d.u, :kind, d.reason FROM fanout AS d WHERE d.reason IS NOT NULL
             """).bind(named: values).run()
-        try db.execute("DELETE FROM temp.fanout")
+        try db.execute("DELETE FROM fanout")
     }
 }

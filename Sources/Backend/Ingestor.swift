@@ -2,7 +2,8 @@ import Dispatch
 import Foundation
 import Notifications
 import Wire
-import SQLite
+import Storage
+import class SQLite.Checkpointer
 
 /// Applies an NDJSON event stream to the store, line by line.
 ///
@@ -61,14 +62,18 @@ public struct Ingestor {
         parser.start()
         defer { parsed.close() }  // on an error, stop the reader
 
-        let output = OutputStage(path: store.db.path, onRow: onRow, onReject: onReject, onBatch: onBatch)
-        // Checkpoints copy the log into the database file: that I/O moves off this thread, which
-        // is the pipeline's slowest stage, to a connection of its own on the other core.
-        let checkpointer = Checkpointer(path: store.db.path)
-        try store.db.execute("PRAGMA wal_autocheckpoint = 0")
+        let db = store.db
+        let output = OutputStage(open: { try db.another(readOnly: true) }, onRow: onRow, onReject: onReject, onBatch: onBatch)
+        // On SQLite, checkpoints copy the log into the database file: that I/O moves off this
+        // thread, which is the pipeline's slowest stage, to a connection of its own on the other
+        // core. (PostgreSQL checkpoints on its own.)
+        let checkpointer = db.sqlite.map { _ in Checkpointer(path: db.path) }
+        if checkpointer != nil { try db.execute("PRAGMA wal_autocheckpoint = 0") }
         defer {
-            checkpointer.finish()
-            try? store.db.execute("PRAGMA wal_autocheckpoint = \(Checkpointer.defaultAutocheckpoint)")
+            if let checkpointer {
+                checkpointer.finish()
+                try? db.execute("PRAGMA wal_autocheckpoint = \(Checkpointer.defaultAutocheckpoint)")
+            }
         }
         var report = Report()
         do {
@@ -96,10 +101,12 @@ public struct Ingestor {
                 // The background checkpoints copy pages but cannot let the log restart while
                 // this thread keeps committing; past its bound, empty it here (a reader of the
                 // output stage may hold it a moment: then the next batch tries again).
-                if Checkpointer.logSize(store.db.path) > Ingestor.largestLog {
-                    _ = try? checkpointer.truncate(store.db, attempts: 3)
-                } else {
-                    checkpointer.nudge()
+                if let checkpointer, let database = db.sqlite {
+                    if Checkpointer.logSize(db.path) > Ingestor.largestLog {
+                        _ = try? checkpointer.truncate(database, attempts: 3)
+                    } else {
+                        checkpointer.nudge()
+                    }
                 }
                 if !items.isEmpty { output.report(items) }
             }
@@ -152,8 +159,8 @@ public struct Ingestor {
     /// for a failure of the store itself (which stops the ingest).
     static func refusal(_ error: Error) -> Refusal? {
         if let error = error as? EventError { return Refusal(reason: error.description) }
-        if let error = error as? SQLiteError, error.isConstraintViolation {
-            return Refusal(reason: "the store refused it: \(error.message)")
+        if Connection.isConstraintViolation(error) {
+            return Refusal(reason: "the store refused it: \(Connection.message(of: error))")
         }
         return nil
     }
@@ -218,18 +225,18 @@ public struct Ingestor {
 /// its own (WAL lets it read what the writer committed while the writer goes on).
 final class OutputStage: @unchecked Sendable {
     private let queue = DispatchQueue(label: "stepo.ingest.output")
-    private let path: String
+    private let open: () throws -> Connection
     private let onRow: (ActivityRow) throws -> Void
     private let onReject: (Int, String) -> Void
     private let onBatch: () -> Void
-    private var reader: Database?
+    private var reader: Connection?
     private var rows = 0
     private var batchChanges = 0
     private var failure: Error?
 
-    init(path: String, onRow: @escaping (ActivityRow) throws -> Void, onReject: @escaping (Int, String) -> Void,
+    init(open: @escaping () throws -> Connection, onRow: @escaping (ActivityRow) throws -> Void, onReject: @escaping (Int, String) -> Void,
          onBatch: @escaping () -> Void) {
-        self.path = path
+        self.open = open
         self.onRow = onRow
         self.onReject = onReject
         self.onBatch = onBatch
@@ -261,7 +268,7 @@ final class OutputStage: @unchecked Sendable {
             }
             return
         }
-        if reader == nil { reader = try Database(path: path, readOnly: true) }
+        if reader == nil { reader = try open() }
         try Store.forEachRow(ofEvent: outcome, in: reader!) { row in
             rows += 1
             try onRow(row)

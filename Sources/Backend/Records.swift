@@ -1,5 +1,5 @@
 import Notifications
-import SQLite
+import Storage
 
 /// A user as the store holds them. `key` is the internal integer id; `id` the producer's.
 public struct UserRecord: Sendable {

@@ -1,4 +1,4 @@
-import SQLite
+import struct SQLite.Migrator
 
 /// The backend's schema, as append-only migrations.
 ///

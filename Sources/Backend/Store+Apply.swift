@@ -1,5 +1,5 @@
 import Notifications
-import SQLite
+import Storage
 import Wire
 
 extension Store {
@@ -21,14 +21,14 @@ extension Store {
 
     private func applyUnguarded(_ event: Event) throws -> EventOutcome {
         // Recording the event first both detects a repeat and gives the event its key.
-        try db.run("INSERT INTO events(ext, type, at) VALUES (?, ?, ?) ON CONFLICT (ext) DO NOTHING",
-                   event.id, event.type, event.at)
-        guard db.changes == 1 else {
+        let key = try db.first("INSERT INTO events(ext, type, at) VALUES (?, ?, ?) ON CONFLICT (ext) DO NOTHING RETURNING id",
+                               [event.id, event.type, event.at]) { $0.int(0) }
+        guard let key else {
             var outcome = EventOutcome(eventId: event.id)
             outcome.repeated = true
             return outcome
         }
-        let delivery = Delivery(store: self, event: event, key: Int(db.lastInsertRowID))
+        let delivery = Delivery(store: self, event: event, key: key)
         switch event.body {
         case .user, .account, .privacy, .preferences, .step, .mediaReady, .deleteStep:
             interactionCache?.clear()  // these change a user or a step the cache may hold
@@ -71,7 +71,7 @@ extension Store {
             }
         case let .journeyFollow(actor, journey):
             let j = try requireJourney(journey)
-            try db.run("INSERT OR IGNORE INTO journey_follows(journey, follower, created_at) VALUES (?, ?, ?)",
+            try db.run("INSERT INTO journey_follows(journey, follower, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                        j.key, try requireUser(actor).key, event.at)
         case let .step(id, journey, caption, photoUrl, isFinal):
             let j = try requireJourney(journey)
@@ -190,9 +190,11 @@ extension Store {
                 """, info.username, info.name, info.avatarUrl, info.isPrivate, info.signedIn, existing.key)
             if info.isPrivate == true && !existing.isPrivate { try revoke(.private, viewer: nil, owner: existing.key, d) }
         } else {
-            try db.run("INSERT INTO users(ext, username, name, avatar_url, private, signed_in, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       info.id, info.username, info.name, info.avatarUrl, info.isPrivate ?? false, info.signedIn ?? true, d.event.at)
-            try db.run("INSERT INTO inboxes(user) VALUES (?)", Int(db.lastInsertRowID))
+            let key = try db.first("""
+                INSERT INTO users(ext, username, name, avatar_url, private, signed_in, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+                RETURNING id
+                """, [info.id, info.username, info.name, info.avatarUrl, info.isPrivate ?? false, info.signedIn ?? true, d.event.at]) { $0.int(0) }
+            try db.run("INSERT INTO inboxes(user) VALUES (?)", key)
         }
     }
 

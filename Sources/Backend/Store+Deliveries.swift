@@ -1,5 +1,5 @@
 import Notifications
-import SQLite
+import Storage
 import Wire
 
 /// The events that produce notifications: relations, publishes, interactions, comments,
@@ -22,7 +22,7 @@ extension Store {
                 try d.deliver(n, to: target, actor: actor, refs: RowRefs(), duplicate: already, blocked: false)
             } else {
                 let already = try follows(actor.key, target.key)
-                try db.run("INSERT OR IGNORE INTO follows(followee, follower, created_at) VALUES (?, ?, ?)", target.key, actor.key, at)
+                try db.run("INSERT INTO follows(followee, follower, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", target.key, actor.key, at)
                 // Follow, unfollow, follow again: the second follow is a re-ping and stays silent.
                 let pingedBefore = try db.scalar("""
                     SELECT EXISTS (SELECT 1 FROM notifications WHERE kind = 'newFollower' AND recipient = ? AND actor = ?)
@@ -43,12 +43,12 @@ extension Store {
             }
             try db.run("DELETE FROM follow_requests WHERE target = ? AND requester = ?", actor.key, target.key)
             if relation == .followRequestAccepted {
-                try db.run("INSERT OR IGNORE INTO follows(followee, follower, created_at) VALUES (?, ?, ?)", actor.key, target.key, at)
+                try db.run("INSERT INTO follows(followee, follower, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", actor.key, target.key, at)
                 let n = Notification(kind: .followRequestAccepted, actor: actor.person, subject: Subject())
                 try d.deliver(n, to: target, actor: actor, refs: RowRefs())
             }
         case .block:
-            try db.run("INSERT OR IGNORE INTO blocks(blocker, blocked) VALUES (?, ?)", actor.key, target.key)
+            try db.run("INSERT INTO blocks(blocker, blocked) VALUES (?, ?) ON CONFLICT DO NOTHING", actor.key, target.key)
             try db.run("DELETE FROM follows WHERE (followee = ? AND follower = ?) OR (followee = ? AND follower = ?)",
                        actor.key, target.key, target.key, actor.key)
             try db.run("DELETE FROM follow_requests WHERE (target = ? AND requester = ?) OR (target = ? AND requester = ?)",
@@ -62,7 +62,7 @@ extension Store {
         case .unblock:
             try db.run("DELETE FROM blocks WHERE blocker = ? AND blocked = ?", actor.key, target.key)
         case .mute:
-            try db.run("INSERT OR IGNORE INTO mutes(muter, muted) VALUES (?, ?)", actor.key, target.key)
+            try db.run("INSERT INTO mutes(muter, muted) VALUES (?, ?) ON CONFLICT DO NOTHING", actor.key, target.key)
         case .unmute:
             try db.run("DELETE FROM mutes WHERE muter = ? AND muted = ?", actor.key, target.key)
         }
@@ -111,7 +111,7 @@ extension Store {
 
     func applyInteraction(_ interaction: Event.Interaction, actor: UserRecord, step context: StepContext, _ d: Delivery) throws {
         let (step, owner) = (context.step, context.owner)
-        try db.run("INSERT OR IGNORE INTO interactions(step, type, actor, at, event) VALUES (?, ?, ?, ?, ?)",
+        try db.run("INSERT INTO interactions(step, type, actor, at, event) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                    step.key, interaction.rawValue, actor.key, d.event.at, d.key)
         let repeated = db.changes == 0
         if !repeated {
@@ -139,12 +139,11 @@ extension Store {
             parentRecord = record
         }
         // The unique id tells a reused comment id, without a lookup first.
-        try db.run("""
+        let commentKey = try db.first("""
             INSERT INTO comments(ext, step, author, text, parent, created_at, event) VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (ext) DO NOTHING
-            """, id, step.key, actor.key, text, parentRecord?.key, d.event.at, d.key)
-        guard db.changes == 1 else { throw EventError("comment \(id) already exists") }
-        let commentKey = Int(db.lastInsertRowID)
+            ON CONFLICT (ext) DO NOTHING RETURNING id
+            """, [id, step.key, actor.key, text, parentRecord?.key, d.event.at, d.key]) { $0.int(0) }
+        guard let commentKey else { throw EventError("comment \(id) already exists") }
         var people: [String: UserRecord] = [owner.id: owner]
         var parentAuthor: String?
         if let parentRecord, let author = try user(key: parentRecord.authorKey) {
@@ -174,7 +173,7 @@ extension Store {
     }
 
     func applyTier(supporter: UserRecord, journey: JourneyRecord, tier: String, _ d: Delivery) throws {
-        try db.run("INSERT OR IGNORE INTO tiers(journey, supporter, tier, at) VALUES (?, ?, ?, ?)",
+        try db.run("INSERT INTO tiers(journey, supporter, tier, at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                    journey.key, supporter.key, tier, d.event.at)
         let repeated = db.changes == 0
         guard let owner = try user(key: journey.ownerKey) else { throw EventError("journey \(journey.id) lost its owner") }

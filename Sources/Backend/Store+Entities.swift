@@ -1,5 +1,5 @@
 import Notifications
-import SQLite
+import Storage
 import Wire
 
 /// The entities tap destinations show — people, steps, comments, journeys — as typed values,

@@ -1,6 +1,6 @@
 import Notifications
 import Wire
-import SQLite
+import Storage
 
 /// One candidate of an event: the row it got, or the reason it got none.
 public struct Explanation: Sendable {

@@ -1,5 +1,5 @@
 import Notifications
-import SQLite
+import Storage
 import Wire
 
 /// A recipient's counters: how many rows, and how far the seen and read marks reach.

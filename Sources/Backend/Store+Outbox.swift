@@ -1,5 +1,5 @@
 import Notifications
-import SQLite
+import Storage
 import Wire
 
 /// A device a user registered for pushes.
@@ -112,7 +112,7 @@ extension Store {
         try db.run("""
             INSERT INTO outbox(row, token, platform, silent, created_at, due_at, expires_at)
             SELECT n.id, dv.token, dv.platform, 0, ?, ?, ?
-            FROM temp.fanout AS d JOIN devices AS dv ON dv.user = d.u AND dv.disabled_at IS NULL
+            FROM fanout AS d JOIN devices AS dv ON dv.user = d.u AND dv.disabled_at IS NULL
                  JOIN notifications AS n ON n.recipient = d.u AND n.event = ?
             WHERE d.reason IS NULL AND d.push = 'sent'
             """, at, at, expires, event)
@@ -173,13 +173,15 @@ extension Store {
                          platforms: [DeviceRecord.Platform] = DeviceRecord.Platform.allCases) throws -> [OutboxEntry] {
         let wanted = platforms.map { "'\($0.rawValue)'" }.joined(separator: ", ")
         guard !wanted.isEmpty else { return [] }
-        return try db.transaction(immediate: true) {
+        // On PostgreSQL several workers claim at once: each skips the rows another is claiming.
+        let skipLocked = db.engine == .postgresql ? " FOR UPDATE SKIP LOCKED" : ""
+        return try db.transaction(.concurrent) {
             try db.query("""
                 UPDATE outbox SET state = 'claimed', claimed_by = ?, claimed_until = ?
                 WHERE id IN (SELECT id FROM outbox
                              WHERE state IN ('due', 'claimed') AND due_at <= ? AND (state = 'due' OR claimed_until < ?)
                                AND platform IN (\(wanted))
-                             ORDER BY due_at, id LIMIT ?)
+                             ORDER BY due_at, id LIMIT ?\(skipLocked))
                 RETURNING id, row, token, platform, silent, state, due_at, expires_at, attempts
                 """, [worker, now + lease, now, now, limit], Store.entry)
         }

@@ -1,6 +1,6 @@
 import Notifications
 import Wire
-import SQLite
+import Storage
 
 /// Why a row has no push to render.
 public enum PushUnavailable: Error, CustomStringConvertible {

@@ -1,5 +1,5 @@
 import Notifications
-import SQLite
+import Storage
 import Wire
 
 /// A row as stored: the row, and what the store keeps beside it.
@@ -83,7 +83,7 @@ extension Store {
     }
 
     /// Reads an event's rows through `db` (any connection to the store's file).
-    static func forEachRow(ofEvent outcome: EventOutcome, in db: Database, _ body: (ActivityRow) throws -> Void) throws {
+    static func forEachRow(ofEvent outcome: EventOutcome, in db: Connection, _ body: (ActivityRow) throws -> Void) throws {
         guard let first = outcome.firstRow, let last = outcome.lastRow else { return }
         var reader = RowReader()
         try db.cached(rowsOfEventSQL).bind([first, last, outcome.eventKey]).forEach { try body(reader.read($0).row) }

@@ -1,5 +1,5 @@
 import Notifications
-import SQLite
+import Storage
 import Wire
 
 /// Pulls and client mutations: what the sync protocol asks of the store.

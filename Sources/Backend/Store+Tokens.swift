@@ -1,6 +1,7 @@
+import Notifications
 import CCrypto
 import Foundation
-import SQLite
+import Storage
 
 /// Bearer tokens: random, shown once, stored only as a SHA-256; they may expire and be revoked.
 extension Store {
@@ -28,7 +29,7 @@ extension Store {
                             label: String? = nil) throws -> String {
         var bytes = [UInt8](repeating: 0, count: 32)
         guard RAND_bytes(&bytes, Int32(bytes.count)) == 1 else {
-            throw SQLiteError(code: 1, message: "the system's random source failed")
+            throw EventError("the system's random source failed")
         }
         let token = "stp_" + Store.hex(bytes)
         try db.run("INSERT INTO tokens(hash, user, admin, created_at, expires_at, label) VALUES (?, ?, ?, ?, ?, ?)",

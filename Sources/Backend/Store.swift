@@ -1,12 +1,13 @@
 import Foundation
 import Notifications
-import SQLite
+import Storage
+import class SQLite.Database
 
 /// The authoritative store: the world, the processed events and the notification rows.
 ///
 /// One `Store` is one connection; use it from one thread at a time.
 public final class Store {
-    let db: Database
+    let db: Connection
     /// Set only inside `withInteractionCache`.
     var interactionCache: InteractionCache?
     /// Recipients known to be at the daily ceiling, and from when until when (see `ceilingReached`).
@@ -20,20 +21,47 @@ public final class Store {
     /// references up first (an unknown id is bad input), and enforcing them again cost ingest
     /// a fifth of its speed. Tests run `PRAGMA foreign_key_check` over whole worlds instead.
     public init(path: String) throws {
-        db = try Database(path: path, foreignKeys: false)
-        try db.execute("PRAGMA cache_size = -65536; PRAGMA mmap_size = 1073741824")
-        try Schema.migrator.migrate(db)
+        let database = try Database(path: path, foreignKeys: false)
+        try database.execute("PRAGMA cache_size = -65536; PRAGMA mmap_size = 1073741824")
+        try Schema.migrator.migrate(database)
+        db = Connection(database)
         identity = try db.first("SELECT value FROM settings WHERE key = 'identity'") { $0.string(0) } ?? ""
     }
 
-    /// The file this store lives in.
+    /// Connects to the store on the PostgreSQL server at `url` (`postgresql://…`), creating
+    /// and migrating its schema when needed.
+    public init(postgres url: String) throws {
+        db = try Connection(postgres: url)
+        try PostgresSchema.migrate(db)
+        identity = try db.first("SELECT value FROM settings WHERE key = 'identity'") { $0.string(0) } ?? ""
+    }
+
+    /// Opens the store at `location`: a PostgreSQL URL (`postgresql://…`, `postgres://…`), or
+    /// else the path of a SQLite file.
+    public convenience init(location: String) throws {
+        if Store.isPostgresURL(location) {
+            try self.init(postgres: location)
+        } else {
+            try self.init(path: location)
+        }
+    }
+
+    /// Whether `location` names a PostgreSQL server rather than a file.
+    public static func isPostgresURL(_ location: String) -> Bool {
+        location.hasPrefix("postgresql://") || location.hasPrefix("postgres://")
+    }
+
+    /// The file this store lives in, or the PostgreSQL location (without a password).
     public var path: String { db.path }
 
+    /// Which engine holds this store.
+    public var engine: Engine { db.engine }
+
     /// Starts timing every statement this store's connection runs (see `profileReport`).
-    public func startProfiling() { db.startProfiling() }
+    public func startProfiling() { db.sqlite?.startProfiling() }
 
     /// The statements that took the most time since `startProfiling`.
-    public func profileReport(top: Int = 15) -> [(sql: String, runs: Int, milliseconds: Double)] { db.profileReport(top: top) }
+    public func profileReport(top: Int = 15) -> [(sql: String, runs: Int, milliseconds: Double)] { db.sqlite?.profileReport(top: top) ?? [] }
 
     /// Whether no event was ever applied (a store just made).
     public var isEmpty: Bool { ((try? db.scalar("SELECT EXISTS (SELECT 1 FROM events WHERE ext IS NOT NULL)")) ?? 0) == 0 }
@@ -45,7 +73,7 @@ public final class Store {
 
     /// Runs `body` on one consistent snapshot of the store (a read transaction).
     public func snapshot<T>(_ body: () throws -> T) throws -> T {
-        try db.transaction(immediate: false, body)
+        try db.transaction(.snapshot, body)
     }
 
     // MARK: Versions
@@ -54,8 +82,7 @@ public final class Store {
     /// take the event's own id instead. Every row a change touches carries that version, so
     /// each recipient's versions strictly increase from one change to the next.
     func stampVersion(_ type: String, at: Int64) throws -> Int {
-        try db.run("INSERT INTO events(type, at) VALUES (?, ?)", type, at)
-        return Int(db.lastInsertRowID)
+        try db.first("INSERT INTO events(type, at) VALUES (?, ?) RETURNING id", [type, at]) { $0.int(0) } ?? 0
     }
 
     /// The newest version handed out.
@@ -210,6 +237,7 @@ public final class Store {
     /// Writes a consistent copy of the whole store to `path` (which must not exist): a
     /// scratch world to act on without touching this one.
     public func copy(to path: String) throws {
+        guard db.engine == .sqlite else { throw EventError("a copy of the store is made of a SQLite store only") }
         try db.run("VACUUM INTO ?", path)
     }
 

@@ -1,5 +1,5 @@
 import Notifications
-import SQLite
+import Storage
 import Wire
 
 /// What one reader may see, decided now: the one rule that the destination endpoints, the

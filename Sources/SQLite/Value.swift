@@ -11,9 +11,12 @@ public enum SQLValue: Equatable, Sendable {
 /// SQLite (no intermediate boxing: binding is on every hot path).
 public protocol SQLBindable {
     func bind(to statement: Statement, at index: Int32) throws
+    /// The value itself, for an engine other than SQLite (the store's PostgreSQL seam).
+    var sqlValue: SQLValue { get }
 }
 
 extension SQLValue: SQLBindable {
+    public var sqlValue: SQLValue { self }
     public func bind(to statement: Statement, at index: Int32) throws {
         switch self {
         case .null: try statement.bindNull(at: index)
@@ -26,30 +29,37 @@ extension SQLValue: SQLBindable {
 }
 
 extension Int: SQLBindable {
+    public var sqlValue: SQLValue { .integer(Int64(self)) }
     public func bind(to statement: Statement, at index: Int32) throws { try statement.bind(Int64(self), at: index) }
 }
 
 extension Int64: SQLBindable {
+    public var sqlValue: SQLValue { .integer(self) }
     public func bind(to statement: Statement, at index: Int32) throws { try statement.bind(self, at: index) }
 }
 
 extension Bool: SQLBindable {
+    public var sqlValue: SQLValue { .integer(self ? 1 : 0) }
     public func bind(to statement: Statement, at index: Int32) throws { try statement.bind(Int64(self ? 1 : 0), at: index) }
 }
 
 extension Double: SQLBindable {
+    public var sqlValue: SQLValue { .real(self) }
     public func bind(to statement: Statement, at index: Int32) throws { try statement.bind(self, at: index) }
 }
 
 extension String: SQLBindable {
+    public var sqlValue: SQLValue { .text(self) }
     public func bind(to statement: Statement, at index: Int32) throws { try statement.bind(self, at: index) }
 }
 
 extension Substring: SQLBindable {
+    public var sqlValue: SQLValue { .text(String(self)) }
     public func bind(to statement: Statement, at index: Int32) throws { try statement.bind(String(self), at: index) }
 }
 
 extension Optional: SQLBindable where Wrapped: SQLBindable {
+    public var sqlValue: SQLValue { self?.sqlValue ?? .null }
     public func bind(to statement: Statement, at index: Int32) throws {
         switch self {
         case .none: try statement.bindNull(at: index)

@@ -27,7 +27,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// Starts serving the store at `databasePath` on `address:port` (port 0: any free port).
     public init(databasePath: String, address: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 4,
                 limits: ServerLimits = ServerLimits(), log: (@Sendable (String) -> Void)? = nil) throws {
-        routers = RouterPool { Router(store: try Store(path: databasePath)) }
+        routers = RouterPool { Router(store: try Store(location: databasePath)) }
         self.log = log
         connections = ConnectionGuard(limits: limits)
         // Room for the connections, the store's files and a margin.

@@ -6,13 +6,13 @@ import Notifications
 let devicesCommand = Command(
     name: "devices",
     summary: "List, add or remove a user's push devices.",
-    usage: "stepo devices [--db FILE] --user ID [--add TOKEN --platform apns|fcm [--environment sandbox|production]] [--remove TOKEN]",
+    usage: "stepo devices [--db FILE | --database URL] --user ID [--add TOKEN --platform apns|fcm [--environment sandbox|production]] [--remove TOKEN]",
     details: """
     Lists the user's devices: token, platform, environment, when registered, and whether the
     provider said the token is gone. --add registers one (a token registered again moves to
     this user); --remove takes one of theirs away. The API does the same: /v1/devices.
     """,
-    options: ["db", "user", "add", "platform", "environment", "remove"], flags: []
+    options: ["db", "database", "user", "add", "platform", "environment", "remove"], flags: []
 ) { arguments in
     let store = try openStore(arguments)
     let user = try requireUser(store, arguments)
@@ -43,7 +43,7 @@ let devicesCommand = Command(
 let deliverCommand = Command(
     name: "deliver",
     summary: "Send the outbox's due pushes to APNs and FCM over HTTP/2 (--dry-run: print them).",
-    usage: "stepo deliver [--db FILE] [--apns-url URL --apns-key FILE.p8 --apns-key-id ID --apns-team ID [--apns-topic T]] "
+    usage: "stepo deliver [--db FILE | --database URL] [--apns-url URL --apns-key FILE.p8 --apns-key-id ID --apns-team ID [--apns-topic T]] "
         + "[--fcm-url URL --fcm-credentials FILE.json] [--ca FILE] [--lease SECONDS] [--batch N] [--streams N] [--once] [--dry-run [--limit N]]",
     details: """
     Every push a row sends is written to the outbox, one entry per live device of its
@@ -58,7 +58,7 @@ let deliverCommand = Command(
     provider, claiming more as answers come. --once makes one pass and exits; --dry-run prints each due entry with the
     request it would make, and sends nothing.
     """,
-    options: ["db", "limit", "apns-url", "apns-key", "apns-key-id", "apns-team", "apns-topic", "fcm-url", "fcm-credentials", "ca",
+    options: ["db", "database", "limit", "apns-url", "apns-key", "apns-key-id", "apns-team", "apns-topic", "fcm-url", "fcm-credentials", "ca",
               "lease", "batch", "streams"],
     flags: ["dry-run", "once"]
 ) { arguments in

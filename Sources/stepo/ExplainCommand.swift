@@ -5,14 +5,14 @@ import Notifications
 let explainCommand = Command(
     name: "explain",
     summary: "Show every candidate recipient of an event: the row it got, or why it got none.",
-    usage: "stepo explain [--db FILE] [--json] EVENT-ID  |  stepo explain [--db FILE] --row ROW-ID",
+    usage: "stepo explain [--db FILE | --database URL] [--json] EVENT-ID  |  stepo explain [--db FILE] --row ROW-ID",
     details: """
     Reasons: self, blocked, actorInactive, recipientInactive, notVisible, duplicate, ladder
     (no row); preferences, dailyCeiling, deleted (row kept, push withheld). A custom follow
     alert that decided a journey update's push is named. --row ROW-ID shows a row's deliveries:
     each outbox entry, its device, state and attempts.
     """,
-    options: ["db", "row"], flags: ["json"]
+    options: ["db", "database", "row"], flags: ["json"]
 ) { arguments in
     if let rowText = arguments["row"] {
         guard let rowId = Int(rowText) else { throw UsageError(description: "--row takes a numeric ROW-ID") }
@@ -67,14 +67,14 @@ let explainCommand = Command(
 let pushCommand = Command(
     name: "push",
     summary: "Print the push payload of a notification row for APNs or FCM.",
-    usage: "stepo push [--db FILE] ROW-ID --platform apns|fcm [--token DEVICE-TOKEN] [--silent]",
+    usage: "stepo push [--db FILE | --database URL] ROW-ID --platform apns|fcm [--token DEVICE-TOKEN] [--silent]",
     details: """
     APNs: the request headers and the JSON payload. FCM: the HTTP v1 message. The badge is the
     recipient's unseen count now; a private actor's push is masked; each payload fits 4096 bytes.
     --silent renders the silent replacement a batch sends when it grows after its one audible
     push: the same collapse id, no sound, low priority.
     """,
-    options: ["db", "platform", "token"], flags: ["silent"]
+    options: ["db", "database", "platform", "token"], flags: ["silent"]
 ) { arguments in
     guard arguments.positionals.count == 1, let id = Int(arguments.positionals[0]) else {
         throw UsageError(description: "give one numeric ROW-ID")

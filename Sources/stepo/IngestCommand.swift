@@ -5,7 +5,7 @@ import Notifications
 let ingestCommand = Command(
     name: "ingest",
     summary: "Apply an NDJSON event stream; print one JSON line per notification row created.",
-    usage: "stepo ingest [--db FILE] [FILE|-]",
+    usage: "stepo ingest [--db FILE | --database URL] [FILE|-]",
     details: """
     Reads FILE, or standard input when FILE is - or absent. Each line is one event of the
     contract (docs/events.md) and is applied atomically. A bad line (malformed JSON, unknown
@@ -20,7 +20,7 @@ let ingestCommand = Command(
 
     Exit status: 0 when every line applied, 1 when any line was rejected, 2 on a usage error.
     """,
-    options: ["db"], flags: ["quiet"]
+    options: ["db", "database"], flags: ["quiet"]
 ) { arguments in
     guard arguments.positionals.count <= 1 else { throw UsageError(description: "give at most one FILE") }
     let source = arguments.positionals.first ?? "-"
@@ -64,13 +64,13 @@ let ingestCommand = Command(
 let rowsCommand = Command(
     name: "rows",
     summary: "Print the store's rows after a row id, in `stepo ingest`'s shape: a consumer resumes here.",
-    usage: "stepo rows [--db FILE] --after ROW [--limit N]",
+    usage: "stepo rows [--db FILE | --database URL] --after ROW [--limit N]",
     details: """
     Every row with an id above ROW, oldest first, one contract JSON line each — the same lines
     `stepo ingest` printed when it made them. A consumer that stopped (or whose ingest was
     killed between a commit and its printing) asks again after the last id it holds.
     """,
-    options: ["db", "after", "limit"], flags: []
+    options: ["db", "database", "after", "limit"], flags: []
 ) { arguments in
     guard let after = try arguments.integer("after"), after >= 0 else { throw UsageError(description: "--after ROW (a row id, 0 for all) is required") }
     let limit = try arguments.integer("limit") ?? Int.max

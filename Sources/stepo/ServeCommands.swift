@@ -8,7 +8,7 @@ import Server
 let serveCommand = Command(
     name: "serve",
     summary: "Serve the store's JSON API over HTTP (libmicrohttpd).",
-    usage: "stepo serve [--db FILE] [--bind 127.0.0.1] [--port 8080] [--threads 4] [--per-address 256] [--header-timeout 10] [--body-timeout 30] [--quiet] [--deliver PROVIDER-OPTIONS]",
+    usage: "stepo serve [--db FILE | --database URL] [--bind 127.0.0.1] [--port 8080] [--threads 4] [--per-address 256] [--header-timeout 10] [--body-timeout 30] [--quiet] [--deliver PROVIDER-OPTIONS]",
     details: """
     Logs one line per request (method, path, status, milliseconds) to stderr (--quiet: none).
     SIGINT or SIGTERM stops it cleanly. Endpoints and tokens: docs/api.md; `stepo token` makes
@@ -22,12 +22,12 @@ let serveCommand = Command(
     --deliver runs the push worker beside the server, on a connection of its own, with the
     provider options of `stepo deliver` (--apns-url …, --fcm-url …, --ca, --batch, --streams).
     """,
-    options: ["db", "bind", "port", "threads", "per-address", "header-timeout", "body-timeout",
+    options: ["db", "database", "bind", "port", "threads", "per-address", "header-timeout", "body-timeout",
               "apns-url", "apns-key", "apns-key-id", "apns-team", "apns-topic", "fcm-url", "fcm-credentials", "ca",
               "batch", "streams"],
     flags: ["quiet", "deliver"]
 ) { arguments in
-    let path = try arguments["db"] ?? Store.defaultPath()
+    let path = try storeLocation(arguments)
     let port = try arguments.integer("port") ?? 8080
     let threads = try arguments.integer("threads") ?? 4
     guard (0...65535).contains(port) else { throw UsageError(description: "--port must be 0 to 65535") }
@@ -49,7 +49,7 @@ let serveCommand = Command(
     if arguments.has("deliver") {
         let providers = try deliveryProviders(arguments)
         guard !providers.isEmpty else { throw UsageError(description: "--deliver needs a provider: --apns-url …, --fcm-url …") }
-        let worker = try deliveryWorker(try Store(path: path), providers, arguments, name: "serve-\(getpid())")
+        let worker = try deliveryWorker(try Store(location: path), providers, arguments, name: "serve-\(getpid())")
         let quiet = arguments.has("quiet")
         Thread {
             do {
@@ -92,7 +92,7 @@ nonisolated(unsafe) var signalSources: [DispatchSourceSignal] = []
 let tokenCommand = Command(
     name: "token",
     summary: "Create, list or revoke bearer tokens.",
-    usage: "stepo token [--db FILE] (--user ID | --admin) [--expires 30d|12h|TIME] [--label NAME]  |  --list [--user ID]  |  --revoke ID|TOKEN  |  --revoke-all --user ID",
+    usage: "stepo token [--db FILE | --database URL] (--user ID | --admin) [--expires 30d|12h|TIME] [--label NAME]  |  --list [--user ID]  |  --revoke ID|TOKEN  |  --revoke-all --user ID",
     details: """
     Creates a token for a user (or an admin token, which may post events) and prints it: the
     store keeps only its SHA-256, so this is the one time it is shown. --expires makes it stop
@@ -101,7 +101,7 @@ let tokenCommand = Command(
     --revoke TOKEN ends one, --revoke-all --user ID every token of a user. A banned or
     deactivated account's tokens are refused (403) whatever their state here.
     """,
-    options: ["db", "user", "expires", "label", "revoke"], flags: ["admin", "list", "revoke-all"]
+    options: ["db", "database", "user", "expires", "label", "revoke"], flags: ["admin", "list", "revoke-all"]
 ) { arguments in
     let store = try openStore(arguments)
     let now = Int64(Date().timeIntervalSince1970 * 1000)

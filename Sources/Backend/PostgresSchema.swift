@@ -1,0 +1,335 @@
+import Notifications
+import Storage
+
+/// The store's schema on PostgreSQL: the shape SQLite's migrations arrive at (`Schema`), made
+/// in one step, as a store on PostgreSQL starts new. Later changes come as further migrations
+/// here and in `Schema` alike.
+///
+/// What differs from SQLite: keys are `BIGSERIAL`; `user` is quoted (reserved here); and the
+/// tables read and written per recipient — `notifications`, `inboxes`, `marks` — are
+/// hash-partitioned by recipient, so they can later spread over nodes (a partition's primary
+/// key must hold the partition key, so a row's own key is (recipient, id), with an index on id
+/// for the lookups by id).
+enum PostgresSchema {
+    /// Partitions of each per-recipient table.
+    static let partitions = 8
+
+    static var migrations: [(id: String, sql: String)] {
+        [("0001-store", initial)]
+    }
+
+    /// Applies the migrations the database lacks, each in its own transaction. Several servers
+    /// starting at once take turns (an advisory lock), so each migration runs once.
+    static func migrate(_ db: Connection) throws {
+        try db.execute("SELECT pg_advisory_lock(\(Connection.writerLock + 1))")
+        defer { try? db.execute("SELECT pg_advisory_unlock(\(Connection.writerLock + 1))") }
+        try db.execute("CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY NOT NULL)")
+        let done = Set(try db.query("SELECT id FROM schema_migrations") { $0.string(0) })
+        if let unknown = done.subtracting(migrations.map(\.id)).sorted().first {
+            throw EventError("the database has migration \(unknown), unknown to this build: it was written by a newer stepo")
+        }
+        for migration in migrations where !done.contains(migration.id) {
+            try db.transaction(.concurrent) {
+                try db.execute(migration.sql)
+                try db.run("INSERT INTO schema_migrations(id) VALUES (?)", migration.id)
+            }
+        }
+    }
+
+    /// `CREATE TABLE name_pN PARTITION OF name …` for each partition.
+    private static func partitionsOf(_ table: String) -> String {
+        (0..<partitions).map {
+            "CREATE TABLE \(table)_p\($0) PARTITION OF \(table) FOR VALUES WITH (MODULUS \(partitions), REMAINDER \($0));"
+        }.joined(separator: "\n")
+    }
+
+    static var initial: String {
+        """
+        CREATE TABLE users (
+            id BIGSERIAL PRIMARY KEY,
+            ext TEXT NOT NULL UNIQUE,
+            username TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            avatar_url TEXT,
+            private INTEGER NOT NULL DEFAULT 0,
+            signed_in INTEGER NOT NULL DEFAULT 1,
+            state TEXT NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'banned', 'deactivated')),
+            pref_all INTEGER NOT NULL DEFAULT 1,
+            pref_stepWith INTEGER NOT NULL DEFAULT 1,
+            pref_social INTEGER NOT NULL DEFAULT 1,
+            pref_engagement INTEGER NOT NULL DEFAULT 1,
+            pref_journeys INTEGER NOT NULL DEFAULT 1,
+            created_at BIGINT NOT NULL,
+            alerts INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE TABLE follows (
+            followee BIGINT NOT NULL REFERENCES users(id),
+            follower BIGINT NOT NULL REFERENCES users(id),
+            created_at BIGINT NOT NULL,
+            PRIMARY KEY (followee, follower)
+        );
+        CREATE INDEX follows_by_follower ON follows(follower, followee);
+        CREATE TABLE follow_requests (
+            target BIGINT NOT NULL REFERENCES users(id),
+            requester BIGINT NOT NULL REFERENCES users(id),
+            created_at BIGINT NOT NULL,
+            PRIMARY KEY (target, requester)
+        );
+        CREATE TABLE blocks (
+            blocker BIGINT NOT NULL REFERENCES users(id),
+            blocked BIGINT NOT NULL REFERENCES users(id),
+            PRIMARY KEY (blocker, blocked)
+        );
+        CREATE INDEX blocks_by_blocked ON blocks(blocked, blocker);
+        CREATE TABLE mutes (
+            muter BIGINT NOT NULL REFERENCES users(id),
+            muted BIGINT NOT NULL REFERENCES users(id),
+            PRIMARY KEY (muter, muted)
+        );
+        CREATE TABLE journeys (
+            id BIGSERIAL PRIMARY KEY,
+            ext TEXT NOT NULL UNIQUE,
+            owner BIGINT NOT NULL REFERENCES users(id),
+            title TEXT NOT NULL,
+            created_at BIGINT NOT NULL
+        );
+        CREATE INDEX journeys_by_owner ON journeys(owner);
+        CREATE TABLE journey_follows (
+            journey BIGINT NOT NULL REFERENCES journeys(id),
+            follower BIGINT NOT NULL REFERENCES users(id),
+            created_at BIGINT NOT NULL,
+            PRIMARY KEY (journey, follower)
+        );
+        CREATE TABLE steps (
+            id BIGSERIAL PRIMARY KEY,
+            ext TEXT NOT NULL UNIQUE,
+            journey BIGINT NOT NULL REFERENCES journeys(id),
+            owner BIGINT NOT NULL REFERENCES users(id),
+            caption TEXT NOT NULL,
+            photo_url TEXT,
+            final INTEGER NOT NULL DEFAULT 0,
+            created_at BIGINT NOT NULL,
+            published_at BIGINT,
+            publish_event BIGINT,
+            deleted_at BIGINT,
+            hearts BIGINT NOT NULL DEFAULT 0,
+            shares BIGINT NOT NULL DEFAULT 0
+        );
+        CREATE INDEX steps_by_journey ON steps(journey, published_at);
+        CREATE INDEX steps_by_owner ON steps(owner);
+        CREATE TABLE comments (
+            id BIGSERIAL PRIMARY KEY,
+            ext TEXT NOT NULL UNIQUE,
+            step BIGINT NOT NULL REFERENCES steps(id),
+            author BIGINT NOT NULL REFERENCES users(id),
+            text TEXT NOT NULL,
+            parent BIGINT REFERENCES comments(id),
+            created_at BIGINT NOT NULL,
+            event BIGINT NOT NULL,
+            deleted_at BIGINT
+        );
+        CREATE INDEX comments_by_step ON comments(step, created_at);
+        CREATE INDEX comments_by_parent ON comments(parent) WHERE parent IS NOT NULL;
+        CREATE TABLE interactions (
+            step BIGINT NOT NULL REFERENCES steps(id),
+            type TEXT NOT NULL CHECK (type IN ('heart', 'share')),
+            actor BIGINT NOT NULL REFERENCES users(id),
+            at BIGINT NOT NULL,
+            event BIGINT NOT NULL,
+            PRIMARY KEY (step, type, actor)
+        );
+        CREATE INDEX interactions_by_time ON interactions(step, at);
+        CREATE TABLE tiers (
+            journey BIGINT NOT NULL REFERENCES journeys(id),
+            supporter BIGINT NOT NULL REFERENCES users(id),
+            tier TEXT NOT NULL,
+            at BIGINT NOT NULL,
+            PRIMARY KEY (journey, supporter, tier)
+        );
+        CREATE INDEX tiers_by_time ON tiers(journey, at);
+
+        -- Every change, once; its id is the version of every row it touched. Writers hold the
+        -- store's writer lock from taking an id to committing, so ids commit in order.
+        CREATE TABLE events (
+            id BIGSERIAL PRIMARY KEY,
+            ext TEXT UNIQUE,
+            type TEXT NOT NULL,
+            at BIGINT NOT NULL,
+            first_row BIGINT,
+            last_row BIGINT,
+            note TEXT,
+            title TEXT,
+            body TEXT,
+            push_body TEXT,
+            push_image TEXT,
+            face TEXT,
+            image TEXT,
+            tap TEXT,
+            thread TEXT
+        );
+        CREATE TABLE suppressions (
+            event BIGINT NOT NULL REFERENCES events(id),
+            recipient BIGINT NOT NULL,
+            kind TEXT NOT NULL,
+            reason TEXT NOT NULL
+        );
+        CREATE INDEX suppressions_by_event ON suppressions(event);
+
+        CREATE TABLE notifications (
+            id BIGSERIAL NOT NULL,
+            event BIGINT NOT NULL,
+            recipient BIGINT NOT NULL,
+            ord BIGINT NOT NULL,
+            kind TEXT NOT NULL,
+            actor BIGINT,
+            title TEXT,
+            body TEXT,
+            push_body TEXT,
+            push_image TEXT,
+            face TEXT,
+            image TEXT,
+            step BIGINT,
+            comment BIGINT,
+            journey BIGINT,
+            tier TEXT,
+            tap TEXT,
+            thread TEXT,
+            push TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            version BIGINT NOT NULL,
+            seen_at BIGINT,
+            read_at BIGINT,
+            deleted INTEGER NOT NULL DEFAULT 0,
+            members BIGINT,
+            action TEXT,
+            facepile TEXT,
+            PRIMARY KEY (recipient, id)
+        ) PARTITION BY HASH (recipient);
+        \(partitionsOf("notifications"))
+        CREATE INDEX notifications_by_id ON notifications(id);
+        CREATE INDEX notifications_by_recipient ON notifications(recipient, event);
+        CREATE INDEX notifications_by_version ON notifications(recipient, version);
+        CREATE INDEX notifications_sent ON notifications(recipient, created_at) WHERE push = 'sent';
+        CREATE INDEX notifications_stamped_seen ON notifications(recipient, ord) WHERE seen_at IS NOT NULL;
+        CREATE INDEX notifications_stamped_read ON notifications(recipient, ord) WHERE read_at IS NOT NULL;
+        CREATE INDEX notifications_follow_pings ON notifications(recipient, actor) WHERE kind = 'newFollower';
+
+        CREATE TABLE tokens (
+            hash BYTEA PRIMARY KEY NOT NULL,
+            "user" BIGINT REFERENCES users(id),
+            admin INTEGER NOT NULL DEFAULT 0,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT,
+            revoked_at BIGINT,
+            label TEXT
+        );
+        CREATE INDEX tokens_by_user ON tokens("user");
+        CREATE TABLE client_mutations (
+            client TEXT NOT NULL,
+            "user" BIGINT NOT NULL REFERENCES users(id),
+            last_seq BIGINT NOT NULL,
+            PRIMARY KEY (client, "user")
+        );
+        CREATE TABLE settings (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+        INSERT INTO settings(key, value) VALUES ('identity', replace(gen_random_uuid()::text, '-', ''));
+
+        CREATE TABLE inboxes (
+            "user" BIGINT NOT NULL,
+            total BIGINT NOT NULL DEFAULT 0,
+            seen_ord BIGINT NOT NULL DEFAULT 0,
+            read_ord BIGINT NOT NULL DEFAULT 0,
+            seen_above BIGINT NOT NULL DEFAULT 0,
+            read_above BIGINT NOT NULL DEFAULT 0,
+            PRIMARY KEY ("user")
+        ) PARTITION BY HASH ("user");
+        \(partitionsOf("inboxes"))
+        CREATE TABLE marks (
+            "user" BIGINT NOT NULL,
+            version BIGINT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('seen', 'read')),
+            through_ord BIGINT NOT NULL,
+            through_row BIGINT NOT NULL,
+            at BIGINT NOT NULL,
+            PRIMARY KEY ("user", version)
+        ) PARTITION BY HASH ("user");
+        \(partitionsOf("marks"))
+        CREATE INDEX marks_by_reach ON marks("user", through_ord);
+        CREATE INDEX marks_by_kind ON marks("user", kind, through_ord);
+        CREATE TABLE revocations (
+            version BIGINT NOT NULL,
+            viewer BIGINT NOT NULL,
+            owner BIGINT,
+            comment BIGINT,
+            reason TEXT NOT NULL CHECK (reason IN ('block', 'unfollow', 'private', 'inactive', 'comment'))
+        );
+        CREATE INDEX revocations_by_viewer ON revocations(viewer, version);
+
+        CREATE TABLE batches (
+            row BIGINT PRIMARY KEY,
+            recipient BIGINT NOT NULL,
+            step BIGINT NOT NULL,
+            action TEXT NOT NULL,
+            opened_at BIGINT NOT NULL
+        );
+        CREATE INDEX batches_open ON batches(recipient, step, action, opened_at);
+        CREATE TABLE batch_members (
+            row BIGINT NOT NULL,
+            person BIGINT NOT NULL,
+            at BIGINT NOT NULL,
+            face TEXT,
+            PRIMARY KEY (row, person)
+        );
+        CREATE INDEX batch_members_by_person ON batch_members(person);
+
+        CREATE TABLE person_alerts (
+            "user" BIGINT NOT NULL REFERENCES users(id),
+            person BIGINT NOT NULL REFERENCES users(id),
+            mode TEXT NOT NULL CHECK (mode IN ('all', 'off')),
+            PRIMARY KEY ("user", person)
+        );
+        CREATE TABLE journey_alerts (
+            "user" BIGINT NOT NULL REFERENCES users(id),
+            journey BIGINT NOT NULL REFERENCES journeys(id),
+            mode TEXT NOT NULL CHECK (mode IN ('all', 'off')),
+            PRIMARY KEY ("user", journey)
+        );
+
+        CREATE TABLE devices (
+            token TEXT PRIMARY KEY NOT NULL,
+            "user" BIGINT NOT NULL REFERENCES users(id),
+            platform TEXT NOT NULL CHECK (platform IN ('apns', 'fcm')),
+            environment TEXT NOT NULL CHECK (environment IN ('sandbox', 'production')),
+            registered_at BIGINT NOT NULL,
+            disabled_at BIGINT
+        );
+        CREATE INDEX devices_by_user ON devices("user") WHERE disabled_at IS NULL;
+        CREATE TABLE outbox (
+            id BIGSERIAL PRIMARY KEY,
+            row BIGINT NOT NULL,
+            token TEXT NOT NULL,
+            platform TEXT NOT NULL,
+            silent INTEGER NOT NULL DEFAULT 0,
+            state TEXT NOT NULL DEFAULT 'due' CHECK (state IN ('due', 'claimed', 'sent', 'dead', 'superseded')),
+            created_at BIGINT NOT NULL,
+            due_at BIGINT NOT NULL,
+            expires_at BIGINT,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            claimed_by TEXT,
+            claimed_until BIGINT
+        );
+        CREATE INDEX outbox_due ON outbox(due_at) WHERE state IN ('due', 'claimed');
+        CREATE INDEX outbox_by_row ON outbox(row);
+        -- SQLite orders attempts by its rowid; here the column of that name does.
+        CREATE TABLE delivery_attempts (
+            rowid BIGSERIAL PRIMARY KEY,
+            entry BIGINT NOT NULL REFERENCES outbox(id),
+            at BIGINT NOT NULL,
+            status INTEGER,
+            reason TEXT,
+            provider_id TEXT,
+            latency_ms BIGINT
+        );
+        CREATE INDEX delivery_attempts_by_entry ON delivery_attempts(entry);
+        """
+    }
+}

@@ -1,0 +1,290 @@
+import CLibPQ
+import Foundation
+
+/// An error PostgreSQL (or libpq) reported: its message, its SQLSTATE code when the server sent
+/// one, and the SQL that caused it.
+public struct PostgresError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+    /// The five-character SQLSTATE, e.g. "23505" for a unique violation; "" when none.
+    public let state: String
+    public let sql: String?
+
+    public init(_ message: String, state: String = "", sql: String? = nil) {
+        self.message = message
+        self.state = state
+        self.sql = sql
+    }
+
+    /// A unique, check, foreign-key or not-null constraint refused the write (class 23).
+    public var isConstraintViolation: Bool { state.hasPrefix("23") }
+
+    public var description: String { sql.map { "\(message) (in: \($0))" } ?? message }
+}
+
+/// A parameter as PostgreSQL receives it: a type, and the value in text form (binary for bytea).
+public enum PGParameter {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case bytes([UInt8])
+
+    /// The type OID the statement is prepared with: int8, float8, text, bytea; 0 (let the
+    /// server infer) for NULL.
+    var typeOID: Oid {
+        switch self {
+        case .null: return 0
+        case .integer: return 20
+        case .real: return 701
+        case .text: return 25
+        case .bytes: return 17
+        }
+    }
+
+    var typeLetter: Character {
+        switch self {
+        case .null: return "n"
+        case .integer: return "i"
+        case .real: return "r"
+        case .text: return "t"
+        case .bytes: return "b"
+        }
+    }
+}
+
+/// One connection to a PostgreSQL server. Statements are prepared once per text and parameter
+/// types, then executed by name. Use it from one thread at a time.
+public final class PGConnection {
+    let handle: OpaquePointer
+    private var prepared: [String: String] = [:]
+    /// Rows the last INSERT, UPDATE or DELETE changed.
+    public private(set) var changes = 0
+    /// Rows changed since the connection opened.
+    public private(set) var totalChanges = 0
+
+    /// Connects with a libpq connection string or URI (`postgresql://…`, `host=/tmp dbname=x`).
+    public init(_ conninfo: String) throws {
+        guard let raw = PQconnectdb(conninfo) else { throw PostgresError("cannot allocate a PostgreSQL connection") }
+        guard PQstatus(raw) == CONNECTION_OK else {
+            let message = String(cString: PQerrorMessage(raw)).trimmingCharacters(in: .whitespacesAndNewlines)
+            PQfinish(raw)
+            throw PostgresError("cannot connect to PostgreSQL: \(message)")
+        }
+        handle = raw
+        stepo_pq_silence(raw)
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// The server's version, e.g. 150018 for 15.18.
+    public var serverVersion: Int { Int(PQserverVersion(handle)) }
+
+    /// The connection's socket, to wait on for notifications.
+    public var socket: Int32 { PQsocket(handle) }
+
+    /// Runs one or more statements with no parameters (the simple query protocol).
+    @discardableResult
+    public func execute(_ sql: String) throws -> PGResult {
+        try check(PQexec(handle, sql), sql: sql)
+    }
+
+    /// Runs `sql` (with `$1`, `$2` … placeholders) with `parameters`, prepared once per text and
+    /// parameter types.
+    /// With `prepare: false` the text is parsed for this one run and nothing is kept.
+    @discardableResult
+    public func execute(_ sql: String, _ parameters: [PGParameter], prepare: Bool = true) throws -> PGResult {
+        var name = ""
+        if prepare {
+            var signature = String(parameters.map(\.typeLetter))
+            signature += sql
+            if let known = prepared[signature] {
+                name = known
+            } else {
+                name = "s\(prepared.count)"
+                var types = parameters.map(\.typeOID)
+                if types.contains(0) {
+                    // A NULL's type is left to the server, which cannot always tell (`? IS NULL`):
+                    // then it is text. Inside a transaction the failed attempt must not abort it.
+                    // The server names the parameter it could not type; each try types one more.
+                    let inTransaction = PQtransactionStatus(handle) == PQTRANS_INTRANS
+                    while true {
+                        if inTransaction { try execute("SAVEPOINT stepo_prepare") }
+                        do {
+                            _ = try check(PQprepare(handle, name, sql, Int32(types.count), types), sql: sql)
+                            if inTransaction { try execute("RELEASE stepo_prepare") }
+                            break
+                        } catch let error as PostgresError where error.state == "42P18" {
+                            if inTransaction { try execute("ROLLBACK TO stepo_prepare; RELEASE stepo_prepare") }
+                            guard let dollar = error.message.range(of: "parameter $"),
+                                  let number = Int(error.message[dollar.upperBound...].prefix { $0.isNumber }),
+                                  (1...types.count).contains(number), types[number - 1] == 0 else { throw error }
+                            types[number - 1] = 25
+                        }
+                    }
+                } else {
+                    _ = try check(PQprepare(handle, name, sql, Int32(types.count), types), sql: sql)
+                }
+                prepared[signature] = name
+            }
+        }
+        let types = prepare ? [] : parameters.map(\.typeOID)
+        // Text values are kept alive (as C strings) until the call returns.
+        var storage: [ContiguousArray<CChar>] = []
+        storage.reserveCapacity(parameters.count)
+        var lengths: [Int32] = []
+        var formats: [Int32] = []
+        for parameter in parameters {
+            switch parameter {
+            case .null: storage.append([]); lengths.append(0); formats.append(0)
+            case .integer(let value): storage.append(ContiguousArray(String(value).utf8CString)); lengths.append(0); formats.append(0)
+            case .real(let value): storage.append(ContiguousArray("\(value)".utf8CString)); lengths.append(0); formats.append(0)
+            case .text(let value): storage.append(ContiguousArray(value.utf8CString)); lengths.append(0); formats.append(0)
+            case .bytes(let value):
+                storage.append(ContiguousArray(value.map { CChar(bitPattern: $0) }))
+                lengths.append(Int32(value.count))
+                formats.append(1)
+            }
+        }
+        let result: OpaquePointer? = withPointers(storage, nulls: parameters.map { if case .null = $0 { return true } else { return false } }) { pointers in
+            prepare ? PQexecPrepared(handle, name, Int32(parameters.count), pointers, lengths, formats, 0)
+                    : PQexecParams(handle, sql, Int32(parameters.count), types, pointers, lengths, formats, 0)
+        }
+        return try check(result, sql: sql)
+    }
+
+    /// Turns a libpq result into a `PGResult`, or throws its error (and frees it).
+    private func check(_ raw: OpaquePointer?, sql: String) throws -> PGResult {
+        guard let raw else {
+            throw PostgresError(String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines), sql: sql)
+        }
+        switch PQresultStatus(raw) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            let result = PGResult(raw)
+            if let tuples = PQcmdTuples(raw), tuples.pointee != 0, let count = Int(String(cString: tuples)) {
+                changes = count
+                totalChanges += count
+            } else if PQresultStatus(raw) == PGRES_COMMAND_OK {
+                changes = 0
+            }
+            return result
+        default:
+            let message = String(cString: PQresultErrorMessage(raw)).trimmingCharacters(in: .whitespacesAndNewlines)
+            let state = PQresultErrorField(raw, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
+            PQclear(raw)
+            throw PostgresError(message, state: state, sql: sql)
+        }
+    }
+
+    // MARK: Notifications
+
+    /// Reads what the server has sent and returns the channels notified since the last call.
+    /// Does not wait: wait on `socket` first.
+    public func notifications() throws -> [String] {
+        guard PQconsumeInput(handle) == 1 else {
+            throw PostgresError("the PostgreSQL connection broke: " + String(cString: PQerrorMessage(handle)))
+        }
+        var channels: [String] = []
+        while let notify = PQnotifies(handle) {
+            channels.append(String(cString: notify.pointee.relname))
+            PQfreemem(notify)
+        }
+        return channels
+    }
+
+    /// Whether the connection is still usable.
+    public var isHealthy: Bool { PQstatus(handle) == CONNECTION_OK }
+}
+
+/// Calls `body` with C pointers to each buffer (nil for a NULL parameter).
+private func withPointers<R>(_ buffers: [ContiguousArray<CChar>], nulls: [Bool],
+                             _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+    func step(_ index: Int, _ acc: inout [UnsafePointer<CChar>?]) -> R {
+        if index == buffers.count { return body(acc) }
+        return buffers[index].withUnsafeBufferPointer { buffer in
+            acc.append(nulls[index] ? nil : buffer.baseAddress)
+            defer { acc.removeLast() }
+            return step(index + 1, &acc)
+        }
+    }
+    var pointers: [UnsafePointer<CChar>?] = []
+    pointers.reserveCapacity(buffers.count)
+    return step(0, &pointers)
+}
+
+/// The rows of a query, in text form. Frees its libpq result when released.
+public final class PGResult {
+    let handle: OpaquePointer
+    public let rowCount: Int
+    public let columnCount: Int
+
+    init(_ handle: OpaquePointer) {
+        self.handle = handle
+        rowCount = Int(PQntuples(handle))
+        columnCount = Int(PQnfields(handle))
+    }
+
+    deinit { PQclear(handle) }
+
+    public func isNull(_ row: Int, _ column: Int) -> Bool {
+        PQgetisnull(handle, Int32(row), Int32(column)) == 1
+    }
+
+    /// The value as an integer: digits parsed in place; a boolean's `t`/`f` as 1/0.
+    public func int64(_ row: Int, _ column: Int) -> Int64 {
+        guard let text = PQgetvalue(handle, Int32(row), Int32(column)) else { return 0 }
+        var pointer = text
+        var negative = false
+        switch pointer.pointee {
+        case CChar(UInt8(ascii: "t")): return 1
+        case CChar(UInt8(ascii: "f")): return 0
+        case CChar(UInt8(ascii: "-")): negative = true; pointer += 1
+        default: break
+        }
+        var value: Int64 = 0
+        while pointer.pointee >= 48 && pointer.pointee <= 57 {
+            value = value &* 10 &+ Int64(pointer.pointee - 48)
+            pointer += 1
+        }
+        if pointer.pointee == CChar(UInt8(ascii: ".")) || pointer.pointee == CChar(UInt8(ascii: "e")) {
+            return Int64(strtod(text, nil))  // a numeric or float value read as an integer, as SQLite would
+        }
+        return negative ? -value : value
+    }
+
+    public func double(_ row: Int, _ column: Int) -> Double {
+        guard let text = PQgetvalue(handle, Int32(row), Int32(column)) else { return 0 }
+        if text.pointee == CChar(UInt8(ascii: "t")) { return 1 }
+        if text.pointee == CChar(UInt8(ascii: "f")) { return 0 }
+        return strtod(text, nil)
+    }
+
+    public func string(_ row: Int, _ column: Int) -> String? {
+        guard !isNull(row, column), let text = PQgetvalue(handle, Int32(row), Int32(column)) else { return nil }
+        let count = Int(PQgetlength(handle, Int32(row), Int32(column)))
+        return text.withMemoryRebound(to: UInt8.self, capacity: count) {
+            String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self)
+        }
+    }
+
+    /// A bytea value (text form `\x0a1b…`) as bytes.
+    public func bytes(_ row: Int, _ column: Int) -> [UInt8]? {
+        guard let text = string(row, column) else { return nil }
+        guard text.hasPrefix("\\x") else { return Array(text.utf8) }
+        var bytes: [UInt8] = []
+        var high: UInt8?
+        for c in text.utf8.dropFirst(2) {
+            let nibble: UInt8
+            switch c {
+            case 48...57: nibble = c - 48
+            case 97...102: nibble = c - 87
+            case 65...70: nibble = c - 55
+            default: continue
+            }
+            if let h = high { bytes.append(h << 4 | nibble); high = nil } else { high = nibble }
+        }
+        return bytes
+    }
+
+    /// The column's type OID (20 int8, 25 text, 16 bool, 17 bytea …).
+    public func type(_ column: Int) -> UInt32 { PQftype(handle, Int32(column)) }
+}
