@@ -45,7 +45,7 @@ let package = Package(
                           swiftSettings: staticInRelease,
                           linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
         // What the tests share: running the real binary, a tmux of their own.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Postgres"], path: "Tests/TestSupport"),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "NotificationsTests", dependencies: ["Notifications"]),
         .testTarget(name: "BackendTests", dependencies: ["Backend", "Wire", "Notifications", "SQLite", "Inbox", "stepo", "TestSupport"]),

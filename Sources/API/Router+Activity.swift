@@ -61,6 +61,7 @@ extension Router {
         var rows: [JSON] = []
         var rejects: [JSON] = []
         var report = Ingestor.Report()
+        var version = 0
         var reader = LineReader(data: request.body)
         var line = 0
         let ingestor = Ingestor(store: store)
@@ -75,6 +76,7 @@ extension Router {
                         case .text(let data):
                             guard let outcome = try ingestor.apply(data) else { continue }
                             if outcome.repeated { report.repeated += 1 } else { report.applied += 1 }
+                            version = max(version, outcome.eventKey)
                             try store.forEachRow(ofEvent: outcome) { rows.append($0.contractJSON) }
                         }
                     } catch let error as EventError {
@@ -87,7 +89,7 @@ extension Router {
         if report.applied > 0 { ChangeSignal.shared.signal() }
         return HTTPResponse(status: report.rejected > 0 && report.applied == 0 && report.repeated == 0 ? 422 : 200, json: .object([
             ("applied", .int(report.applied)), ("repeated", .int(report.repeated)),
-            ("rejected", .array(rejects)), ("rows", .array(rows)),
+            ("rejected", .array(rejects)), ("rows", .array(rows)), ("version", .int(version)),
         ]))
     }
 }

@@ -106,6 +106,27 @@ extension Store {
         }
     }
 
+    /// Which of `polls` (a user's key, and the version they have) have a change after it: one
+    /// query for every parked long-poll of a server, however many there are.
+    public func usersWithChanges(_ polls: [(user: Int, after: Int)]) throws -> Set<Int> {
+        var changed = Set<Int>()
+        var start = 0
+        while start < polls.count {
+            let chunk = polls[start..<min(start + 500, polls.count)]
+            start += chunk.count
+            // Integers only, written into the text: one statement whatever the count.
+            let values = chunk.map { "(\($0.user), \($0.after))" }.joined(separator: ", ")
+            try db.prepare("""
+                WITH p(u, v) AS (VALUES \(values))
+                SELECT p.u FROM p
+                WHERE EXISTS (SELECT 1 FROM notifications WHERE recipient = p.u AND version > p.v)
+                   OR EXISTS (SELECT 1 FROM marks WHERE user = p.u AND version > p.v)
+                   OR EXISTS (SELECT 1 FROM revocations WHERE viewer IN (p.u, 0) AND version > p.v)
+                """).bind([]).forEach { changed.insert($0.int(0)) }
+        }
+        return changed
+    }
+
     /// Whether `userKey` has any change after `version`: a row, a mark or a revocation.
     public func hasChanges(for userKey: Int, after version: Int) throws -> Bool {
         try db.scalar("""

@@ -174,6 +174,9 @@ public final class Connection {
         case concurrent
     }
 
+    /// The channel a PostgreSQL writer notifies when it commits a change.
+    public static let changeChannel = "stepo_changes"
+
     /// The advisory lock key writers take on PostgreSQL ("stepo" in ASCII).
     public static let writerLock: Int64 = 0x73746570_6f
 
@@ -202,10 +205,19 @@ public final class Connection {
                 try connection.execute("SAVEPOINT stepo_sp\(level)")
             }
             depth += 1
+            let changesBefore = connection.totalChanges
             do {
                 let result = try body()
                 depth -= 1
-                try connection.execute(level == 0 ? "COMMIT" : "RELEASE stepo_sp\(level)")
+                if level > 0 {
+                    try connection.execute("RELEASE stepo_sp\(level)")
+                } else if isolation == .writer && connection.totalChanges != changesBefore {
+                    // Other servers' parked long-polls hear of it at commit: a hint with no data
+                    // (they look at versions to see what changed). PostgreSQL folds repeats.
+                    try connection.execute("NOTIFY \(Connection.changeChannel); COMMIT")
+                } else {
+                    try connection.execute("COMMIT")
+                }
                 return result
             } catch {
                 depth -= 1

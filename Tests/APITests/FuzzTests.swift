@@ -21,7 +21,7 @@ struct FuzzTests {
 
         init() throws {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            store = try Store(path: folder + "/f.db")
+            store = try Store(location: try TestEngine.location(folder, "f.db"))
             router = Router(store: store)
             let lines = """
             {"id":"u1","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"chaucao","username":"chaucao","name":"Chau Cao"}}

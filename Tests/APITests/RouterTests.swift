@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Notifications
 import Wire
 import SQLite
@@ -17,7 +18,7 @@ struct RouterTests {
 
     init() throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        store = try Store(path: folder + "/api.db")
+        store = try Store(location: try TestEngine.location(folder, "api.db"))
         router = Router(store: store)
         let lines = """
         {"id":"u1","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"chaucao","username":"chaucao","name":"Chau Cao"}}

@@ -78,6 +78,6 @@ struct FanoutParityTests {
             #expect(try w.explain(outcome) == expected, "step \(stepId)")
             #expect(Set(expected.values).count > 2, "the world should exercise several rules")
         }
-        #expect(try w.store.db.query("PRAGMA foreign_key_check") { $0.string(0) }.isEmpty)
+        #expect(try w.referenceViolations().isEmpty)
     }
 }

@@ -54,7 +54,7 @@ struct SampleWorldTests {
     func referentialIntegrity() throws {
         let world = try World()
         _ = try Self.ingestSample(into: world)
-        let violations = try world.store.db.query("PRAGMA foreign_key_check") { "\($0.string(0)) row \($0.int(1)) → \($0.string(2))" }
+        let violations = try world.referenceViolations()
         #expect(violations.isEmpty, "\(violations.prefix(5))")
     }
 

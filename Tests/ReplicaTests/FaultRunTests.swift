@@ -23,7 +23,7 @@ struct FaultRunTests {
         let run = try FaultRun(seed: 0)
         let path = run.folder + "/client.db"
         let storePath = run.store.path
-        let engine = SyncEngine(replica: try Replica(path: path), transport: InProcessTransport(user: "me") { Router(store: try Store(path: storePath)) })
+        let engine = SyncEngine(replica: try Replica(path: path), transport: InProcessTransport(user: "me") { Router(store: try Store(location: storePath)) })
         try run.event("heart", [("actor", "d"), ("step", "s2")])
         try engine.sync()
         // Offline: the step is deleted on the server (its rows, the newest, change version), and
@@ -64,7 +64,7 @@ final class FaultRun {
     init(seed: UInt64) throws {
         rng = SplitMix(seed: seed)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        store = try Store(path: folder + "/server.db")
+        store = try Store(location: try TestEngine.location(folder, "server.db"))
         try event("user", [("user", .object([("id", "me"), ("username", "me"), ("name", "Me")]))])
         for fan in fans { try event("user", [("user", .object([("id", .string(fan)), ("username", .string(fan)), ("name", .string("Fan \(fan)"))]))]) }
         try event("privacy", [("user", "me"), ("private", true)])
@@ -91,7 +91,7 @@ final class FaultRun {
     func run() throws -> [String] {
         let tokens = ["A": try store.createToken(for: try store.user("me"), admin: false, at: 0),
                       "B": try store.createToken(for: try store.user("me"), admin: false, at: 0)]
-        let (server, url) = try Stepo.serve(folder + "/server.db", log: folder + "/serve.log")
+        let (server, url) = try Stepo.serve(try TestEngine.location(folder, "server.db"), log: folder + "/serve.log")
         defer { server.stop() }
         let environment = ["XDG_STATE_HOME": folder + "/state"]
         let paths = try tokens.mapValues { try Replica.defaultPath(server: url, token: $0, in: folder + "/state/stepo/replicas") }

@@ -15,7 +15,7 @@ struct IdentityTests {
     /// A store where `fan` hearts chaucao's step.
     func store(_ name: String, fan: String) throws -> Store {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let store = try Store(path: "\(folder)/\(name).db")
+        let store = try Store(location: "\(folder)/\(name).db")
         let lines = """
         {"id":"u1","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"chaucao","username":"chaucao","name":"Chau Cao"}}
         {"id":"u2","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"\(fan)","username":"\(fan)","name":"Fan \(fan)"}}
@@ -30,14 +30,14 @@ struct IdentityTests {
 
     func engine(_ replica: Replica, _ store: Store) -> SyncEngine {
         let path = store.path
-        return SyncEngine(replica: replica, transport: InProcessTransport(user: "chaucao") { Router(store: try Store(path: path)) })
+        return SyncEngine(replica: replica, transport: InProcessTransport(user: "chaucao") { Router(store: try Store(location: path)) })
     }
 
     @Test("each store has an identity of its own, made with it and kept")
     func identities() throws {
         let a = try store("a", fan: "maya"), b = try store("b", fan: "kofi")
         #expect(a.identity.count == 32 && b.identity.count == 32 && a.identity != b.identity)
-        #expect(try Store(path: a.path).identity == a.identity)
+        #expect(try Store(location: a.path).identity == a.identity)
         #expect(try Replica.defaultPath(store: a.identity, user: "chaucao") != Replica.defaultPath(store: b.identity, user: "chaucao"))
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Notifications
 import Wire
 import Testing
@@ -35,14 +36,14 @@ struct KillTests {
     func killedMidSync() throws {
         let folder = NSTemporaryDirectory() + "stepo-kill-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let store = try Store(path: folder + "/server.db")
+        let store = try Store(location: try TestEngine.location(folder, "server.db"))
         let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("sample-data/events.ndjson")
         for line in try String(contentsOf: sample, encoding: .utf8).split(separator: "\n") {
             _ = try Ingestor(store: store).apply(Data(line.utf8))
         }
         let token = try store.createToken(for: try store.user("chaucao"), admin: false, at: 0)
-        let server = try HTTPServer(databasePath: folder + "/server.db", port: 0, threads: 2)
+        let server = try HTTPServer(databasePath: try TestEngine.location(folder, "server.db"), port: 0, threads: 2)
         defer { server.stop() }
         let url = "http://127.0.0.1:\(server.port)"
         let state = folder + "/state"

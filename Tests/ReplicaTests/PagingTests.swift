@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Notifications
 import Testing
 import Wire
@@ -19,7 +20,7 @@ struct PagingTests {
 
     init() throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        store = try Store(path: folder + "/server.db")
+        store = try Store(location: try TestEngine.location(folder, "server.db"))
         try event("user", [("user", .object([("id", "pat"), ("username", "pat"), ("name", "Pat")]))])
         try event("journey", [("journey", .object([("id", "ultra"), ("owner", "pat"), ("title", "Ultra")]))])
         try event("step", [("step", .object([("id", "s1"), ("journey", "ultra"), ("caption", "Long run"),
@@ -81,9 +82,9 @@ struct PagingTests {
     @Test("a replica synced in pages of 7 across one deletion holds what one big page would")
     func replicaConverges() throws {
         var world = self
-        let path = folder + "/server.db"
+        let path = try TestEngine.location(folder, "server.db")
         let replica = try Replica(path: folder + "/pat.db")
-        let counting = Counting(InProcessTransport(user: "pat") { Router(store: try Store(path: path)) })
+        let counting = Counting(InProcessTransport(user: "pat") { Router(store: try Store(location: path)) })
         let engine = SyncEngine(replica: replica, transport: counting, pageSize: 7)
         #expect(try engine.sync() == PagingTests.fans)
         try world.event("delete", [("step", "s1")])

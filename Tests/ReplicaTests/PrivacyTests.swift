@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Notifications
 import SQLite
 import Testing
@@ -41,10 +42,10 @@ struct PrivacyTests {
 
         init(privateOwner: Bool) throws {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            store = try Store(path: folder + "/server.db")
+            store = try Store(location: try TestEngine.location(folder, "server.db"))
             replica = try Replica(path: folder + "/fan.db")
-            let path = folder + "/server.db"
-            engine = SyncEngine(replica: replica, transport: InProcessTransport(user: "fan") { Router(store: try Store(path: path)) })
+            let path = try TestEngine.location(folder, "server.db")
+            engine = SyncEngine(replica: replica, transport: InProcessTransport(user: "fan") { Router(store: try Store(location: path)) })
             try event("user", [("user", .object([("id", "pat"), ("username", "pat.secretive"), ("name", "Pat"),
                                                 ("avatarUrl", .string(PrivacyTests.secrets["avatar"]!)),
                                                 ("private", .bool(privateOwner))]))])
@@ -147,7 +148,7 @@ struct PrivacyTests {
     func endpointsAgree() throws {
         let scene = try Scene(privateOwner: true)
         try scene.event("block", [("actor", "pat"), ("target", "fan")])
-        let router = Router(store: try Store(path: scene.folder + "/server.db"))
+        let router = Router(store: try Store(location: try TestEngine.location(scene.folder, "server.db")))
         var request = HTTPRequest(method: "GET", path: "/v1/steps/s1")
         request.trustedUser = "fan"
         #expect(router.respond(to: request).status == 410)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Notifications
 import Testing
 import Wire
@@ -24,7 +25,7 @@ struct SeenTests {
         let folder = NSTemporaryDirectory() + "stepo-seen-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let store = try Store(path: folder + "/server.db")
+        let store = try Store(location: try TestEngine.location(folder, "server.db"))
         let bulk = BulkWorld(store)
         let newest = Timestamp.parse("2026-11-29T00:00:00Z")!
         try bulk.build {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Notifications
 import Wire
 import SQLite
@@ -11,12 +12,13 @@ import Testing
 @Suite("Replica and sync")
 struct SyncTests {
     let folder = NSTemporaryDirectory() + "stepo-sync-" + UUID().uuidString
-    var storePath: String { folder + "/server.db" }
+    let storePath: String
     let store: Store
 
     init() throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        store = try Store(path: folder + "/server.db")
+        storePath = try TestEngine.location(folder, "server.db")
+        store = try Store(location: storePath)
         let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("sample-data/events.ndjson")
         let text = try String(contentsOf: sample, encoding: .utf8)
@@ -33,7 +35,7 @@ struct SyncTests {
     @Test("a first sync in-process copies every row and the server's counts")
     func initialSync() throws {
         let local = try replica("a")
-        let engine = SyncEngine(replica: local, transport: InProcessTransport(router: Router(store: try Store(path: storePath)), user: "chaucao"))
+        let engine = SyncEngine(replica: local, transport: InProcessTransport(router: Router(store: try Store(location: storePath)), user: "chaucao"))
         #expect(try engine.sync() == 106)
         #expect(local.rowCount == 106)
         #expect(local.counts == ServerCounts(unseen: 106, unread: 106, stale: false))
@@ -49,8 +51,8 @@ struct SyncTests {
     @Test("two clients of one user converge, and every count agrees with a server COUNT")
     func twoClients() throws {
         let a = try replica("a"), b = try replica("b")
-        let syncA = SyncEngine(replica: a, transport: InProcessTransport(router: Router(store: try Store(path: storePath)), user: "chaucao"))
-        let syncB = SyncEngine(replica: b, transport: InProcessTransport(router: Router(store: try Store(path: storePath)), user: "chaucao"))
+        let syncA = SyncEngine(replica: a, transport: InProcessTransport(router: Router(store: try Store(location: storePath)), user: "chaucao"))
+        let syncB = SyncEngine(replica: b, transport: InProcessTransport(router: Router(store: try Store(location: storePath)), user: "chaucao"))
         try syncA.sync()
         try syncB.sync()
         let target = try #require(try a.rows().first)
@@ -100,9 +102,9 @@ struct SyncTests {
     @Test("a long-poll through the in-process transport brings a new row as soon as it is made")
     func liveRow() throws {
         let local = try replica("live")
-        let engine = SyncEngine(replica: local, transport: InProcessTransport(router: Router(store: try Store(path: storePath)), user: "chaucao"))
+        let engine = SyncEngine(replica: local, transport: InProcessTransport(router: Router(store: try Store(location: storePath)), user: "chaucao"))
         try engine.sync()
-        let writer = try Store(path: storePath)
+        let writer = try Store(location: storePath)
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) {
             _ = try? Ingestor(store: writer).apply(Data(#"{"id":"late","type":"follow","at":"2026-11-29T12:30:00Z","actor":"quinn","target":"chaucao"}"#.utf8))
             _ = try? Ingestor(store: writer).apply(Data(#"{"id":"late2","type":"follow","at":"2026-11-29T12:31:00Z","actor":"mai","target":"chaucao"}"#.utf8))

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import HTTPClient
 import Notifications
 import Wire
@@ -17,7 +18,7 @@ struct HTTPServerTests {
 
     init() throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let store = try Store(path: folder + "/http.db")
+        let store = try Store(location: try TestEngine.location(folder, "http.db"))
         let lines = """
         {"id":"u1","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"chaucao","username":"chaucao","name":"Chau Cao"}}
         {"id":"u2","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"maya","username":"maya","name":"Maya Okonkwo"}}
@@ -26,7 +27,7 @@ struct HTTPServerTests {
         for line in lines.split(separator: "\n") { _ = try Ingestor(store: store).apply(Data(line.utf8)) }
         token = try store.createToken(for: try store.user("chaucao"), admin: false, at: 0)
         admin = try store.createToken(for: nil, admin: true, at: 0)
-        server = try HTTPServer(databasePath: folder + "/http.db", port: 0, threads: 2)
+        server = try HTTPServer(databasePath: try TestEngine.location(folder, "http.db"), port: 0, threads: 2)
     }
 
     func call(_ method: String, _ path: String, token: String? = nil, body: Data? = nil) async throws -> (Int, JSON) {
@@ -70,7 +71,7 @@ struct HTTPServerTests {
         let (status, json) = try await call("POST", "/v1/mutations", token: token, body: body)
         #expect(status == 200)
         #expect(json["counts"] == .object([("unseen", 0), ("unread", 1)]))
-        let store = try Store(path: folder + "/http.db")
+        let store = try Store(location: try TestEngine.location(folder, "http.db"))
         let key = try #require(try store.user("chaucao")).key
         #expect(try store.recount(for: key).unseen == 0)
     }

@@ -14,12 +14,12 @@ struct HostileLoadTests {
     /// A store with chaucao (who has a row) and an admin token; `stepo serve` on it.
     func serve(_ extra: [String] = []) throws -> (server: Spawn.Background, port: UInt16, token: String, admin: String) {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let store = try Store(path: folder + "/s.db")
+        let store = try Store(location: try TestEngine.location(folder, "s.db"))
         for line in CommandLineWorld.lines { _ = try Ingestor(store: store).apply(Data(line.utf8)) }
         let token = try store.createToken(for: try store.user("chaucao"), admin: false, at: 0)
         let admin = try store.createToken(for: nil, admin: true, at: 0)
         let log = folder + "/serve.log"
-        let server = try Spawn.start([Stepo.binary, "serve", "--db", folder + "/s.db", "--port", "0", "--quiet"] + extra, log: log)
+        let server = try Spawn.start([Stepo.binary, "serve"] + TestEngine.storeArguments(try TestEngine.location(folder, "s.db")) + [ "--port", "0", "--quiet"] + extra, log: log)
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             let text = String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self)

@@ -33,7 +33,7 @@ final class PushDeliveryTests {
                                 + String(decoding: FileManager.default.contents(atPath: folder + "/standin.log") ?? Data(), as: UTF8.self))
         }
         url = found
-        store = try Store(path: folder + "/stepo.db")
+        store = try Store(location: try TestEngine.location(folder, "stepo.db"))
         // A step published an hour ago: its 24-hour window is open, so its pushes are live.
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let published = now - 3_600_000
@@ -171,7 +171,7 @@ final class PushDeliveryTests {
         try register((1...60).map { "fcm-\($0)" }, .fcm)
         _ = try heart("f1")
         // Each worker on a connection of its own, as two processes would be.
-        let a = try worker(on: try Store(path: folder + "/stepo.db")).0, b = try worker(on: try Store(path: folder + "/stepo.db")).0
+        let a = try worker(on: try Store(location: try TestEngine.location(folder, "stepo.db"))).0, b = try worker(on: try Store(location: try TestEngine.location(folder, "stepo.db"))).0
         a.batch = 7
         b.batch = 7
         let group = DispatchGroup()
@@ -224,7 +224,7 @@ extension PushDeliveryTests {
             var settled = false
             let deadline = Date().addingTimeInterval(60)
             while !settled, Date() < deadline {
-                let worker = try Spawn.start([Stepo.binary, "deliver", "--db", folder + "/stepo.db", "--lease", "0.3", "--batch", "\(batch)",
+                let worker = try Spawn.start([Stepo.binary, "deliver"] + TestEngine.storeArguments(try TestEngine.location(folder, "stepo.db")) + [ "--lease", "0.3", "--batch", "\(batch)",
                                               "--ca", folder + "/cert.pem", "--apns-url", url, "--apns-key", folder + "/apns.p8",
                                               "--apns-key-id", "KEY1234567", "--apns-team", "TEAM123456"],
                                              log: folder + "/worker-\(run)-\(kills).log")
@@ -246,7 +246,7 @@ extension PushDeliveryTests {
             // And a push went twice only when its answer was never recorded: the outbox holds
             // one success per entry, and no more attempts than the provider saw.
             let recorded = try store.db.query("""
-                SELECT o.token, count(a.entry), sum(a.status = 200) FROM outbox o JOIN delivery_attempts a ON a.entry = o.id
+                SELECT o.token, count(a.entry), sum(CASE WHEN a.status = 200 THEN 1 ELSE 0 END) FROM outbox o JOIN delivery_attempts a ON a.entry = o.id
                 WHERE o.row = ? GROUP BY o.token
                 """, [row]) { ($0.string(0), $0.int(1), $0.int(2)) }
             for (token, attempts, successes) in recorded where token.hasPrefix("k\(run)-") {

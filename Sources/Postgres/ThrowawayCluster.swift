@@ -1,0 +1,93 @@
+import Foundation
+
+/// A PostgreSQL cluster of one process's own, for tests and benchmarks: `initdb` in a
+/// temporary folder, the server listening only on a unix socket there, stopped and removed
+/// when the process ends — by a watchdog shell that outlives a crash, too.
+///
+/// Durability is off (fsync, full-page writes, synchronous commit): nothing here outlives
+/// the process. As root, the `postgres` user runs it (PostgreSQL refuses root).
+public final class ThrowawayCluster: @unchecked Sendable {
+    public let folder: String
+    public let binaries: String
+    private let lock = NSLock()
+    private var made = 0
+
+    /// The newest installed PostgreSQL's programs, or nil when none is installed.
+    public static var installedBinaries: String? {
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+        return versions.sorted { (Int($0) ?? 0) > (Int($1) ?? 0) }.map { "/usr/lib/postgresql/\($0)/bin" }
+            .first { FileManager.default.isExecutableFile(atPath: $0 + "/initdb") }
+    }
+
+    /// Makes and starts the cluster; `settings` are extra `-c name=value` server settings.
+    public init(settings: [String] = []) throws {
+        guard let binaries = ThrowawayCluster.installedBinaries else {
+            throw PostgresError("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb): `bash .ci/deps` installs it")
+        }
+        self.binaries = binaries
+        folder = NSTemporaryDirectory() + "stepo-pg-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let prefix = try ThrowawayCluster.runAs(folder)
+        try ThrowawayCluster.run(prefix + [binaries + "/initdb", "-D", folder + "/data", "-A", "trust", "-U", "postgres", "--no-sync"],
+                                 log: folder + "/initdb.log")
+        let options = (["listen_addresses=''", "fsync=off", "synchronous_commit=off", "full_page_writes=off", "max_connections=400"]
+                       + settings).map { "-c \($0)" }.joined(separator: " ")
+        try ThrowawayCluster.run(prefix + [binaries + "/pg_ctl", "-D", folder + "/data", "-o", "-k \(folder) \(options)",
+                                           "-l", folder + "/log", "-w", "start"], log: folder + "/pg_ctl.log")
+        // Stop and remove the cluster when this process ends, however it ends.
+        let stop = (prefix + [binaries + "/pg_ctl", "-D", folder + "/data", "-m", "immediate", "stop"]).map { "'\($0)'" }.joined(separator: " ")
+        let watchdog = Process()
+        watchdog.executableURL = URL(fileURLWithPath: "/bin/sh")
+        watchdog.arguments = ["-c", "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(stop) >/dev/null 2>&1; rm -rf '\(folder)'"]
+        watchdog.standardOutput = FileHandle.nullDevice
+        watchdog.standardError = FileHandle.nullDevice
+        try watchdog.run()
+    }
+
+    /// The command prefix that runs a program as the cluster's owner (and, as root, gives the
+    /// folder to `postgres`).
+    private static func runAs(_ folder: String) throws -> [String] {
+        guard getuid() == 0 else { return [] }
+        guard let owner = getpwnam("postgres") else { throw PostgresError("as root, the postgres user runs PostgreSQL: there is none") }
+        chown(folder, owner.pointee.pw_uid, owner.pointee.pw_gid)
+        return ["/usr/sbin/runuser", "-u", "postgres", "--"]
+    }
+
+    /// Runs a program to its end; throws with its log when it fails.
+    private static func run(_ arguments: [String], log: String) throws {
+        FileManager.default.createFile(atPath: log, contents: nil)
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        defer { try? output.close() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            throw PostgresError("\(URL(fileURLWithPath: arguments[0]).lastPathComponent) failed: \(text.suffix(600))")
+        }
+    }
+
+    /// The URL of database `name`, over the unix socket.
+    public func url(_ name: String) -> String {
+        "postgresql:///\(name)?host=\(folder)&user=postgres"
+    }
+
+    /// A new, empty database; its URL.
+    public func createDatabase() throws -> String {
+        lock.lock()
+        made += 1
+        let name = "db\(made)"
+        lock.unlock()
+        let admin = try PGConnection(url("postgres"))
+        try admin.execute("CREATE DATABASE \(name)")
+        return url(name)
+    }
+
+    /// `psql`, for what a person would run by hand.
+    public var psql: String { binaries + "/psql" }
+}

@@ -1,0 +1,349 @@
+import Backend
+import Foundation
+import Notifications
+import Postgres
+
+/// `stepo bench scaleout`: the store on PostgreSQL behind three `stepo serve` processes, all on
+/// this machine with a throwaway cluster of the bench's own.
+///
+/// - load: `--clients` (500) users long-poll, spread over the three servers, while hearts on
+///   their steps arrive at `--rate` (1,000) events a second for `--seconds` (60), each posted
+///   to one of the servers: errors (0), each post's time to its answer (p99 ≤ 50 ms), and from
+///   a post to the answer of its owner's parked long-poll (p99 ≤ 200 ms). At 4× the clients
+///   are four times as many.
+/// - fanout: one publish to `--followers` (250,000 × the scale: a million at 4×) followers,
+///   against a raw INSERT … SELECT of as many rows in psql, in the same database (≤ 2×).
+struct ScaleoutBench {
+    let arguments: Arguments
+
+    func run() throws -> Int32 {
+        let scales = try BenchFigures.scales(arguments)
+        let only = arguments["only"]
+        guard only == nil || only == "load" || only == "fanout" else { throw UsageError(description: "--only takes load or fanout") }
+        print("stepo bench scaleout · \(ProcessInfo.processInfo.activeProcessorCount) cores · one PostgreSQL, three servers")
+        let cluster = try ThrowawayCluster(settings: ["shared_buffers=512MB", "max_wal_size=8GB", "checkpoint_timeout=30min",
+                                                      "work_mem=64MB", "maintenance_work_mem=256MB"])
+        print("PostgreSQL: a throwaway cluster in \(cluster.folder)")
+        var figures = BenchFigures()
+        if only != "fanout" {
+            for scale in scales { try load(scale: scale, cluster: cluster, figures: &figures) }
+        }
+        if only != "load" {
+            var times: [Int: Double] = [:]
+            for scale in scales { times[scale] = try fanout(scale: scale, cluster: cluster, figures: &figures) }
+            figures.growth("one publish", times, limit: 4)
+        }
+        return figures.finish()
+    }
+
+    // MARK: Load
+
+    func load(scale: Int, cluster: ThrowawayCluster, figures: inout BenchFigures) throws {
+        let clients = (try arguments.integer("clients") ?? 500) * scale
+        let rate = try arguments.integer("rate") ?? 1000
+        let seconds = try arguments.integer("seconds") ?? 60
+        guard clients > 0, rate > 0, seconds > 0 else { throw UsageError(description: "--clients, --rate and --seconds must be positive") }
+        // Users 1 … clients each own a journey and a step; the hearts come from the next 60,001
+        // people, each (step, person) pair once (the two counts share no factor).
+        let actors = 60_001
+        let url = try cluster.createDatabase()
+        let store = try Store(postgres: url)
+        let bulk = BulkWorld(store)
+        let published = Timestamp.parse("2026-11-01T00:00:00Z")!
+        try bulk.build {
+            try bulk.addUsers(1...(clients + actors))
+            try bulk.addJourneys(clients, owners: clients)
+            try bulk.addSteps(clients, journeys: clients, publishedAt: published)
+        }
+        var tokens: [String] = []
+        for key in 1...clients {
+            guard let user = try store.user(key: key) else { throw CommandError(description: "the world lost user \(key)") }
+            tokens.append(try store.createToken(for: user, admin: false, at: 0))
+        }
+        let admin = try store.createToken(for: nil, admin: true, at: 0)
+        let folder = cluster.folder + "/load-\(scale)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var servers: [(child: Child, address: String)] = []
+        defer { for server in servers { server.child.stop() } }
+        for index in 0..<3 {
+            let log = folder + "/serve-\(index).log"
+            let child = try Child.start([CommandLine.executablePath, "serve", "--database", url, "--port", "0", "--quiet",
+                                         "--per-address", "0"], log: log)
+            servers.append((child, try Child.address(in: log)))
+        }
+        let driver = LoadDriver(servers: servers.map(\.address), tokens: tokens, admin: admin, rate: rate,
+                                seconds: Double(seconds), actors: actors, clients: clients)
+        let result = try driver.run()
+        let memory = servers.map { Child.highWaterMB($0.child.pid) }
+        let label = "\(clients) long-polls on 3 servers, \(rate) events/s for \(seconds) s (\(scale)×)"
+        print("\(label): \(result.posted) events posted, \(result.answers) long-poll answers, \(result.awaited) events still awaited at the end; "
+              + String(format: "servers' peak memory %.0f / %.0f / %.0f MB", memory[0], memory[1], memory[2]))
+        figures.line("  errors", "\(result.errors)", met: result.errors == 0, target: "0")
+        let mutationP99 = BenchFigures.percentile(result.mutations, 0.99) * 1000
+        figures.line("  an event's post, sent → answered",
+                     String(format: "median %.1f ms, p99 %.1f ms, max %.1f ms", BenchFigures.median(result.mutations) * 1000, mutationP99,
+                            (result.mutations.max() ?? 0) * 1000),
+                     met: mutationP99 <= 50, target: "p99 ≤ 50 ms")
+        let wakeP99 = BenchFigures.percentile(result.wakes, 0.99) * 1000
+        figures.line("  an event's post → its owner's long-poll answers (on any of the servers)",
+                     String(format: "median %.1f ms, p99 %.1f ms, max %.1f ms (%d events)", BenchFigures.median(result.wakes) * 1000, wakeP99,
+                            (result.wakes.max() ?? 0) * 1000, result.wakes.count),
+                     met: wakeP99 <= 200 && !result.wakes.isEmpty, target: "p99 ≤ 200 ms")
+        let achieved = Double(result.posted) / Double(seconds)
+        figures.line("  events posted per second", String(format: "%.0f", achieved), met: achieved >= Double(rate) * 0.98,
+                     target: "≥ \(rate) (98%)")
+    }
+
+    // MARK: Fan-out
+
+    /// One publish to the followers of u1, timed in the store; then the raw INSERT … SELECT of as
+    /// many rows in psql. Returns the publish's seconds.
+    func fanout(scale: Int, cluster: ThrowawayCluster, figures: inout BenchFigures) throws -> Double {
+        let followers = (try arguments.integer("followers") ?? 250_000) * scale
+        let url = try cluster.createDatabase()
+        let store = try Store(postgres: url)
+        let bulk = BulkWorld(store)
+        try bulk.build {
+            try bulk.addUsers(1...(followers + 1))
+            try bulk.addFollowers(of: 1, 2...(followers + 1))
+            try bulk.addJourneys(1, owners: 1)
+        }
+        let ingestor = Ingestor(store: store)
+        let step = #"{"id":"fan-step","type":"step","at":"2026-11-30T08:00:00Z","step":{"id":"big","journey":"j1","caption":"The summit, at last","photoUrl":"https://cdn.stepo.app/steps/big.jpg"}}"#
+        _ = try ingestor.apply(Data(step.utf8))
+        let start = DispatchTime.now()
+        let publish = #"{"id":"fan-publish","type":"mediaReady","at":"2026-11-30T08:01:00Z","step":"big"}"#
+        guard let outcome = try ingestor.apply(Data(publish.utf8)) else { throw CommandError(description: "the publish did nothing") }
+        let seconds = BenchFigures.seconds(since: start)
+        guard outcome.rowCount == followers else {
+            figures.fail("one publish to \(followers) followers made \(outcome.rowCount) rows")
+            return seconds
+        }
+        // The same number of rows, written by hand: one INSERT … SELECT from the follows.
+        let raw = """
+            \\timing on
+            INSERT INTO notifications(event, recipient, ord, kind, actor, step, journey, push, created_at, version)
+            SELECT 1, f.follower, i.total + 2, 'newStep', 1, 1, 1, 'sent', 0, 1
+            FROM follows AS f JOIN inboxes AS i ON i."user" = f.follower WHERE f.followee = 1;
+            """
+        let psql = Process()
+        psql.executableURL = URL(fileURLWithPath: cluster.psql)
+        psql.arguments = ["-X", "-q", "-d", url]
+        let input = Pipe(), output = Pipe()
+        psql.standardInput = input
+        psql.standardOutput = output
+        psql.standardError = output
+        try psql.run()
+        input.fileHandleForWriting.write(Data(raw.utf8))
+        try input.fileHandleForWriting.close()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        psql.waitUntilExit()
+        guard let range = text.range(of: #"Time: [0-9.]+ ms"#, options: .regularExpression),
+              let milliseconds = Double(text[range].dropFirst(6).dropLast(3)) else {
+            throw CommandError(description: "psql did not time the raw insert: \(text.prefix(300))")
+        }
+        figures.report("one publish to \(followers) followers (\(scale)×)", seconds: seconds, target: Double(followers) / 1_000_000 * 60,
+                       ratio: (milliseconds / 1000, 2))
+        return seconds
+    }
+}
+
+/// The load's clients, in one thread: every long-poll and every post is a keep-alive HTTP/1.1
+/// connection on a `poll(2)` loop, so 2,000 clients cost the machine little beside the servers.
+final class LoadDriver {
+    let servers: [String]
+    let tokens: [String]
+    let admin: String
+    let rate: Int
+    let seconds: Double
+    let actors: Int
+    let clients: Int
+
+    struct Result {
+        var posted = 0
+        var answers = 0
+        var errors = 0
+        var awaited = 0
+        var mutations: [Double] = []
+        var wakes: [Double] = []
+    }
+
+    init(servers: [String], tokens: [String], admin: String, rate: Int, seconds: Double, actors: Int, clients: Int) {
+        self.servers = servers
+        self.tokens = tokens
+        self.admin = admin
+        self.rate = rate
+        self.seconds = seconds
+        self.actors = actors
+        self.clients = clients
+    }
+
+    /// One connection: what it is for, its socket, what it has read.
+    final class Link {
+        enum Role { case poll(client: Int), post }
+        let role: Role
+        let server: Int
+        var socket: Int32 = -1
+        var input: [UInt8] = []
+        var busy = false
+        /// For a post: when it was due (its latency counts from then) and whose step it hearts.
+        var due = 0.0
+        var owner = 0
+
+        init(role: Role, server: Int) {
+            self.role = role
+            self.server = server
+        }
+    }
+
+    static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+    func connect(_ link: Link) throws {
+        guard let colon = servers[link.server].lastIndex(of: ":"), let port = UInt16(servers[link.server][colon...].dropFirst()) else {
+            throw CommandError(description: "bad server address \(servers[link.server])")
+        }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Foundation.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { close(fd); throw CommandError(description: "cannot connect to \(servers[link.server])") }
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        link.socket = fd
+        link.input.removeAll(keepingCapacity: true)
+    }
+
+    func send(_ link: Link, _ request: String) {
+        var bytes = Array(request.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { write(link.socket, $0.baseAddress! + offset, $0.count - offset) }
+            if written <= 0 { break }
+            offset += written
+        }
+        link.busy = true
+    }
+
+    /// The complete response at the front of `input`, if there is one: its status and body.
+    func response(_ link: Link) -> (status: Int, body: [UInt8])? {
+        let marker: [UInt8] = [13, 10, 13, 10]
+        guard link.input.count >= 4 else { return nil }
+        var end = -1
+        for index in 0...(link.input.count - 4) where link.input[index] == 13 && Array(link.input[index..<index + 4]) == marker {
+            end = index
+            break
+        }
+        guard end >= 0 else { return nil }
+        let head = String(decoding: link.input[0..<end], as: UTF8.self)
+        let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
+        var length = 0
+        for line in head.split(separator: "\r\n") where line.lowercased().hasPrefix("content-length:") {
+            length = Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
+        }
+        guard link.input.count >= end + 4 + length else { return nil }
+        let body = Array(link.input[(end + 4)..<(end + 4 + length)])
+        link.input.removeFirst(end + 4 + length)
+        return (status, body)
+    }
+
+    func run() throws -> Result {
+        var result = Result()
+        var links: [Link] = []
+        // Every client's long-poll, each on a server of its own turn.
+        for client in 0..<clients { links.append(Link(role: .poll(client: client), server: client % servers.count)) }
+        let posters = 48
+        for index in 0..<posters { links.append(Link(role: .post, server: index % servers.count)) }
+        for link in links { try connect(link) }
+        defer { for link in links { close(link.socket) } }
+        var after = [Int](repeating: 0, count: clients)
+        // Each client's posted events not yet brought by its long-poll: (sent at, version).
+        var awaiting = [[(sent: Double, version: Int)]](repeating: [], count: clients)
+        // What each client's long-polls answered lately: (at, next), to match a post answered late.
+        var answered = [[(at: Double, next: Int)]](repeating: [], count: clients)
+        func ask(_ link: Link, client: Int) {
+            send(link, "GET /v1/activity?after=\(after[client])&wait=30&limit=50 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(tokens[client])\r\n\r\n")
+        }
+        for link in links { if case .poll(let client) = link.role { ask(link, client: client) } }
+        // Let every long-poll park before the events start.
+        Thread.sleep(forTimeInterval: 1)
+        let start = LoadDriver.now()
+        let end = start + seconds
+        var scheduled = 0
+        let base = Timestamp.parse("2026-12-01T00:00:00Z")!
+        var descriptors = links.map { pollfd(fd: $0.socket, events: Int16(POLLIN), revents: 0) }
+        var idlePosters = links.filter { if case .post = $0.role { return true } else { return false } }
+        while true {
+            let now = LoadDriver.now()
+            // Posts due by now, on idle connections (a post waiting for one counts from when it was due).
+            let due = now < end ? Int((now - start) * Double(rate)) : Int(seconds) * rate
+            while scheduled < due, let link = idlePosters.popLast() {
+                let k = scheduled
+                scheduled += 1
+                let step = 1 + k % clients
+                let owner = step % clients  // step i is in journey 1 + i % clients, owned by user 1 + i % clients (index i % clients)
+                let actor = clients + 1 + k % actors
+                let at = Timestamp.format(base + Int64(k))
+                let body = #"{"id":"h\#(k)","type":"heart","at":"\#(at)","actor":"u\#(actor)","step":"s\#(step)"}"#
+                link.due = start + Double(k) / Double(rate)
+                link.owner = owner
+                send(link, "POST /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(admin)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            }
+            if now >= end + 3 { break }  // the last answers have had their time
+            let ready = poll(&descriptors, nfds_t(descriptors.count), 2)
+            guard ready > 0 else { continue }
+            for (index, descriptor) in descriptors.enumerated() where descriptor.revents != 0 {
+                descriptors[index].revents = 0
+                let link = links[index]
+                var buffer = [UInt8](repeating: 0, count: 16_384)
+                let count = read(link.socket, &buffer, buffer.count)
+                if count <= 0 {
+                    // The server closed it: count it, and open it again.
+                    result.errors += 1
+                    close(link.socket)
+                    try connect(link)
+                    descriptors[index].fd = link.socket
+                    if case .poll(let client) = link.role { ask(link, client: client) } else { link.busy = false; idlePosters.append(link) }
+                    continue
+                }
+                link.input.append(contentsOf: buffer[0..<count])
+                while let (status, body) = response(link) {
+                    let at = LoadDriver.now()
+                    link.busy = false
+                    let json = try? JSON.parse(Data(body))
+                    switch link.role {
+                    case .post:
+                        result.posted += 1
+                        result.mutations.append(at - link.due)
+                        idlePosters.append(link)
+                        guard status == 200, let version = json?["version"]?.int, version > 0 else { result.errors += 1; continue }
+                        let client = link.owner
+                        // Brought already by an answer that beat this post's own answer here?
+                        if let early = answered[client].first(where: { $0.next >= version }) {
+                            result.wakes.append(early.at - link.due)
+                        } else {
+                            awaiting[client].append((link.due, version))
+                        }
+                    case .poll(let client):
+                        guard status == 200, let next = json?["next"]?.int else { result.errors += 1; ask(link, client: client); continue }
+                        result.answers += 1
+                        after[client] = next
+                        answered[client].append((at, next))
+                        if answered[client].count > 8 { answered[client].removeFirst() }
+                        awaiting[client].removeAll { event in
+                            guard event.version <= next else { return false }
+                            result.wakes.append(at - event.sent)
+                            return true
+                        }
+                        if at < end + 2 { ask(link, client: client) }
+                    }
+                }
+            }
+        }
+        result.awaited = awaiting.map(\.count).reduce(0, +)
+        return result
+    }
+}
