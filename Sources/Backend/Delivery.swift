@@ -15,11 +15,10 @@ public struct EventOutcome: Sendable {
     /// The rows created one by one, and the batch rows changed, kept as written so they need
     /// not be read back. A fan-out's rows are not here: read them by the id range.
     public var writtenRows: [ActivityRow] = []
-
-    public var rowCount: Int {
-        guard let firstRow, let lastRow else { return 0 }
-        return lastRow - firstRow + 1
-    }
+    /// The rows it created or changed. On SQLite they fill its id range; on PostgreSQL,
+    /// where writers run side by side, another event's rows may fall inside the range, so
+    /// whoever reads an event's rows by its range also asks for its key.
+    public var rowCount = 0
 }
 
 /// An open batch's row, as a join needs it.
@@ -64,9 +63,10 @@ final class Delivery {
     /// The version of every row this event writes or changes: the event's own id.
     func changeVersion() -> Int { key }
 
-    func noteRows(_ range: ClosedRange<Int>) {
+    func noteRows(_ range: ClosedRange<Int>, count: Int? = nil) {
         outcome.firstRow = min(outcome.firstRow ?? range.lowerBound, range.lowerBound)
         outcome.lastRow = max(outcome.lastRow ?? range.upperBound, range.upperBound)
+        outcome.rowCount += count ?? range.count
     }
 
     /// Decides one candidate through the quiet rules and writes a row or a suppression.

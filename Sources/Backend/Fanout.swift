@@ -117,18 +117,28 @@ struct Fanout {
             WHERE id = :event
             """).bind(named: values).run()
         // Each row takes its recipient's next ord, and every recipient's count moves by one.
-        try db.cached("""
+        let insert = """
             INSERT INTO notifications(event, recipient, ord, kind, actor, step, comment, journey, tier, push, created_at, version)
             SELECT :event, d.u, i.total + 1, :kind, :actor, :step, :comment, :journey, :tier, d.push, :at, :version
             FROM fanout AS d JOIN inboxes AS i ON i.user = d.u WHERE d.reason IS NULL ORDER BY d.u
-            """).bind(named: values).run()
-        let inserted = db.changes
+            """
+        let inserted: Int
+        let first: Int, last: Int
+        if db.engine == .sqlite {
+            try db.cached(insert).bind(named: values).run()
+            inserted = db.changes
+            last = try db.lastInsertedID("notifications")
+            first = last - inserted + 1
+        } else {
+            // Other writers' rows may take ids among these: the range and the count, as made.
+            (inserted, first, last) = try db.cached("WITH made AS (\(insert) RETURNING id) SELECT count(*), min(id), max(id) FROM made")
+                .bind(named: values).first { ($0.int(0), $0.int(1), $0.int(2)) } ?? (0, 0, 0)
+        }
         try db.cached("""
             UPDATE inboxes SET total = total + 1 WHERE user IN (SELECT u FROM fanout WHERE reason IS NULL)
             """).bind(named: values).run()
         if inserted > 0 {
-            let last = try db.lastInsertedID("notifications")
-            delivery.noteRows((last - inserted + 1)...last)
+            delivery.noteRows(first...last, count: inserted)
             try delivery.store.enqueueFanoutPushes(event: delivery.key, kind: notification.kind, at: delivery.event.at, step: refs.step)
         }
         try db.cached("""

@@ -21,8 +21,8 @@ enum PostgresSchema {
     /// Applies the migrations the database lacks, each in its own transaction. Several servers
     /// starting at once take turns (an advisory lock), so each migration runs once.
     static func migrate(_ db: Connection) throws {
-        try db.execute("SELECT pg_advisory_lock(\(Connection.writerLock + 1))")
-        defer { try? db.execute("SELECT pg_advisory_unlock(\(Connection.writerLock + 1))") }
+        try db.execute("SELECT pg_advisory_lock(\(Connection.migrationLock))")
+        defer { try? db.execute("SELECT pg_advisory_unlock(\(Connection.migrationLock))") }
         try db.execute("CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY NOT NULL)")
         let done = Set(try db.query("SELECT id FROM schema_migrations") { $0.string(0) })
         if let unknown = done.subtracting(migrations.map(\.id)).sorted().first {
@@ -148,8 +148,8 @@ enum PostgresSchema {
         );
         CREATE INDEX tiers_by_time ON tiers(journey, at);
 
-        -- Every change, once; its id is the version of every row it touched. Writers hold the
-        -- store's writer lock from taking an id to committing, so ids commit in order.
+        -- Every change, once; its id is the version of every row it touched. Writers run side by
+        -- side, so ids can commit out of order: see stepo_version() and stepo_horizon().
         CREATE TABLE events (
             id BIGSERIAL PRIMARY KEY,
             ext TEXT UNIQUE,
@@ -213,6 +213,8 @@ enum PostgresSchema {
         CREATE INDEX notifications_stamped_seen ON notifications(recipient, ord) WHERE seen_at IS NOT NULL;
         CREATE INDEX notifications_stamped_read ON notifications(recipient, ord) WHERE read_at IS NOT NULL;
         CREATE INDEX notifications_follow_pings ON notifications(recipient, actor) WHERE kind = 'newFollower';
+        -- Whose rows changed since a version: what a server's waker asks on each commit it hears.
+        CREATE INDEX notifications_by_change ON notifications(version);
 
         CREATE TABLE tokens (
             hash BYTEA PRIMARY KEY NOT NULL,
@@ -255,6 +257,7 @@ enum PostgresSchema {
         \(partitionsOf("marks"))
         CREATE INDEX marks_by_reach ON marks("user", through_ord);
         CREATE INDEX marks_by_kind ON marks("user", kind, through_ord);
+        CREATE INDEX marks_by_change ON marks(version);
         CREATE TABLE revocations (
             version BIGINT NOT NULL,
             viewer BIGINT NOT NULL,
@@ -263,6 +266,7 @@ enum PostgresSchema {
             reason TEXT NOT NULL CHECK (reason IN ('block', 'unfollow', 'private', 'inactive', 'comment'))
         );
         CREATE INDEX revocations_by_viewer ON revocations(viewer, version);
+        CREATE INDEX revocations_by_change ON revocations(version);
 
         CREATE TABLE batches (
             row BIGINT PRIMARY KEY,
@@ -330,6 +334,46 @@ enum PostgresSchema {
             latency_ms BIGINT
         );
         CREATE INDEX delivery_attempts_by_entry ON delivery_attempts(entry);
+
+        -- A change's version: the next event id, registered as in flight — an advisory lock
+        -- keyed by the version, held until its transaction ends — in the same moment it is
+        -- taken (under a lock the horizon takes too), so no reader can see it taken but not
+        -- in flight.
+        CREATE FUNCTION stepo_version() RETURNS BIGINT LANGUAGE plpgsql AS $$
+        DECLARE v BIGINT;
+        BEGIN
+            PERFORM pg_advisory_lock(\(Connection.versionLock));
+            v := nextval('events_id_seq');
+            PERFORM pg_advisory_xact_lock(v);
+            PERFORM pg_advisory_unlock(\(Connection.versionLock));
+            RETURN v;
+        END $$;
+        -- The versions a pull may hand out are those below this one: the oldest version still
+        -- in flight, else the next to be taken. Below it every change has committed or rolled
+        -- back, so one read after it sees them all. The horizon only moves up, so the caller
+        -- passes the last one it had (`known`) and only the versions taken since are tried: a
+        -- version is in flight when its lock cannot be shared. Far behind (or knowing none),
+        -- the lock table is read once instead.
+        CREATE FUNCTION stepo_horizon(known BIGINT) RETURNS BIGINT LANGUAGE plpgsql AS $$
+        DECLARE last BIGINT; called BOOLEAN; v BIGINT; oldest BIGINT;
+        BEGIN
+            PERFORM pg_advisory_lock(\(Connection.versionLock));
+            SELECT last_value, is_called INTO last, called FROM events_id_seq;
+            PERFORM pg_advisory_unlock(\(Connection.versionLock));
+            IF NOT called THEN last := last - 1; END IF;
+            IF known IS NULL OR known < 1 OR last - known > 10000 THEN
+                SELECT min((l.classid::bigint << 32) | l.objid::bigint) INTO oldest FROM pg_locks AS l
+                WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.classid < 256 AND l.granted
+                  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database());
+                RETURN least(coalesce(oldest, last + 1), last + 1);
+            END IF;
+            v := known;
+            WHILE v <= last LOOP
+                IF NOT pg_try_advisory_xact_lock_shared(v) THEN RETURN v; END IF;
+                v := v + 1;
+            END LOOP;
+            RETURN last + 1;
+        END $$;
         """
     }
 }

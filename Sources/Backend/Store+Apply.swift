@@ -21,7 +21,7 @@ extension Store {
 
     private func applyUnguarded(_ event: Event) throws -> EventOutcome {
         // Recording the event first both detects a repeat and gives the event its key.
-        let key = try db.first("INSERT INTO events(ext, type, at) VALUES (?, ?, ?) ON CONFLICT (ext) DO NOTHING RETURNING id",
+        let key = try db.first("INSERT INTO events(\(versionColumn)ext, type, at) VALUES (\(versionValue)?, ?, ?) ON CONFLICT (ext) DO NOTHING RETURNING id",
                                [event.id, event.type, event.at]) { $0.int(0) }
         guard let key else {
             var outcome = EventOutcome(eventId: event.id)
@@ -198,11 +198,16 @@ extension Store {
         }
     }
 
+    // An event's rows are its id range. On PostgreSQL a fan-out's range may also hold rows
+    // another writer made meanwhile: those carry another event. A range of one row is the
+    // row the event made or changed (a batch it joined, which carries the batch's first event).
+
     /// Gives the rows made by the events `eventsSQL` selects (by `:key`) this event's version,
     /// so their recipients' next sync brings them again (and what they point at, as it is now).
     private func touchRows(madeBy eventsSQL: String, key: Int, _ d: Delivery) throws {
         let rows = """
             SELECT n.id FROM events AS e JOIN notifications AS n ON n.id BETWEEN e.first_row AND e.last_row
+                AND (n.event = e.id OR e.first_row = e.last_row)
             WHERE e.id IN (\(eventsSQL))
             """
         let values: [String: SQLBindable] = [":key": key, ":version": d.changeVersion()]
@@ -214,6 +219,7 @@ extension Store {
     private func markRowsDeleted(madeBy eventsSQL: String, key: Int, _ d: Delivery) throws {
         let rows = """
             SELECT n.id FROM events AS e JOIN notifications AS n ON n.id BETWEEN e.first_row AND e.last_row
+                AND (n.event = e.id OR e.first_row = e.last_row)
             WHERE e.id IN (\(eventsSQL)) AND n.deleted = 0
             """
         // The version is the event's own id, so there is nothing to allocate: update, then tell.

@@ -18,7 +18,9 @@ extension Store {
     /// client asks again with both — so a change of a million rows (a deleted step's) still
     /// comes a page at a time.
     public func activityPage(for user: UserRecord, after version: Int, afterRow: Int? = nil, limit: Int) throws -> ActivityPage {
-        try snapshot {
+        // Only settled versions are handed out (see `horizon`): asked before the snapshot.
+        let below = try horizon()
+        return try snapshot {
             var reader = RowReader()
             var stored: [StoredRow]
             if let afterRow, afterRow > 0 {
@@ -26,21 +28,22 @@ extension Store {
                 // ranges of the version index (a row-value comparison would walk the version
                 // from its start, and a million-row change page by page is then quadratic).
                 stored = try db.query("""
-                    \(RowReader.select) WHERE n.recipient = ? AND n.version = ? AND n.id > ? ORDER BY n.id LIMIT ?
-                    """, [user.key, version + 1, afterRow, limit + 1]) { reader.read($0) }
+                    \(RowReader.select) WHERE n.recipient = ? AND n.version = ? AND n.version < ? AND n.id > ? ORDER BY n.id LIMIT ?
+                    """, [user.key, version + 1, below, afterRow, limit + 1]) { reader.read($0) }
                 if stored.count <= limit {
                     stored += try db.query("""
-                        \(RowReader.select) WHERE n.recipient = ? AND n.version > ? ORDER BY n.version, n.id LIMIT ?
-                        """, [user.key, version + 1, limit + 1 - stored.count]) { reader.read($0) }
+                        \(RowReader.select) WHERE n.recipient = ? AND n.version > ? AND n.version < ? ORDER BY n.version, n.id LIMIT ?
+                        """, [user.key, version + 1, below, limit + 1 - stored.count]) { reader.read($0) }
                 }
             } else {
                 stored = try db.query("""
-                    \(RowReader.select) WHERE n.recipient = ? AND n.version > ? ORDER BY n.version, n.id LIMIT ?
-                    """, [user.key, version, limit + 1]) { reader.read($0) }
+                    \(RowReader.select) WHERE n.recipient = ? AND n.version > ? AND n.version < ? ORDER BY n.version, n.id LIMIT ?
+                    """, [user.key, version, below, limit + 1]) { reader.read($0) }
             }
             var more = false
             var nextRow: Int?
-            var next = max(version, try currentVersion())
+            // On PostgreSQL every version below the horizon is settled and in this snapshot.
+            var next = max(version, below == Int.max ? try currentVersion() : below - 1)
             if stored.count > limit, let last = stored.last?.row.version {
                 more = true
                 if afterRow != nil {
@@ -125,6 +128,22 @@ extension Store {
                 """).bind([]).forEach { changed.insert($0.int(0)) }
         }
         return changed
+    }
+
+    /// The users with a row, a mark or a revocation at version `since` or later (0 among them:
+    /// a revocation for everyone), and where to look from next time: the horizon, below which
+    /// nothing new can still appear. What a server's waker asks on each commit it hears, at a
+    /// cost that grows with the changes, not with the long-polls parked. On PostgreSQL, whose
+    /// schema indexes these tables by version.
+    public func usersChanged(since: Int) throws -> (users: Set<Int>, next: Int) {
+        let next = try horizon()
+        var users = Set<Int>()
+        try db.cached("""
+            SELECT recipient FROM notifications WHERE version >= ?
+            UNION SELECT user FROM marks WHERE version >= ?
+            UNION SELECT viewer FROM revocations WHERE version >= ?
+            """).bind([since, since, since]).forEach { users.insert($0.int(0)) }
+        return (users, max(since, next))
     }
 
     /// Whether `userKey` has any change after `version`: a row, a mark or a revocation.

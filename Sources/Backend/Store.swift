@@ -12,6 +12,8 @@ public final class Store {
     var interactionCache: InteractionCache?
     /// Recipients known to be at the daily ceiling, and from when until when (see `ceilingReached`).
     var ceilingSpans: [Int: (from: Int64, until: Int64)] = [:]
+    /// The last horizon this connection learned (it only moves up): where the next look starts.
+    var knownHorizon = 0
     /// This store's identity, made with it (see `identity`).
     public let identity: String
 
@@ -82,7 +84,24 @@ public final class Store {
     /// take the event's own id instead. Every row a change touches carries that version, so
     /// each recipient's versions strictly increase from one change to the next.
     func stampVersion(_ type: String, at: Int64) throws -> Int {
-        try db.first("INSERT INTO events(type, at) VALUES (?, ?) RETURNING id", [type, at]) { $0.int(0) } ?? 0
+        try db.first("INSERT INTO events(\(versionColumn)type, at) VALUES (\(versionValue)?, ?) RETURNING id", [type, at]) { $0.int(0) } ?? 0
+    }
+
+    /// How a change takes its version. On SQLite, the next rowid (one writer at a time). On
+    /// PostgreSQL, where writers run side by side, `stepo_version()`: the next id, registered
+    /// as in flight until its transaction ends, so a pull never passes it (see `horizon`).
+    var versionColumn: String { db.engine == .sqlite ? "" : "id, " }
+    var versionValue: String { db.engine == .sqlite ? "" : "stepo_version(), " }
+
+    /// The versions a pull may hand out are those below this one: every change below it has
+    /// committed or rolled back, so none can appear later behind a client's `next`. On SQLite
+    /// (one writer, committing in version order) that is every version; on PostgreSQL the
+    /// oldest version still in flight, else the next one to be given. Asked before the pull's
+    /// snapshot is taken, so that snapshot holds everything below it.
+    public func horizon() throws -> Int {
+        guard db.engine == .postgresql else { return Int.max }
+        knownHorizon = try db.scalar("SELECT stepo_horizon(?)", knownHorizon) ?? 0
+        return knownHorizon
     }
 
     /// The newest version handed out.
@@ -142,7 +161,11 @@ public final class Store {
     /// again and again. The cache holds until an event that changes a user or a step is applied,
     /// which clears it (see `applyUnguarded`); so does a rollback (`forgetLookups`). It lives no
     /// longer than the transaction, inside which no other connection can write.
+    ///
+    /// Not on PostgreSQL, where other servers write during the transaction: there every lookup
+    /// reads the store.
     public func withInteractionCache<T>(_ body: () throws -> T) rethrows -> T {
+        guard db.engine == .sqlite else { return try body() }
         interactionCache = InteractionCache()
         defer { interactionCache = nil }
         return try body()
@@ -196,7 +219,9 @@ public final class Store {
     /// The batch of (recipient, step, action) still open at `at` (opened less than 30 minutes
     /// before), with everything a join needs of its row: one read.
     func openBatch(recipient: Int, step: Int, action: Kind, at: Int64) throws -> OpenBatch? {
-        try db.cached(Store.openBatchSQL).bind([recipient, step, action.rawValue, at - Batching.window, at]).first { r in
+        // On PostgreSQL two hearts for one batch may come at once: the second waits for the
+        // first to commit, then reads the batch as it left it.
+        try db.cached(db.engine == .sqlite ? Store.openBatchSQL : Store.openBatchLockingSQL).bind([recipient, step, action.rawValue, at - Batching.window, at]).first { r in
             OpenBatch(row: r.int(0), members: r.int(1), push: PushStatus(r.string(2)) ?? .sent,
                       faces: r.optionalString(3).map { $0.split(separator: "\n").map(String.init) } ?? (r.optionalString(4).map { [$0] } ?? []),
                       event: r.string(5), createdAt: r.int64(6), image: r.optionalString(7), thread: r.string(8))
@@ -209,6 +234,8 @@ public final class Store {
         WHERE b.recipient = ? AND b.step = ? AND b.action = ? AND b.opened_at > ? AND b.opened_at <= ?
         ORDER BY b.opened_at DESC LIMIT 1
         """
+
+    private static let openBatchLockingSQL = openBatchSQL + " FOR UPDATE OF n"
 
     private static let blockedSQL = """
         SELECT EXISTS (SELECT 1 FROM blocks WHERE blocker = ? AND blocked = ?)

@@ -36,12 +36,8 @@ public final class ThrowawayCluster: @unchecked Sendable {
                                            "-l", folder + "/log", "-w", "start"], log: folder + "/pg_ctl.log")
         // Stop and remove the cluster when this process ends, however it ends.
         let stop = (prefix + [binaries + "/pg_ctl", "-D", folder + "/data", "-m", "immediate", "stop"]).map { "'\($0)'" }.joined(separator: " ")
-        let watchdog = Process()
-        watchdog.executableURL = URL(fileURLWithPath: "/bin/sh")
-        watchdog.arguments = ["-c", "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(stop) >/dev/null 2>&1; rm -rf '\(folder)'"]
-        watchdog.standardOutput = FileHandle.nullDevice
-        watchdog.standardError = FileHandle.nullDevice
-        try watchdog.run()
+        _ = try ThrowawayCluster.spawn(["/bin/sh", "-c", "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(stop) >/dev/null 2>&1; rm -rf '\(folder)'"],
+                                       log: "/dev/null")
     }
 
     /// The command prefix that runs a program as the cluster's owner (and, as root, gives the
@@ -55,21 +51,40 @@ public final class ThrowawayCluster: @unchecked Sendable {
 
     /// Runs a program to its end; throws with its log when it fails.
     private static func run(_ arguments: [String], log: String) throws {
-        FileManager.default.createFile(atPath: log, contents: nil)
-        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        defer { try? output.close() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: arguments[0])
-        process.arguments = Array(arguments.dropFirst())
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let pid = try spawn(arguments, log: log)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        guard status == 0 else {
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             throw PostgresError("\(URL(fileURLWithPath: arguments[0]).lastPathComponent) failed: \(text.suffix(600))")
         }
+    }
+
+    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+
+    /// glibc ≥ 2.34 has it; the Glibc module does not declare it, so it is looked up by name.
+    private static let closeFrom: CloseFrom? = {
+        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: CloseFrom.self)
+    }()
+
+    /// Starts a program with its output in `log` and no other descriptor of this process: the
+    /// server `pg_ctl` leaves running must hold none of ours (a pipe a caller waits on would
+    /// never close).
+    private static func spawn(_ arguments: [String], log: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if let closeFrom { _ = closeFrom(&actions, 3) }
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+        guard result == 0 else { throw PostgresError("cannot start \(arguments[0]): \(String(cString: strerror(result)))") }
+        return pid
     }
 
     /// The URL of database `name`, over the unix socket.

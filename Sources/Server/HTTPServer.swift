@@ -73,14 +73,13 @@ public final class HTTPServer: @unchecked Sendable {
         // On PostgreSQL other servers write too: their commits notify, and a LISTEN connection
         // wakes the waker; the periodic look then only backs it up. On SQLite, writes by other
         // processes (an ingest) are found by looking every 50 ms.
-        var interval = 0.05
-        if Store.isPostgresURL(databasePath) {
+        let shared = Store.isPostgresURL(databasePath)
+        if shared {
             let listener = ChangeListener(url: databasePath) { ChangeSignal.shared.signal() }
             try listener.start()
             self.listener = listener
-            interval = 0.5
         }
-        let waker = Thread { [waiters, routers] in HTTPServer.wake(waiters, routers, interval: interval) }
+        let waker = Thread { [waiters, routers] in HTTPServer.wake(waiters, routers, shared: shared) }
         waker.start()
         self.waker = waker
     }
@@ -104,24 +103,50 @@ public final class HTTPServer: @unchecked Sendable {
         self.daemon = nil
     }
 
-    /// The waker: resumes each suspended long-poll when its user's rows change (signalled by
-    /// writes through the router or, on PostgreSQL, by another server's commit; else found by
-    /// looking every `interval`) or its deadline passes. One query asks about every parked
-    /// poll at once, and looks are at least 10 ms apart: a thousand commits a second cost a
-    /// hundred looks, not a thousand times the parked polls.
-    private static func wake(_ waiters: Waiters, _ routers: RouterPool, interval: TimeInterval) {
+    /// The waker: resumes each suspended long-poll when its user's rows change or its deadline
+    /// passes. Looks are at least 10 ms apart (25 ms on PostgreSQL), and each asks one query about
+    /// many polls.
+    ///
+    /// On SQLite, each look (on a write through this server's router, else every 50 ms, for
+    /// other processes' writes) asks about every parked poll. On PostgreSQL (`shared`) other
+    /// servers write too: their commits reach this one by LISTEN, and a look asks only which
+    /// users changed since the last look (`usersChanged`), at a cost that follows the changes,
+    /// not the parked polls; a poll just parked is asked about once on its own (a change may
+    /// have come between its read and its parking), and every half second all of them are.
+    private static func wake(_ waiters: Waiters, _ routers: RouterPool, shared: Bool) {
         var seen = ChangeSignal.shared.current
+        let interval = shared ? 0.5 : 0.05
+        let spacing = shared ? 0.025 : 0.01
+        var since = shared ? ((try? routers.borrow { try $0.store.horizon() }) ?? 0) : 0
+        var lastFull = Date()
         while !waiters.isClosed {
             seen = ChangeSignal.shared.wait(after: seen, until: Date().addingTimeInterval(interval))
             let now = Date()
+            var changed: Set<Int>?
+            if shared, let found = try? routers.borrow(then: { try $0.store.usersChanged(since: since) }) {
+                changed = found.users
+                since = found.next
+            }
+            let full = !shared || now.timeIntervalSince(lastFull) >= interval
+            if full { lastFull = now }
             let ready = waiters.take { polls in
-                let changed = try? routers.borrow { try $0.store.usersWithChanges(polls.map { ($0.userKey, $0.after) }) }
+                let asked = polls.indices.filter { full || polls[$0].fresh }
+                let found = asked.isEmpty ? Set<Int>() : try? routers.borrow {
+                    try $0.store.usersWithChanges(asked.map { (polls[$0].poll.userKey, polls[$0].poll.after) })
+                }
                 // A store that cannot answer: let the polls answer (and report) for themselves.
-                return polls.map { now >= $0.deadline || (changed?.contains($0.userKey) ?? true) }
+                guard let found else { return polls.map { _ in true } }
+                let everyone = changed?.contains(0) ?? false
+                return polls.map { entry in
+                    now >= entry.poll.deadline || found.contains(entry.poll.userKey) || everyone
+                        || (changed?.contains(entry.poll.userKey) ?? false)
+                }
             }
             for connection in ready { MHD_resume_connection(connection) }
+            // Looks at least `spacing` apart: on PostgreSQL each costs the database an index
+            // range per table, and three servers look.
             let spent = Date().timeIntervalSince(now)
-            if spent < 0.01 { usleep(useconds_t((0.01 - spent) * 1e6)) }
+            if spent < spacing { usleep(useconds_t((spacing - spent) * 1e6)) }
         }
         for connection in waiters.takeAll() { MHD_resume_connection(connection) }
     }
@@ -234,7 +259,8 @@ final class RequestState {
 /// Suspended long-polls, waiting for the waker.
 final class Waiters: @unchecked Sendable {
     private let lock = NSLock()
-    private var parked: [(connection: OpaquePointer, poll: LongPoll)] = []
+    /// `fresh`: not yet asked about by the waker.
+    private var parked: [(connection: OpaquePointer, poll: LongPoll, fresh: Bool)] = []
     private var closed = false
 
     var isClosed: Bool {
@@ -245,22 +271,24 @@ final class Waiters: @unchecked Sendable {
 
     func add(_ connection: OpaquePointer, _ poll: LongPoll) {
         lock.lock()
-        parked.append((connection, poll))
+        parked.append((connection, poll, true))
         lock.unlock()
     }
 
     /// Removes and returns the connections whose poll is ready: `ready` answers for all of
     /// them at once, in order.
-    func take(where ready: ([LongPoll]) -> [Bool]) -> [OpaquePointer] {
+    func take(where ready: ([(poll: LongPoll, fresh: Bool)]) -> [Bool]) -> [OpaquePointer] {
         lock.lock()
         let current = parked
         lock.unlock()
         guard !current.isEmpty else { return [] }
-        let answers = ready(current.map(\.poll))
+        let answers = ready(current.map { ($0.poll, $0.fresh) })
+        let asked = Set(current.map { UnsafeRawPointer($0.connection) })
         let chosen = Set(zip(current, answers).filter { $0.1 }.map { UnsafeRawPointer($0.0.connection) })
-        guard !chosen.isEmpty else { return [] }
         lock.lock()
         defer { lock.unlock() }
+        for index in parked.indices where asked.contains(UnsafeRawPointer(parked[index].connection)) { parked[index].fresh = false }
+        guard !chosen.isEmpty else { return [] }
         let taken = parked.filter { chosen.contains(UnsafeRawPointer($0.connection)) }.map(\.connection)
         parked.removeAll { chosen.contains(UnsafeRawPointer($0.connection)) }
         return taken

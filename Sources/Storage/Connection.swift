@@ -162,9 +162,10 @@ public final class Connection {
 
     /// How a transaction isolates itself from other connections.
     public enum Isolation {
-        /// A writer of the store's versioned data: one at a time. SQLite's write lock; on
-        /// PostgreSQL a transaction-scoped advisory lock, so changes commit in version order
-        /// and the engine's read-then-write steps see what the writer before them wrote.
+        /// A writer of the store's versioned data. On SQLite one at a time (its write lock, taken
+        /// at the start); on PostgreSQL writers run side by side at read committed, their
+        /// versions kept in order by the store (`stepo_version()`), their shared rows by row
+        /// locks. Its commit notifies `changeChannel` when it changed anything.
         case writer
         /// One consistent snapshot for reads (SQLite's deferred transaction; PostgreSQL's
         /// repeatable read).
@@ -177,8 +178,11 @@ public final class Connection {
     /// The channel a PostgreSQL writer notifies when it commits a change.
     public static let changeChannel = "stepo_changes"
 
-    /// The advisory lock key writers take on PostgreSQL ("stepo" in ASCII).
-    public static let writerLock: Int64 = 0x73746570_6f
+    /// Advisory lock keys on PostgreSQL ("stepo" in ASCII, then a number). The store uses keys
+    /// below 2^40 for versions in flight, so its own locks are above.
+    public static let migrationLock: Int64 = 0x7374_6570_6f00_0001
+    /// Held for a moment while a version is taken, and while the horizon is read.
+    public static let versionLock: Int64 = 0x7374_6570_6f00_0002
 
     /// Runs `body` atomically: a transaction at the outermost level, a savepoint when nested.
     /// Any error thrown rolls back everything `body` did and is rethrown.
@@ -197,9 +201,8 @@ public final class Connection {
             let level = depth
             if level == 0 {
                 switch isolation {
-                case .writer: try connection.execute("BEGIN; SELECT pg_advisory_xact_lock(\(Connection.writerLock))")
+                case .writer, .concurrent: try connection.execute("BEGIN")
                 case .snapshot: try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
-                case .concurrent: try connection.execute("BEGIN")
                 }
             } else {
                 try connection.execute("SAVEPOINT stepo_sp\(level)")

@@ -26,7 +26,7 @@ let benchCommand = Command(
     long-poll answer on whichever server (p99 ≤ 200 ms); and one publish to --followers × the
     scale (250,000: a million at 4×) against a raw INSERT … SELECT in psql (≤ 2×).
     """,
-    options: ["dir", "only", "scale", "fraction", "seconds", "role", "port", "tokens", "rows", "standins", "batch", "streams", "clients", "rate", "followers"], flags: ["first-only"]
+    options: ["dir", "only", "scale", "fraction", "seconds", "role", "port", "tokens", "rows", "standins", "batch", "streams", "clients", "rate", "followers"], flags: ["first-only", "statements"]
 ) { arguments in
     switch arguments.positionals.first {
     case "engine":

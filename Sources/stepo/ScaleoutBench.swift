@@ -21,8 +21,11 @@ struct ScaleoutBench {
         let only = arguments["only"]
         guard only == nil || only == "load" || only == "fanout" else { throw UsageError(description: "--only takes load or fanout") }
         print("stepo bench scaleout · \(ProcessInfo.processInfo.activeProcessorCount) cores · one PostgreSQL, three servers")
+        // --statements: which statements took PostgreSQL's time (pg_stat_statements), printed after the load.
+        let statements = arguments.has("statements")
         let cluster = try ThrowawayCluster(settings: ["shared_buffers=512MB", "max_wal_size=8GB", "checkpoint_timeout=30min",
-                                                      "work_mem=64MB", "maintenance_work_mem=256MB"])
+                                                      "work_mem=64MB", "maintenance_work_mem=256MB"]
+                                           + (statements ? ["shared_preload_libraries=pg_stat_statements"] : []))
         print("PostgreSQL: a throwaway cluster in \(cluster.folder)")
         var figures = BenchFigures()
         if only != "fanout" {
@@ -75,6 +78,17 @@ struct ScaleoutBench {
                                 seconds: Double(seconds), actors: actors, clients: clients)
         let result = try driver.run()
         let memory = servers.map { Child.highWaterMB($0.child.pid) }
+        if arguments.has("statements") {
+            let db = try PGConnection(url)
+            try db.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            let top = try db.execute("""
+                SELECT round(total_exec_time::numeric, 0), calls, round(mean_exec_time::numeric, 3), left(regexp_replace(query, '\\s+', ' ', 'g'), 150)
+                FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25
+                """)
+            for row in 0..<top.rowCount {
+                print("  pg \(top.string(row, 0) ?? "") ms, \(top.string(row, 1) ?? "") calls, \(top.string(row, 2) ?? "") ms each: \(top.string(row, 3) ?? "")")
+            }
+        }
         let label = "\(clients) long-polls on 3 servers, \(rate) events/s for \(seconds) s (\(scale)×)"
         print("\(label): \(result.posted) events posted, \(result.answers) long-poll answers, \(result.awaited) events still awaited at the end; "
               + String(format: "servers' peak memory %.0f / %.0f / %.0f MB", memory[0], memory[1], memory[2]))
