@@ -14,14 +14,20 @@ extension Router {
         let limit = try integer(request, "limit", default: 500, range: 1...Router.largestPage)
         let wait = try integer(request, "wait", default: 0, range: 0...60)
         let afterRow = try request.query["afterRow"].map { _ in try integer(request, "afterRow", default: 0, range: 0...Int.max) }
+        let deadline = request.deadline ?? Date().addingTimeInterval(TimeInterval(wait))
+        let parking = wait > 0 && deadline > Date()
+        // A long-poll that comes back for more usually finds nothing yet: one look at the
+        // version indexes says so without reading a page (the page would be empty).
+        if parking, after > 0, afterRow == nil, !(try store.hasChanges(for: user.key, after: after)) {
+            var response = HTTPResponse.ok(.null)
+            response.longPoll = LongPoll(userKey: user.key, after: after, deadline: deadline)
+            return response
+        }
         let page = try store.activityPage(for: user, after: after, afterRow: afterRow, limit: limit)
-        if page.isEmpty, wait > 0 {
-            let deadline = request.deadline ?? Date().addingTimeInterval(TimeInterval(wait))
-            if deadline > Date() {
-                var response = HTTPResponse.ok(.null)
-                response.longPoll = LongPoll(userKey: user.key, after: after, deadline: deadline)
-                return response
-            }
+        if page.isEmpty, parking {
+            var response = HTTPResponse.ok(.null)
+            response.longPoll = LongPoll(userKey: user.key, after: after, deadline: deadline)
+            return response
         }
         return HTTPResponse(status: 200, jsonBytes: page.bytes)
     }

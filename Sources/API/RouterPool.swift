@@ -25,9 +25,13 @@ public final class RouterPool: @unchecked Sendable {
         lock.unlock()
         let router = try existing ?? open()
         defer {
-            lock.lock()
-            idle.append(router)
-            lock.unlock()
+            // A router whose connection broke (the database restarted, or failed over) is
+            // dropped: the next caller opens a fresh one instead of failing on it forever.
+            if router.store.isConnected {
+                lock.lock()
+                idle.append(router)
+                lock.unlock()
+            }
         }
         return try body(router)
     }

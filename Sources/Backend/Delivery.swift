@@ -153,14 +153,15 @@ final class Delivery {
             // The row becomes the batch (or makes its one sound late): every column it changes.
             try store.db.run("""
                 UPDATE notifications SET kind = 'batch', action = ?, members = ?, facepile = ?, actor = ?, title = ?, body = ?,
-                    push_body = NULL, push_image = ?, face = NULL, tap = ?, push = ?, version = ? WHERE id = ?
+                    push_body = NULL, push_image = ?, face = NULL, tap = ?, push = ?, version = ? WHERE id = ? AND recipient = ?
                 """, n.kind.rawValue, members, faces.joined(separator: "\n"), actor.key, title, body, n.pushImage, tap.jsonText,
-                stored.description, version, row)
+                stored.description, version, row, recipientKey)
         } else {
-            // A batch growing: only what a new member changes.
+            // A batch growing: only what a new member changes. (The recipient, though the id
+            // alone finds the row: on PostgreSQL it names the one partition to look in.)
             try store.db.run("""
-                UPDATE notifications SET members = ?, facepile = ?, actor = ?, title = ?, push_image = ?, version = ? WHERE id = ?
-                """, members, faces.joined(separator: "\n"), actor.key, title, n.pushImage, version, row)
+                UPDATE notifications SET members = ?, facepile = ?, actor = ?, title = ?, push_image = ?, version = ? WHERE id = ? AND recipient = ?
+                """, members, faces.joined(separator: "\n"), actor.key, title, n.pushImage, version, row, recipientKey)
         }
         noteRows(row...row)
         if line.reachesDevice {

@@ -121,8 +121,8 @@ extension Store {
             var c = try counters(of: user.key)
             guard row.read == nil, row.ord > c.readOrd else { return c.counts }
             let wasSeen = row.seen != nil || row.ord <= c.seenOrd
-            try db.run("UPDATE notifications SET read_at = ?, seen_at = ?, version = ? WHERE id = ?",
-                       at, wasSeen ? row.seen : at, try stampVersion("read", at: at), id)
+            try db.run("UPDATE notifications SET read_at = ?, seen_at = ?, version = ? WHERE id = ? AND recipient = ?",
+                       at, wasSeen ? row.seen : at, try stampVersion("read", at: at), id, user.key)
             c.readAbove += 1
             if !wasSeen { c.seenAbove += 1 }
             try db.run("UPDATE inboxes SET seen_above = ?, read_above = ? WHERE user = ?", c.seenAbove, c.readAbove, user.key)

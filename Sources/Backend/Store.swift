@@ -56,6 +56,9 @@ public final class Store {
     /// The file this store lives in, or the PostgreSQL location (without a password).
     public var path: String { db.path }
 
+    /// Whether its connection still works (see `Connection.isConnected`).
+    public var isConnected: Bool { db.isConnected }
+
     /// Which engine holds this store.
     public var engine: Engine { db.engine }
 
@@ -230,7 +233,7 @@ public final class Store {
 
     private static let openBatchSQL = """
         SELECT b.row, coalesce(n.members, 1), n.push, n.facepile, n.face, e.ext, n.created_at, n.image, n.thread
-        FROM batches AS b JOIN notifications AS n ON n.id = b.row JOIN events AS e ON e.id = n.event
+        FROM batches AS b JOIN notifications AS n ON n.id = b.row AND n.recipient = b.recipient JOIN events AS e ON e.id = n.event
         WHERE b.recipient = ? AND b.step = ? AND b.action = ? AND b.opened_at > ? AND b.opened_at <= ?
         ORDER BY b.opened_at DESC LIMIT 1
         """

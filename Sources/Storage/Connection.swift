@@ -158,6 +158,12 @@ public final class Connection {
         }
     }
 
+    /// Whether the connection still works: false once PostgreSQL's connection broke. (A SQLite
+    /// file has no connection to lose.)
+    public var isConnected: Bool {
+        postgres?.isHealthy ?? true
+    }
+
     public var isInTransaction: Bool { depth > 0 || (sqlite?.isInTransaction ?? false) }
 
     /// How a transaction isolates itself from other connections.

@@ -91,7 +91,7 @@ struct ScaleoutBench {
             try db.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
             let top = try db.execute("""
                 SELECT round(total_exec_time::numeric, 0), calls, round(mean_exec_time::numeric, 3), left(regexp_replace(query, '\\s+', ' ', 'g'), 150)
-                FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25
+                FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 30
                 """)
             for row in 0..<top.rowCount {
                 print("  pg \(top.string(row, 0) ?? "") ms, \(top.string(row, 1) ?? "") calls, \(top.string(row, 2) ?? "") ms each: \(top.string(row, 3) ?? "")")

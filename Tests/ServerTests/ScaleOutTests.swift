@@ -159,6 +159,48 @@ struct ScaleOutTests {
         }
     }
 
+    @Test("stepo ingest prints the same rows on both engines; --database takes only a PostgreSQL URL, and an unreachable one is a clear error")
+    func sameOnBothEngines() throws {
+        let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("sample-data/events.ndjson").path
+        let url = try PostgresCluster.shared().newDatabase()
+        let onSQLite = try Stepo.run(["ingest", "--db", folder + "/same.db", sample])
+        let onPostgres = try Stepo.run(["ingest", "--database", url, sample])
+        #expect(onSQLite.status == 0 && onPostgres.status == 0, "\(onPostgres.stderr)")
+        #expect(onSQLite.lines.count > 1000)
+        #expect(onSQLite.stdout == onPostgres.stdout)
+        #expect(onSQLite.stderr == onPostgres.stderr)
+        // Again: every event is a repeat on both, and says so alike.
+        let again = try Stepo.run(["ingest", "--database", url, sample])
+        #expect(again.stdout.isEmpty && again.stderr.contains("0 events applied, 869 repeated"), "\(again.stderr)")
+
+        let both = try Stepo.run(["ingest", "--db", folder + "/x.db", "--database", url, sample])
+        #expect(both.status == 2 && both.stderr.contains("not both"))
+        let notURL = try Stepo.run(["serve", "--database", folder + "/x.db"])
+        #expect(notURL.status == 2 && notURL.stderr.contains("PostgreSQL URL"))
+        let unreachable = try Stepo.run(["token", "--database", "postgresql:///nothing?host=\(folder)/nowhere", "--admin"])
+        #expect(unreachable.status == 1 && unreachable.stderr.contains("cannot connect to PostgreSQL"), "\(unreachable.stderr)")
+    }
+
+    @Test("a server whose database connections were cut opens new ones: a request may fail once per cut connection, then all answer")
+    func reconnects() throws {
+        let (url, store) = try world(users: 2)
+        let token = try store.createToken(for: try #require(try store.user("u0")), admin: false, at: 0)
+        let (server, address) = try Stepo.serve(url, log: folder + "/serve.log")
+        defer { server.stop() }
+        #expect(callNow("GET", address + "/v1/counts", token: token).0 == 200)
+        // Every other session on the database ends, as in a restart or a failover.
+        _ = try store.db.query("""
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE datname = current_database() AND pid <> pg_backend_pid()
+            """) { $0.bool(0) }
+        var statuses: [Int] = []
+        for _ in 0..<12 { statuses.append(callNow("GET", address + "/v1/counts", token: token).0) }
+        // The server's pool holds a few connections; each fails one request at most.
+        #expect(statuses.suffix(4).allSatisfy { $0 == 200 }, "\(statuses)")
+        #expect(statuses.filter { $0 != 200 }.count <= 8, "\(statuses)")
+    }
+
     @Test("delivery workers on several connections claim with SKIP LOCKED: each entry goes to one of them")
     func claims() throws {
         let (url, store) = try world(users: 1)
