@@ -41,19 +41,23 @@ struct ScaleOutTests {
         }.start()
     }
 
-    func callNow(_ method: String, _ url: String, token: String, body: Data? = nil) -> (Int, JSON) {
-        let result = Locked<(Int, JSON)>((0, .null))
-        let finished = DispatchSemaphore(value: 0)
-        call(method, url, token: token, body: body) { status, json in
-            result.set((status, json))
-            finished.signal()
+    /// A call, awaited without holding one of the test runner's shared threads (the suites run
+    /// side by side on them: a test blocking there stalls the others).
+    func callNow(_ method: String, _ url: String, token: String, body: Data? = nil) async -> (Int, JSON) {
+        await withCheckedContinuation { done in
+            call(method, url, token: token, body: body) { status, json in done.resume(returning: (status, json)) }
         }
-        finished.wait()
-        return result.value
+    }
+
+    /// Waits for `group` on a thread of its own, for the same reason.
+    func wait(_ group: DispatchGroup) async {
+        await withCheckedContinuation { done in
+            Thread { group.wait(); done.resume() }.start()
+        }
     }
 
     @Test("three servers, one database: an event posted to one wakes long-polls parked on the other two within 100 ms")
-    func threeServers() throws {
+    func threeServers() async throws {
         let (url, store) = try world(users: 6)
         let me = try #require(try store.user("u0"))
         let token = try store.createToken(for: me, admin: false, at: 0)
@@ -65,26 +69,26 @@ struct ScaleOutTests {
         }
         var latencies: [Double] = []
         for round in 0..<5 {
-            let next = try #require(callNow("GET", servers[1].address + "/v1/health", token: token).1["version"]?.int)
+            let next = try #require(await callNow("GET", servers[1].address + "/v1/health", token: token).1["version"]?.int)
             // Two long-polls, on servers B and C.
             let answered = Locked<[Double]>([])
-            let bothAnswered = DispatchSemaphore(value: 0)
+            let bothAnswered = DispatchGroup()
             for server in servers[1...] {
+                bothAnswered.enter()
                 call("GET", server.address + "/v1/activity?after=\(next)&wait=20", token: token) { status, json in
                     let got = (json["rows"]?.array?.isEmpty == false) && status == 200
                     answered.mutate { $0.append(got ? Date().timeIntervalSince1970 : -1) }
-                    bothAnswered.signal()
+                    bothAnswered.leave()
                 }
             }
-            usleep(400_000)  // parked by now
+            try await Task.sleep(nanoseconds: 400_000_000)  // parked by now
             #expect(answered.value.isEmpty, "a long-poll answered before anything changed")
             // A follow of u0, through server A.
             let event = #"{"id":"scale-\#(round)","type":"follow","at":"2026-11-20T09:0\#(round):00Z","actor":"u\#(round + 1)","target":"u0"}"#
-            let (status, _) = callNow("POST", servers[0].address + "/v1/events", token: admin, body: Data(event.utf8))
+            let (status, _) = await callNow("POST", servers[0].address + "/v1/events", token: admin, body: Data(event.utf8))
             #expect(status == 200)
             let committed = Date().timeIntervalSince1970
-            #expect(bothAnswered.wait(timeout: .now() + 10) == .success)
-            #expect(bothAnswered.wait(timeout: .now() + 10) == .success)
+            await wait(bothAnswered)
             let times = answered.value
             #expect(times.count == 2 && times.allSatisfy { $0 > 0 }, "a long-poll came back without the row: \(times)")
             latencies += times.map { ($0 - committed) * 1000 }
@@ -98,7 +102,7 @@ struct ScaleOutTests {
     }
 
     @Test("concurrent writers and pullers: every row a pull may see is seen, none is skipped")
-    func noRowSkipped() throws {
+    func noRowSkipped() async throws {
         let (url, store) = try world(users: 241)
         let target = try #require(try store.user("u0"))
         let writers = 4, perWriter = 60, pullers = 3
@@ -147,9 +151,9 @@ struct ScaleOutTests {
                 }
             }.start()
         }
-        group.wait()
+        await wait(group)
         done.set(true)
-        pulls.wait()
+        await wait(pulls)
         #expect(failures.value.isEmpty, "\(failures.value)")
         let all = Set(try store.db.query("SELECT id FROM notifications WHERE recipient = ?", [target.key]) { $0.int(0) })
         #expect(all.count == writers * perWriter)
@@ -183,26 +187,26 @@ struct ScaleOutTests {
     }
 
     @Test("a server whose database connections were cut opens new ones: a request may fail once per cut connection, then all answer")
-    func reconnects() throws {
+    func reconnects() async throws {
         let (url, store) = try world(users: 2)
         let token = try store.createToken(for: try #require(try store.user("u0")), admin: false, at: 0)
         let (server, address) = try Stepo.serve(url, log: folder + "/serve.log")
         defer { server.stop() }
-        #expect(callNow("GET", address + "/v1/counts", token: token).0 == 200)
+        #expect(await callNow("GET", address + "/v1/counts", token: token).0 == 200)
         // Every other session on the database ends, as in a restart or a failover.
         _ = try store.db.query("""
             SELECT pg_terminate_backend(pid) FROM pg_stat_activity
             WHERE datname = current_database() AND pid <> pg_backend_pid()
             """) { $0.bool(0) }
         var statuses: [Int] = []
-        for _ in 0..<12 { statuses.append(callNow("GET", address + "/v1/counts", token: token).0) }
+        for _ in 0..<12 { statuses.append(await callNow("GET", address + "/v1/counts", token: token).0) }
         // The server's pool holds a few connections; each fails one request at most.
         #expect(statuses.suffix(4).allSatisfy { $0 == 200 }, "\(statuses)")
         #expect(statuses.filter { $0 != 200 }.count <= 8, "\(statuses)")
     }
 
     @Test("delivery workers on several connections claim with SKIP LOCKED: each entry goes to one of them")
-    func claims() throws {
+    func claims() async throws {
         let (url, store) = try world(users: 1)
         // 600 due entries for u0's row.
         let row = try #require(try store.db.first("""
@@ -224,7 +228,7 @@ struct ScaleOutTests {
                 }
             }.start()
         }
-        group.wait()
+        await wait(group)
         #expect(claimed.value.count == 600)
         #expect(claimed.value.values.allSatisfy { $0 == 1 }, "an entry was claimed twice")
     }
