@@ -119,13 +119,8 @@ extension Store {
             start += chunk.count
             // Integers only, written into the text: one statement whatever the count.
             let values = chunk.map { "(\($0.user), \($0.after))" }.joined(separator: ", ")
-            try db.prepare("""
-                WITH p(u, v) AS (VALUES \(values))
-                SELECT p.u FROM p
-                WHERE EXISTS (SELECT 1 FROM notifications WHERE recipient = p.u AND version > p.v)
-                   OR EXISTS (SELECT 1 FROM marks WHERE user = p.u AND version > p.v)
-                   OR EXISTS (SELECT 1 FROM revocations WHERE viewer IN (p.u, 0) AND version > p.v)
-                """).bind([]).forEach { changed.insert($0.int(0)) }
+            try db.prepare("WITH p(u, v) AS (VALUES \(values)) SELECT p.u FROM p WHERE \(Store.changed(user: "p.u", after: "p.v"))")
+                .bind([]).forEach { changed.insert($0.int(0)) }
         }
         return changed
     }
@@ -148,11 +143,19 @@ extension Store {
 
     /// Whether `userKey` has any change after `version`: a row, a mark or a revocation.
     public func hasChanges(for userKey: Int, after version: Int) throws -> Bool {
-        try db.scalar("""
-            SELECT EXISTS (SELECT 1 FROM notifications WHERE recipient = ? AND version > ?)
-                OR EXISTS (SELECT 1 FROM marks WHERE user = ? AND version > ?)
-                OR EXISTS (SELECT 1 FROM revocations WHERE viewer IN (?, 0) AND version > ?)
-            """, userKey, version, userKey, version, userKey, version) == 1
+        try db.scalar(Store.hasChangesSQL, userKey, version, userKey, version, userKey, version) == 1
+    }
+
+    private static let hasChangesSQL = "SELECT " + changed(user: "?", after: "?")
+
+    /// Whether `user` has a row, a mark or a revocation after version `after` (SQL expressions
+    /// both): what a change is, to a long-poll.
+    static func changed(user: String, after: String) -> String {
+        """
+        (EXISTS (SELECT 1 FROM notifications WHERE recipient = \(user) AND version > \(after))
+         OR EXISTS (SELECT 1 FROM marks WHERE user = \(user) AND version > \(after))
+         OR EXISTS (SELECT 1 FROM revocations WHERE viewer IN (\(user), 0) AND version > \(after)))
+        """
     }
 
     // MARK: Mutations

@@ -128,27 +128,30 @@ public final class PGConnection {
             }
         }
         let types = prepare ? [] : parameters.map(\.typeOID)
-        // Text values are kept alive (as C strings) until the call returns.
-        var storage: [ContiguousArray<CChar>] = []
-        storage.reserveCapacity(parameters.count)
+        // Each value as a C buffer of its own (text, or bytea's raw bytes), freed after the call.
+        var values: [UnsafeMutablePointer<CChar>?] = []
         var lengths: [Int32] = []
         var formats: [Int32] = []
+        defer { values.forEach { free($0) } }
         for parameter in parameters {
+            var length: Int32 = 0, format: Int32 = 0
             switch parameter {
-            case .null: storage.append([]); lengths.append(0); formats.append(0)
-            case .integer(let value): storage.append(ContiguousArray(String(value).utf8CString)); lengths.append(0); formats.append(0)
-            case .real(let value): storage.append(ContiguousArray("\(value)".utf8CString)); lengths.append(0); formats.append(0)
-            case .text(let value): storage.append(ContiguousArray(value.utf8CString)); lengths.append(0); formats.append(0)
+            case .null: values.append(nil)
+            case .integer(let value): values.append(strdup(String(value)))
+            case .real(let value): values.append(strdup("\(value)"))
+            case .text(let value): values.append(strdup(value))
             case .bytes(let value):
-                storage.append(ContiguousArray(value.map { CChar(bitPattern: $0) }))
-                lengths.append(Int32(value.count))
-                formats.append(1)
+                let buffer = malloc(max(value.count, 1))!
+                value.withUnsafeBytes { if let base = $0.baseAddress { buffer.copyMemory(from: base, byteCount: value.count) } }
+                values.append(buffer.assumingMemoryBound(to: CChar.self))
+                (length, format) = (Int32(value.count), 1)
             }
+            lengths.append(length)
+            formats.append(format)
         }
-        let result: OpaquePointer? = withPointers(storage, nulls: parameters.map { if case .null = $0 { return true } else { return false } }) { pointers in
-            prepare ? PQexecPrepared(handle, name, Int32(parameters.count), pointers, lengths, formats, 0)
-                    : PQexecParams(handle, sql, Int32(parameters.count), types, pointers, lengths, formats, 0)
-        }
+        let pointers = values.map { UnsafePointer($0) }
+        let result = prepare ? PQexecPrepared(handle, name, Int32(parameters.count), pointers, lengths, formats, 0)
+                             : PQexecParams(handle, sql, Int32(parameters.count), types, pointers, lengths, formats, 0)
         return try check(result, sql: sql)
     }
 
@@ -159,14 +162,15 @@ public final class PGConnection {
         }
         switch PQresultStatus(raw) {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
-            let result = PGResult(raw)
-            if let tuples = PQcmdTuples(raw), tuples.pointee != 0, let count = Int(String(cString: tuples)) {
+            // As SQLite counts them: rows an INSERT, UPDATE or DELETE changed (with RETURNING
+            // too); other statements leave the count as it was.
+            let command = PQcmdStatus(raw).map { String(cString: $0) } ?? ""
+            if ["INSERT", "UPDATE", "DELETE"].contains(where: command.hasPrefix), let tuples = PQcmdTuples(raw),
+               let count = Int(String(cString: tuples)) {
                 changes = count
                 totalChanges += count
-            } else if PQresultStatus(raw) == PGRES_COMMAND_OK {
-                changes = 0
             }
-            return result
+            return PGResult(raw)
         default:
             let message = String(cString: PQresultErrorMessage(raw)).trimmingCharacters(in: .whitespacesAndNewlines)
             let state = PQresultErrorField(raw, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
@@ -193,22 +197,6 @@ public final class PGConnection {
 
     /// Whether the connection is still usable.
     public var isHealthy: Bool { PQstatus(handle) == CONNECTION_OK }
-}
-
-/// Calls `body` with C pointers to each buffer (nil for a NULL parameter).
-private func withPointers<R>(_ buffers: [ContiguousArray<CChar>], nulls: [Bool],
-                             _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
-    func step(_ index: Int, _ acc: inout [UnsafePointer<CChar>?]) -> R {
-        if index == buffers.count { return body(acc) }
-        return buffers[index].withUnsafeBufferPointer { buffer in
-            acc.append(nulls[index] ? nil : buffer.baseAddress)
-            defer { acc.removeLast() }
-            return step(index + 1, &acc)
-        }
-    }
-    var pointers: [UnsafePointer<CChar>?] = []
-    pointers.reserveCapacity(buffers.count)
-    return step(0, &pointers)
 }
 
 /// The rows of a query, in text form. Frees its libpq result when released.

@@ -8,7 +8,7 @@ import Foundation
 public final class Database {
     let handle: OpaquePointer
     public let path: String
-    private var cache: [CacheKey: Statement] = [:]
+    private var cache: [SQLText: Statement] = [:]
     private var transactionDepth = 0
 
     /// Process-wide SQLite settings, applied once before the first connection.
@@ -75,7 +75,7 @@ public final class Database {
 
     /// A prepared statement for `sql`, reused across calls (prepared once, persistent).
     public func cached(_ sql: String) throws -> Statement {
-        let key = CacheKey(sql: sql)
+        let key = SQLText(sql)
         if let statement = cache[key] { return statement }
         let statement = try Statement(database: self, sql: sql, persistent: true)
         cache[key] = statement
@@ -189,10 +189,12 @@ public final class Database {
 ///
 /// Hashing a whole SQL text on every lookup showed up in ingest profiles; equality stays exact
 /// (and is nearly free for the literals the code passes, which share their storage).
-private struct CacheKey: Hashable {
+public struct SQLText: Hashable {
     let sql: String
 
-    func hash(into hasher: inout Hasher) {
+    public init(_ sql: String) { self.sql = sql }
+
+    public func hash(into hasher: inout Hasher) {
         var sql = sql
         sql.withUTF8 { bytes in
             hasher.combine(bytes.count)
@@ -204,7 +206,7 @@ private struct CacheKey: Hashable {
         }
     }
 
-    static func == (a: CacheKey, b: CacheKey) -> Bool { a.sql == b.sql }
+    public static func == (a: SQLText, b: SQLText) -> Bool { a.sql == b.sql }
 }
 
 /// Told each SQL text prepared while it is installed, and on which file.

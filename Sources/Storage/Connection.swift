@@ -28,7 +28,8 @@ public final class Connection {
     public let engine: Engine
     /// The SQLite file, or the PostgreSQL location with any password removed.
     public let path: String
-    private var cache: [String: Statement] = [:]
+    /// Statements by SQL text (SQLite's quick key: the text is not hashed whole on every call).
+    private var cache: [SQLText: Statement] = [:]
     private var depth = 0
 
     /// Where this connection went, to open another there (with any password).
@@ -88,14 +89,15 @@ public final class Connection {
 
     /// A prepared statement for `sql`, kept for the next call with the same text.
     public func cached(_ sql: String) throws -> Statement {
-        if let statement = cache[sql] { return statement }
+        let key = SQLText(sql)
+        if let statement = cache[key] { return statement }
         let statement: Statement
         switch backing {
         case .sqlite(let database): statement = Statement(.sqlite(try database.cached(sql)))
         case .postgres(let connection):
             statement = Statement(.postgres(PGStatement(connection: connection, translated: PostgresDialect.translate(sql), kept: true)))
         }
-        cache[sql] = statement
+        cache[key] = statement
         return statement
     }
 

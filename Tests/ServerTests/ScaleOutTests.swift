@@ -205,7 +205,7 @@ struct ScaleOutTests {
         #expect(statuses.filter { $0 != 200 }.count <= 8, "\(statuses)")
     }
 
-    @Test("delivery workers on several connections claim with SKIP LOCKED: each entry goes to one of them")
+    @Test("delivery workers claiming on several connections at once: each entry goes to exactly one of them")
     func claims() async throws {
         let (url, store) = try world(users: 1)
         // 600 due entries for u0's row.
