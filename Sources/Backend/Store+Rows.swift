@@ -86,7 +86,7 @@ extension Store {
     static func forEachRow(ofEvent outcome: EventOutcome, in db: Connection, _ body: (ActivityRow) throws -> Void) throws {
         guard let first = outcome.firstRow, let last = outcome.lastRow else { return }
         var reader = RowReader()
-        try db.cached(rowsOfEventSQL).bind([first, last, outcome.eventKey]).forEach { try body(reader.read($0).row) }
+        try db.cached(rowsOfEventSQL).bind([first, last, outcome.eventKey]).stream { try body(reader.read($0).row) }
     }
 
     static let rowsOfEventSQL = "\(RowReader.select) WHERE n.id BETWEEN ? AND ? AND n.event = ? ORDER BY n.id"

@@ -93,42 +93,78 @@ public final class PGConnection {
     /// With `prepare: false` the text is parsed for this one run and nothing is kept.
     @discardableResult
     public func execute(_ sql: String, _ parameters: [PGParameter], prepare: Bool = true) throws -> PGResult {
-        var name = ""
-        if prepare {
-            var signature = String(parameters.map(\.typeLetter))
-            signature += sql
-            if let known = prepared[signature] {
-                name = known
+        let name = prepare ? try preparedName(sql, parameters) : ""
+        let types = prepare ? [] : parameters.map(\.typeOID)
+        let result = withValues(parameters) { pointers, lengths, formats in
+            prepare ? PQexecPrepared(handle, name, Int32(parameters.count), pointers, lengths, formats, 0)
+                    : PQexecParams(handle, sql, Int32(parameters.count), types, pointers, lengths, formats, 0)
+        }
+        return try check(result, sql: sql)
+    }
+
+    /// Runs `sql` with `parameters` (prepared or not, as `execute`) and calls `body` with each row
+    /// as it arrives, one at a time (libpq's single-row mode): a million rows are never held at
+    /// once. The result `body` gets holds one row, at index 0.
+    public func forEachRow(_ sql: String, _ parameters: [PGParameter], prepare: Bool = true,
+                           _ body: (PGResult) throws -> Void) throws {
+        let name = prepare ? try preparedName(sql, parameters) : ""
+        let types = prepare ? [] : parameters.map(\.typeOID)
+        let sent = withValues(parameters) { pointers, lengths, formats in
+            prepare ? PQsendQueryPrepared(handle, name, Int32(parameters.count), pointers, lengths, formats, 0)
+                    : PQsendQueryParams(handle, sql, Int32(parameters.count), types, pointers, lengths, formats, 0)
+        }
+        guard sent == 1 else { throw PostgresError(String(cString: PQerrorMessage(handle)), sql: sql) }
+        PQsetSingleRowMode(handle)
+        // Every result must be read, even after a failure, before the connection is free again.
+        var failure: Error?
+        while let raw = PQgetResult(handle) {
+            if failure != nil { PQclear(raw); continue }
+            if PQresultStatus(raw) == PGRES_SINGLE_TUPLE {
+                let row = PGResult(raw)
+                do { try body(row) } catch { failure = error }
             } else {
-                name = "s\(prepared.count)"
-                var types = parameters.map(\.typeOID)
-                if types.contains(0) {
-                    // A NULL's type is left to the server, which cannot always tell (`? IS NULL`):
-                    // then it is text. Inside a transaction the failed attempt must not abort it.
-                    // The server names the parameter it could not type; each try types one more.
-                    let inTransaction = PQtransactionStatus(handle) == PQTRANS_INTRANS
-                    while true {
-                        if inTransaction { try execute("SAVEPOINT stepo_prepare") }
-                        do {
-                            _ = try check(PQprepare(handle, name, sql, Int32(types.count), types), sql: sql)
-                            if inTransaction { try execute("RELEASE stepo_prepare") }
-                            break
-                        } catch let error as PostgresError where error.state == "42P18" {
-                            if inTransaction { try execute("ROLLBACK TO stepo_prepare; RELEASE stepo_prepare") }
-                            guard let dollar = error.message.range(of: "parameter $"),
-                                  let number = Int(error.message[dollar.upperBound...].prefix { $0.isNumber }),
-                                  (1...types.count).contains(number), types[number - 1] == 0 else { throw error }
-                            types[number - 1] = 25
-                        }
-                    }
-                } else {
-                    _ = try check(PQprepare(handle, name, sql, Int32(types.count), types), sql: sql)
-                }
-                prepared[signature] = name
+                do { _ = try check(raw, sql: sql) } catch { failure = error }
             }
         }
-        let types = prepare ? [] : parameters.map(\.typeOID)
-        // Each value as a C buffer of its own (text, or bytea's raw bytes), freed after the call.
+        if let failure { throw failure }
+    }
+
+    /// The name `sql` is prepared under for these parameter types, preparing it the first time.
+    private func preparedName(_ sql: String, _ parameters: [PGParameter]) throws -> String {
+        let signature = String(parameters.map(\.typeLetter)) + sql
+        if let known = prepared[signature] { return known }
+        let name = "s\(prepared.count)"
+        var types = parameters.map(\.typeOID)
+        if types.contains(0) {
+            // A NULL's type is left to the server, which cannot always tell (`? IS NULL`): then
+            // it is text. Inside a transaction the failed attempt must not abort it. The server
+            // names the parameter it could not type; each try types one more.
+            let inTransaction = PQtransactionStatus(handle) == PQTRANS_INTRANS
+            while true {
+                if inTransaction { try execute("SAVEPOINT stepo_prepare") }
+                do {
+                    _ = try check(PQprepare(handle, name, sql, Int32(types.count), types), sql: sql)
+                    if inTransaction { try execute("RELEASE stepo_prepare") }
+                    break
+                } catch let error as PostgresError where error.state == "42P18" {
+                    if inTransaction { try execute("ROLLBACK TO stepo_prepare; RELEASE stepo_prepare") }
+                    guard let dollar = error.message.range(of: "parameter $"),
+                          let number = Int(error.message[dollar.upperBound...].prefix { $0.isNumber }),
+                          (1...types.count).contains(number), types[number - 1] == 0 else { throw error }
+                    types[number - 1] = 25
+                }
+            }
+        } else {
+            _ = try check(PQprepare(handle, name, sql, Int32(types.count), types), sql: sql)
+        }
+        prepared[signature] = name
+        return name
+    }
+
+    /// Calls `body` with the parameters as libpq takes them: C buffers (text, or bytea's raw
+    /// bytes), their lengths and formats; freed after.
+    private func withValues<R>(_ parameters: [PGParameter],
+                               _ body: ([UnsafePointer<CChar>?], [Int32], [Int32]) -> R) -> R {
         var values: [UnsafeMutablePointer<CChar>?] = []
         var lengths: [Int32] = []
         var formats: [Int32] = []
@@ -149,10 +185,7 @@ public final class PGConnection {
             lengths.append(length)
             formats.append(format)
         }
-        let pointers = values.map { UnsafePointer($0) }
-        let result = prepare ? PQexecPrepared(handle, name, Int32(parameters.count), pointers, lengths, formats, 0)
-                             : PQexecParams(handle, sql, Int32(parameters.count), types, pointers, lengths, formats, 0)
-        return try check(result, sql: sql)
+        return body(values.map { UnsafePointer($0) }, lengths, formats)
     }
 
     /// Turns a libpq result into a `PGResult`, or throws its error (and frees it).

@@ -304,6 +304,17 @@ public final class Statement {
         }
     }
 
+    /// Calls `body` with each row as it arrives, never holding them all (PostgreSQL's
+    /// single-row mode; SQLite steps row by row anyway): for results that can be a million
+    /// rows. `body` must not use this connection meanwhile — on PostgreSQL it is busy until
+    /// the last row is read.
+    public func stream(_ body: (Row) throws -> Void) throws {
+        switch backing {
+        case .sqlite(let statement): try statement.forEach { try body(Row(.sqlite($0))) }
+        case .postgres(let statement): try statement.stream { try body(Row(.postgres($0, 0))) }
+        }
+    }
+
     /// Calls `body` with each row while it answers true.
     public func forEach(while body: (Row) throws -> Bool) throws {
         switch backing {
@@ -362,6 +373,10 @@ final class PGStatement {
 
     func execute() throws -> PGResult {
         try connection.execute(translated.sql, values, prepare: kept)
+    }
+
+    func stream(_ body: (PGResult) throws -> Void) throws {
+        try connection.forEachRow(translated.sql, values, prepare: kept, body)
     }
 
     static func parameter(_ value: SQLValue) -> PGParameter {

@@ -6,13 +6,19 @@ struct Child {
     let pid: pid_t
     let started: DispatchTime
 
-    static func start(_ arguments: [String], log: String, environment: [String: String] = [:]) throws -> Child {
+    /// `output`: where its standard output goes, when not with its errors in `log`.
+    static func start(_ arguments: [String], log: String, output: String? = nil, environment: [String: String] = [:]) throws -> Child {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if let output {
+            posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { _, new in new }
         let argv = arguments.map { strdup($0) } + [nil]

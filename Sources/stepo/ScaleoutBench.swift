@@ -120,23 +120,29 @@ struct ScaleoutBench {
     // MARK: Fan-out
 
     /// One publish to the followers of u1, timed in the store; then the raw INSERT … SELECT of as
-    /// many rows in psql. Returns the seconds of both.
+    /// many rows in psql; then the same publish on a second copy of the world as a user runs it:
+    /// `stepo ingest --database` from process start to exit, every row printed (to /dev/null),
+    /// with its peak memory. Returns the seconds of the first two.
     func fanout(scale: Int, cluster: ThrowawayCluster, figures: inout BenchFigures) throws -> (publish: Double, raw: Double) {
         let followers = (try arguments.integer("followers") ?? 250_000) * scale
-        let url = try cluster.createDatabase()
-        let store = try Store(postgres: url)
-        let bulk = BulkWorld(store)
-        try bulk.build {
-            try bulk.addUsers(1...(followers + 1))
-            try bulk.addFollowers(of: 1, 2...(followers + 1))
-            try bulk.addJourneys(1, owners: 1)
-        }
-        let ingestor = Ingestor(store: store)
         let step = #"{"id":"fan-step","type":"step","at":"2026-11-30T08:00:00Z","step":{"id":"big","journey":"j1","caption":"The summit, at last","photoUrl":"https://cdn.stepo.app/steps/big.jpg"}}"#
-        _ = try ingestor.apply(Data(step.utf8))
-        let start = DispatchTime.now()
         let publish = #"{"id":"fan-publish","type":"mediaReady","at":"2026-11-30T08:01:00Z","step":"big"}"#
-        guard let outcome = try ingestor.apply(Data(publish.utf8)) else { throw CommandError(description: "the publish did nothing") }
+        /// u1, followed by everyone else, with a step made and not yet published.
+        func world() throws -> (url: String, store: Store) {
+            let url = try cluster.createDatabase()
+            let store = try Store(postgres: url)
+            let bulk = BulkWorld(store)
+            try bulk.build {
+                try bulk.addUsers(1...(followers + 1))
+                try bulk.addFollowers(of: 1, 2...(followers + 1))
+                try bulk.addJourneys(1, owners: 1)
+            }
+            _ = try Ingestor(store: store).apply(Data(step.utf8))
+            return (url, store)
+        }
+        let (url, store) = try world()
+        let start = DispatchTime.now()
+        guard let outcome = try Ingestor(store: store).apply(Data(publish.utf8)) else { throw CommandError(description: "the publish did nothing") }
         let seconds = BenchFigures.seconds(since: start)
         guard outcome.rowCount == followers else {
             figures.fail("one publish to \(followers) followers made \(outcome.rowCount) rows")
@@ -167,6 +173,19 @@ struct ScaleoutBench {
         }
         figures.report("one publish to \(followers) followers (\(scale)×)", seconds: seconds, target: Double(followers) / 1_000_000 * 60,
                        ratio: (milliseconds / 1000, 2))
+        // As a user runs it, on a fresh copy of the world.
+        let copy = try world().url
+        let file = cluster.folder + "/publish.ndjson", log = cluster.folder + "/ingest-\(scale).log"
+        try Data((publish + "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let child = try Child.start([CommandLine.executablePath, "ingest", "--database", copy, file], log: log, output: "/dev/null")
+        let run = child.wait()
+        let summary = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        if run.status != 0 || !summary.contains("\(followers) rows created") {
+            figures.fail("stepo ingest of the publish: \(summary.prefix(300))")
+        } else {
+            print(String(format: "  the same publish through `stepo ingest --database`, start to exit, every row printed: %.3f s, peak memory %.0f MB",
+                         run.seconds, run.megabytes))
+        }
         return (seconds, milliseconds / 1000)
     }
 }
