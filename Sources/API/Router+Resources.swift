@@ -65,7 +65,11 @@ extension Router {
             content = try store.pushContent(row: rowId)
             content.silent = request.query["silent"] == "1"
         } catch let error as PushUnavailable {
-            throw APIError.gone(fallbackTo: nil).with(message: error.description)
+            // The rules, judged now, forbid it: nothing of it is drawn (the reason is said).
+            switch error.reason {
+            case nil, .deleted?: throw APIError.gone(fallbackTo: nil).with(message: error.description)
+            case .some: throw APIError(410, "pushWithheld", error.description)
+            }
         }
         return .ok(platform == "apns" ? Payload.apns(content) : Payload.fcm(content))
     }

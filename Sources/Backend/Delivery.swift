@@ -76,14 +76,17 @@ final class Delivery {
                  duplicate: Bool = false, visible: Bool = true, blocked: Bool? = nil) throws {
         var candidate = Candidate()
         candidate.isSelf = actor?.key == recipient.key
-        let facts = try store.recipientFacts(recipient.key, actor: actor?.key, at: event.at, blocked: blocked)
-        candidate.blocked = !candidate.isSelf && facts.blocked
+        candidate.blocked = try !candidate.isSelf && store.blockedBetween(actor: actor?.key, recipient: recipient.key, known: blocked)
         candidate.actorActive = actor?.isActive ?? true
         candidate.recipientActive = recipient.isActive
         candidate.visible = visible
         candidate.duplicate = duplicate
         candidate.preferences = recipient.preferences
-        candidate.ceilingReached = facts.ceilingReached
+        // The ceiling is the last rule: asked only of a push that every other rule lets go,
+        // under the recipient's lock where other writers run beside this one.
+        if QuietRules.decide(notification.kind, for: candidate) == .row(.sent) {
+            candidate.ceilingReached = try store.ceilingReachedLocking(recipient.key, at: event.at)
+        }
         switch QuietRules.decide(notification.kind, for: candidate) {
         case .noRow(let reason):
             try suppress(recipient: recipient.key, kind: notification.kind, reason: reason)
@@ -140,6 +143,9 @@ final class Delivery {
         case .sent, .updated:
             if current.push.reachesDevice {
                 line = .updated
+            } else if try store.ceilingReachedLocking(recipientKey, at: current.createdAt) {
+                // Its one sound, late, counts at the row's own time: a span full there keeps it quiet.
+                line = .suppressed(.dailyCeiling)
             } else {
                 line = .sent
                 stored = .sent

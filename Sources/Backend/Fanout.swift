@@ -43,14 +43,12 @@ struct Fanout {
         """
     }
 
-    /// The push status of a kept row: preferences, then the rolling daily ceiling (does a
-    /// 100th push exist in the last 24 hours? — never counting further than that).
-    private var pushExpression: String {
+    /// The push status of a kept row: preferences, then (with `ceiling`) the daily ceiling,
+    /// the same SQL test a single candidate gets (`Store.ceilingTest`).
+    private func pushExpression(ceiling: Bool) -> String {
         """
         CASE WHEN u.pref_all = 0 OR \(preferenceTest) THEN 'suppressed:preferences'
-             WHEN EXISTS (SELECT 1 FROM notifications n
-                          WHERE n.recipient = u.id AND n.push = 'sent' AND n.created_at > :since AND n.created_at <= :at
-                          LIMIT 1 OFFSET \(QuietRules.dailyCeiling - 1)) THEN 'suppressed:dailyCeiling'
+             \(ceiling ? "WHEN \(Store.ceilingTest(recipient: "u.id")) THEN 'suppressed:dailyCeiling'" : "")
              ELSE 'sent'
         END
         """
@@ -82,7 +80,8 @@ struct Fanout {
             ":body": n.body, ":pushBody": n.pushBody == n.body ? nil : n.pushBody, ":pushImage": n.pushImage, ":face": n.media.face,
             ":image": n.media.image, ":step": refs.step, ":comment": refs.comment, ":journey": refs.journey, ":tier": refs.tier,
             ":tap": n.tap.jsonText, ":thread": n.thread, ":at": at,
-            ":since": at - QuietRules.ceilingWindow, ":actorActive": actor?.isActive ?? true,
+            ":since": at - QuietRules.ceilingWindow, ":until": at + QuietRules.ceilingWindow,
+            ":actorActive": actor?.isActive ?? true,
         ]
         values.merge(arguments) { _, argument in argument }
         return values
@@ -103,13 +102,27 @@ struct Fanout {
         values[":version"] = version
         // Decide every candidate once, in memory; then write rows and suppressions from it.
         try db.execute("CREATE TEMP TABLE IF NOT EXISTS fanout (u INTEGER PRIMARY KEY, reason TEXT, push TEXT); DELETE FROM fanout")
+        // On SQLite (one writer) the ceiling is judged in the same pass. On PostgreSQL other
+        // writers may be pushing to the same people: each recipient the push would reach is
+        // locked first (its inbox row, in key order, as every fan-out takes them), and the
+        // ceiling is judged after, by a statement that sees what they committed.
+        let inline = db.engine == .sqlite
         try db.cached("""
             INSERT INTO fanout(u, reason, push)
-            SELECT u.id, reason, CASE WHEN reason IS NULL THEN \(pushExpression) END
+            SELECT u.id, reason, CASE WHEN reason IS NULL THEN \(pushExpression(ceiling: inline)) END
             FROM (SELECT u.id AS id, u.pref_all, u.pref_stepWith, u.pref_social, u.pref_engagement, u.pref_journeys,
                          \(alertExpression) AS alert, \(reasonExpression) AS reason
                   FROM (\(candidates)) AS c JOIN users AS u ON u.id = c.u) AS u
             """).bind(named: values).run()
+        if !inline {
+            try db.cached("""
+                SELECT count(*) FROM (SELECT 1 FROM inboxes WHERE user IN (SELECT u FROM fanout WHERE push = 'sent')
+                                      ORDER BY user FOR UPDATE) AS locked
+                """).bind([]).run()
+            try db.cached("""
+                UPDATE fanout SET push = 'suppressed:dailyCeiling' WHERE push = 'sent' AND \(Store.ceilingTest(recipient: "fanout.u"))
+                """).bind(named: values).run()
+        }
         // The content once, on the event; the rows point at it.
         try db.cached("""
             UPDATE events SET title = :title, body = :body, push_body = :pushBody, push_image = :pushImage,

@@ -15,7 +15,12 @@ enum PostgresSchema {
     static let partitions = 8
 
     static var migrations: [(id: String, sql: String)] {
-        [("0001-store", initial)]
+        [("0001-store", initial),
+         ("0007-outbox-dropped", """
+          ALTER TABLE outbox DROP CONSTRAINT outbox_state_check;
+          ALTER TABLE outbox ADD CONSTRAINT outbox_state_check
+              CHECK (state IN ('due', 'claimed', 'sent', 'dead', 'superseded', 'dropped'));
+          """)]
     }
 
     /// Applies the migrations the database lacks, each in its own transaction. Several servers

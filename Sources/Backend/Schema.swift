@@ -403,6 +403,30 @@ enum Schema {
         );
         CREATE INDEX delivery_attempts_by_entry ON delivery_attempts(entry);
         """)
+        // The rules hold at send time: an entry they now forbid is dropped (its reason is its
+        // attempt's). SQLite cannot change a CHECK in place: the table is copied.
+        m.register("0007-outbox-dropped", """
+        CREATE TABLE outbox_v7 (
+            id INTEGER PRIMARY KEY,
+            row INTEGER NOT NULL REFERENCES notifications(id),
+            token TEXT NOT NULL,
+            platform TEXT NOT NULL,
+            silent INTEGER NOT NULL DEFAULT 0,
+            state TEXT NOT NULL DEFAULT 'due' CHECK (state IN ('due', 'claimed', 'sent', 'dead', 'superseded', 'dropped')),
+            created_at INTEGER NOT NULL,
+            due_at INTEGER NOT NULL,
+            expires_at INTEGER,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            claimed_by TEXT,
+            claimed_until INTEGER
+        );
+        INSERT INTO outbox_v7 SELECT id, row, token, platform, silent, state, created_at, due_at, expires_at, attempts,
+                                     claimed_by, claimed_until FROM outbox;
+        DROP TABLE outbox;
+        ALTER TABLE outbox_v7 RENAME TO outbox;
+        CREATE INDEX outbox_due ON outbox(due_at) WHERE state IN ('due', 'claimed');
+        CREATE INDEX outbox_by_row ON outbox(row);
+        """)
         return m
     }
 }

@@ -29,12 +29,12 @@ extension Store {
             return outcome
         }
         let delivery = Delivery(store: self, event: event, key: key)
-        switch event.body {
-        case .user, .account, .privacy, .preferences, .step, .mediaReady, .deleteStep:
-            interactionCache?.clear()  // these change a user or a step the cache may hold
-        default: break
-        }
         try applyBody(event, delivery)
+        if event.changesCachedRecords {
+            // The event changed a user or a step the cache may hold — and looked it up first,
+            // so the cache may now remember it as it was before: forget it after the change.
+            interactionCache?.clear()
+        }
         let o = delivery.outcome
         if o.firstRow != nil || o.note != nil {
             try db.run("UPDATE events SET first_row = ?, last_row = ?, note = ? WHERE id = ?",
@@ -226,5 +226,18 @@ extension Store {
         let values: [String: SQLBindable] = [":key": key, ":version": d.changeVersion()]
         try db.cached("UPDATE notifications SET deleted = 1, version = :version WHERE id IN (\(rows))").bind(named: values).run()
         if db.changes > 0 { d.outcome.note = "\(db.changes) rows marked deleted" }
+    }
+}
+
+extension Event {
+    /// Whether applying this event changes a user or a step that an ingest's interaction
+    /// cache may hold (see `Store.withInteractionCache`). Exhaustive, so a new kind of event
+    /// has to say.
+    var changesCachedRecords: Bool {
+        switch body {
+        case .user, .account, .privacy, .preferences, .step, .mediaReady, .deleteStep: return true
+        case .relation, .journey, .journeyFollow, .interaction, .comment, .deleteComment, .tierCrossed, .announcement, .alert:
+            return false
+        }
     }
 }

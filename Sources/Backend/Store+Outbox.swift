@@ -23,7 +23,8 @@ public struct DeviceRecord: Equatable, Sendable {
 
 /// One push waiting in (or gone from) the outbox.
 public struct OutboxEntry: Equatable, Sendable {
-    public enum State: String, Sendable { case due, claimed, sent, dead, superseded }
+    /// `dropped`: the rules, judged again when it was claimed, forbade it (see `drop`).
+    public enum State: String, Sendable, CaseIterable { case due, claimed, sent, dead, superseded, dropped }
 
     public var id: Int
     public var row: Int
@@ -216,6 +217,13 @@ extension Store {
     /// An entry given up without an attempt (past its expiry, or its row gone).
     public func abandon(_ entry: OutboxEntry, reason: String, at: Int64) throws {
         try settle(entry, attempt: DeliveryAttempt(at: at, status: nil, reason: reason, providerId: nil, latencyMs: nil), next: .dead)
+    }
+
+    /// An entry the rules, judged again now, forbid (a block, an inactive account, a deletion,
+    /// a switch turned off since): dropped unsent, its reason recorded as its attempt's.
+    public func drop(_ entry: OutboxEntry, reason: Reason, at: Int64) throws {
+        try settle(entry, attempt: DeliveryAttempt(at: at, status: nil, reason: reason.rawValue, providerId: nil, latencyMs: nil),
+                   next: .dropped)
     }
 
     /// The provider said `token` is gone as of `since`: disabled, unless it was registered

@@ -5,36 +5,124 @@ import Storage
 /// Why a row has no push to render.
 public enum PushUnavailable: Error, CustomStringConvertible {
     case noSuchRow(Int)
-    case deleted(Int)
+    /// The rules, judged now, forbid the push: a block, an inactive account, a deletion, a
+    /// switch turned off, a mention its reader may no longer see.
+    case withheld(Int, Reason)
 
     public var description: String {
         switch self {
         case .noSuchRow(let id): return "no notification row \(id)"
-        case .deleted(let id): return "row \(id) is suppressed:deleted — its content was deleted, so no push goes out"
+        case .withheld(let id, .deleted):
+            return "row \(id) is suppressed:deleted — its content was deleted, so no push goes out"
+        case .withheld(let id, let reason):
+            return "row \(id)'s push is withheld now: \(reason.rawValue) — \(PushUnavailable.explain(reason))"
+        }
+    }
+
+    /// The reason a push was withheld, when it was.
+    public var reason: Reason? {
+        if case .withheld(_, let reason) = self { return reason }
+        return nil
+    }
+
+    static func explain(_ reason: Reason) -> String {
+        switch reason {
+        case .blocked: return "a block stands between its actor and its recipient"
+        case .actorInactive: return "its actor's account is banned or deactivated"
+        case .recipientInactive: return "its recipient's account is banned or deactivated"
+        case .notVisible: return "its recipient may no longer see the comment"
+        case .deleted: return "its content was deleted"
+        case .preferences: return "its recipient turned this kind of push off"
+        case .self, .duplicate, .ladder, .dailyCeiling: return "the quiet rules forbid it"
         }
     }
 }
 
 extension Store {
-    /// The push of row `id` as it goes out now: masked copy for a private actor, and the
-    /// recipient's fresh unseen count as the absolute badge.
+    /// The push of row `id` as it goes out now — the one answer for every surface that draws a
+    /// push (`stepo push`, `GET /v1/rows/{id}/push`, the inbox's preview, the delivery worker):
+    /// the quiet rules judged again at this moment (`QuietRules.atSend`), a masked copy when the
+    /// actor is private now or the content is out of the recipient's sight, and the recipient's
+    /// fresh unseen count as the absolute badge. Throws `PushUnavailable.withheld` when the
+    /// rules now forbid it.
     public func pushContent(row id: Int) throws -> PushContent {
-        guard let stored = try db.first("""
-            SELECT n.kind, \(RowReader.content("title")),
-                   CASE WHEN n.title IS NULL THEN coalesce(e.push_body, e.body) ELSE coalesce(n.push_body, n.body) END,
-                   \(RowReader.content("push_image")), \(RowReader.content("face")), \(RowReader.content("thread")),
-                   \(RowReader.content("tap")), n.recipient, n.deleted, n.action
-            FROM notifications AS n JOIN events AS e ON e.id = n.event WHERE n.id = ?
-            """, [id], { row in
-                (kind: Kind(rawValue: row.string(0)) ?? .announcement, title: row.string(1), body: row.string(2),
-                 image: row.optionalString(3), face: row.optionalString(4), thread: row.string(5),
-                 tap: row.string(6), recipient: row.int(7), deleted: row.bool(8),
-                 action: row.optionalString(9).flatMap(Kind.init(rawValue:)))
+        guard let stored = try db.first(Store.pushSQL, [id], { row in
+                StoredPush(kind: Kind(rawValue: row.string(0)) ?? .announcement, title: row.string(1), body: row.string(2),
+                           image: row.optionalString(3), face: row.optionalString(4), thread: row.string(5),
+                           tap: row.string(6), recipient: row.int(7), deleted: row.bool(8),
+                           action: row.optionalString(9).flatMap(Kind.init(rawValue:)), actor: row.optionalInt(10),
+                           step: row.optionalInt(11), comment: row.optionalInt(12), journey: row.optionalInt(13),
+                           tier: row.optionalString(14))
             }) else { throw PushUnavailable.noSuchRow(id) }
-        guard !stored.deleted else { throw PushUnavailable.deleted(id) }
+        guard let recipient = try user(key: stored.recipient) else { throw PushUnavailable.noSuchRow(id) }
+        let actor = try stored.actor.flatMap { try user(key: $0) }
+        let facts = try sendFacts(stored, recipient: recipient, actor: actor)
+        var body = stored.body
+        var image = stored.image
+        switch QuietRules.atSend(stored.action ?? stored.kind, facts) {
+        case .drop(let reason): throw PushUnavailable.withheld(id, reason)
+        case .full: break
+        case .masked:
+            // A batch's body is its verb already; every other kind loses its preview.
+            if stored.kind != .batch, let actor {
+                body = Copy.maskedBody(stored.kind, username: actor.username, Subject(tier: stored.tier))
+            }
+            image = nil
+        }
         let tap = (try? JSON.parse(stored.tap)).flatMap(Tap.init(json:)) ?? .link(Tap.feedLink)
-        return PushContent(rowId: id, kind: stored.kind, title: stored.title, body: stored.body, image: stored.image,
+        return PushContent(rowId: id, kind: stored.kind, title: stored.title, body: body, image: image,
                            face: stored.face, thread: stored.thread, deepLink: tap.deepLink,
                            badge: try counts(for: stored.recipient).unseen, action: stored.action)
     }
+
+    /// What the send-time rules ask about a stored push, as the store stands now.
+    private func sendFacts(_ stored: StoredPush, recipient: UserRecord, actor: UserRecord?) throws -> SendFacts {
+        var facts = SendFacts()
+        facts.recipientActive = recipient.isActive
+        facts.preferences = recipient.preferences
+        facts.contentDeleted = stored.deleted
+        if let actor, actor.key != recipient.key {
+            facts.blocked = try blocked(actor.key, recipient.key)
+            facts.actorActive = actor.isActive
+            facts.actorPrivate = actor.isPrivate
+        }
+        let kind = stored.action ?? stored.kind
+        if kind.isJourneyUpdate {
+            facts.alert = try alert(for: recipient.key, person: stored.actor, journey: stored.journey)?.mode ?? .default
+        }
+        let visibility = Visibility(store: self, viewer: recipient)
+        if stored.kind == .mention, !stored.deleted, let comment = stored.comment {
+            facts.mentionNotVisible = !(try visibility.canSeeComment(comment))
+        }
+        facts.contentVisible = try visibility.canQuote(kind: stored.kind, deleted: stored.deleted, actor: stored.actor,
+                                                       step: stored.step, journey: stored.journey, comment: stored.comment)
+        return facts
+    }
+
+    /// A row's push as stored: the copy decided when the row was made, and what it points at.
+    private struct StoredPush {
+        var kind: Kind
+        var title: String
+        var body: String
+        var image: String?
+        var face: String?
+        var thread: String
+        var tap: String
+        var recipient: Int
+        var deleted: Bool
+        var action: Kind?
+        var actor: Int?
+        var step: Int?
+        var comment: Int?
+        var journey: Int?
+        var tier: String?
+    }
+
+    private static let pushSQL = """
+        SELECT n.kind, \(RowReader.content("title")),
+               CASE WHEN n.title IS NULL THEN coalesce(e.push_body, e.body) ELSE coalesce(n.push_body, n.body) END,
+               \(RowReader.content("push_image")), \(RowReader.content("face")), \(RowReader.content("thread")),
+               \(RowReader.content("tap")), n.recipient, n.deleted, n.action, n.actor, n.step, n.comment, n.journey, n.tier
+        FROM notifications AS n JOIN events AS e ON e.id = n.event WHERE n.id = ?
+        """
 }

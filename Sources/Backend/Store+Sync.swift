@@ -73,11 +73,13 @@ extension Store {
             var rows: [ActivityRow] = []
             rows.reserveCapacity(stored.count)
             for row in stored {
-                if try visibility.canQuote(row) {
+                // An actor out of sight keeps no face on any row, whatever its kind quotes.
+                let actorVisible = try visibility.canSeeActor(row)
+                if actorVisible, try visibility.canQuote(row) {
                     rows.append(row.row)
                     try collector.quote(row)
                 } else {
-                    rows.append(row.row.withholding(face: !(try visibility.canSeeActor(row))))
+                    rows.append(row.row.withholding(face: !actorVisible))
                     try collector.withhold(row)
                 }
             }

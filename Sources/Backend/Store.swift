@@ -210,13 +210,23 @@ public final class Store {
             """, recipient, at - QuietRules.ceilingWindow, at) ?? 0
     }
 
-    /// What the quiet rules need to know about a recipient beyond their record: whether a
-    /// block stands between them and the actor, and whether they have had the ceiling's worth
-    /// of pushes in the 24 hours up to `at`.
-    /// `blocked`, when the caller already knows it, is not asked again.
-    func recipientFacts(_ recipient: Int, actor: Int?, at: Int64, blocked known: Bool? = nil) throws -> (blocked: Bool, ceilingReached: Bool) {
-        let blocked = try known ?? db.cached(Store.blockedSQL).bind([actor, recipient, recipient, actor]).first { $0.bool(0) } ?? false
-        return (blocked, try ceilingReached(recipient, at: at))
+    /// Whether a block stands between actor and recipient, either way (`known`, when the
+    /// caller has just checked, is not asked again; no actor, no block).
+    func blockedBetween(actor: Int?, recipient: Int, known: Bool? = nil) throws -> Bool {
+        if let known { return known }
+        guard let actor else { return false }
+        return try db.cached(Store.blockedSQL).bind([actor, recipient, recipient, actor]).first { $0.bool(0) } ?? false
+    }
+
+    /// `ceilingReached`, asked under the recipient's lock on PostgreSQL, where other writers
+    /// may be pushing to the same person at this moment: their inbox row, locked until this
+    /// transaction ends, serialises that recipient only, and the count that follows sees
+    /// whatever the writer before committed.
+    func ceilingReachedLocking(_ recipient: Int, at: Int64) throws -> Bool {
+        if db.engine == .postgresql {
+            try db.cached("SELECT total FROM inboxes WHERE user = ? FOR UPDATE").bind([recipient]).run()
+        }
+        return try ceilingReached(recipient, at: at)
     }
 
     /// The batch of (recipient, step, action) still open at `at` (opened less than 30 minutes
@@ -245,24 +255,61 @@ public final class Store {
                OR EXISTS (SELECT 1 FROM blocks WHERE blocker = ? AND blocked = ?)
         """
 
-    /// Whether the 100th push of the 24 hours up to `at` has gone out to `recipient`: found by
-    /// reading at most 100 index entries, and remembered. Once found, the ceiling stays reached
-    /// until that 100th push leaves the window (pushes are only ever added), so a popular
-    /// person's stream does not read the same hundred entries for every event of the day.
+    /// Whether `recipient` has no room for another push at `at`: some 24-hour span holding `at`
+    /// already holds the ceiling's 100 sent pushes (see `ceilingTest`). In order, that is the
+    /// 100th push of the 24 hours up to `at`, found by reading at most 100 index entries and
+    /// remembered: once found, the ceiling stays reached until that 100th push leaves the
+    /// window (pushes are only ever added), so a popular person's stream does not read the same
+    /// hundred entries for every event of the day.
     func ceilingReached(_ recipient: Int, at: Int64) throws -> Bool {
         if let span = ceilingSpans[recipient], span.from <= at, at < span.until { return true }
-        guard let hundredth = try db.cached(Store.ceilingSQL).bind([recipient, at - QuietRules.ceilingWindow, at])
-            .first({ $0.int64(0) }) else { return false }
-        if ceilingSpans.count > 100_000 { ceilingSpans.removeAll(keepingCapacity: true) }
-        ceilingSpans[recipient] = (from: at, until: hundredth + QuietRules.ceilingWindow)
-        return true
+        let values: [String: SQLBindable] = [":recipient": recipient, ":at": at, ":since": at - QuietRules.ceilingWindow,
+                                             ":until": at + QuietRules.ceilingWindow]
+        if let hundredth = try db.cached(Store.hundredthSQL).bind(named: values).first({ $0.int64(0) }) {
+            if ceilingSpans.count > 100_000 { ceilingSpans.removeAll(keepingCapacity: true) }
+            ceilingSpans[recipient] = (from: at, until: hundredth + QuietRules.ceilingWindow)
+            return true
+        }
+        // Late: pushes stamped after `at` may fill a span that holds it.
+        return try db.cached("SELECT \(Store.lateCeilingTest(recipient: ":recipient"))").bind(named: values).first { $0.bool(0) } ?? false
     }
 
-    private static let ceilingSQL = """
+    private static let hundredthSQL = """
         SELECT created_at FROM notifications
-        WHERE recipient = ? AND push = 'sent' AND created_at > ? AND created_at <= ?
+        WHERE recipient = :recipient AND push = 'sent' AND created_at > :since AND created_at <= :at
         ORDER BY created_at DESC LIMIT 1 OFFSET \(QuietRules.dailyCeiling - 1)
         """
+
+    /// The daily ceiling as one SQL test, the same for one candidate and for a fan-out: true
+    /// when recipient `r` (an SQL expression) may not have another sent push at `:at`, because
+    /// some 24-hour span holding `:at` already holds `QuietRules.dailyCeiling` of them. Binds
+    /// `:at`, `:since` (`:at` − 24 h) and `:until` (`:at` + 24 h).
+    ///
+    /// Events may arrive late and out of order, so the span is not only the 24 hours up to
+    /// `:at`: a span starting at any sent push of the day before (or at `:at` itself) may reach
+    /// pushes stamped after it. When none is stamped after `:at`, the first test alone decides.
+    static func ceilingTest(recipient r: String) -> String {
+        """
+        (EXISTS (SELECT 1 FROM notifications WHERE recipient = \(r) AND push = 'sent' AND created_at > :since
+                 AND created_at <= :at LIMIT 1 OFFSET \(QuietRules.dailyCeiling - 1))
+         OR \(lateCeilingTest(recipient: r)))
+        """
+    }
+
+    /// The part of `ceilingTest` that only a late event needs (some push is stamped after `:at`).
+    static func lateCeilingTest(recipient r: String) -> String {
+        let full = QuietRules.dailyCeiling - 1
+        return """
+        (EXISTS (SELECT 1 FROM notifications WHERE recipient = \(r) AND push = 'sent' AND created_at > :at AND created_at < :until)
+         AND (EXISTS (SELECT 1 FROM notifications WHERE recipient = \(r) AND push = 'sent' AND created_at >= :at
+                      AND created_at < :until LIMIT 1 OFFSET \(full))
+              OR EXISTS (SELECT 1 FROM notifications AS p WHERE p.recipient = \(r) AND p.push = 'sent' AND p.created_at > :since
+                         AND p.created_at <= :at
+                         AND EXISTS (SELECT 1 FROM notifications AS q WHERE q.recipient = \(r) AND q.push = 'sent'
+                                     AND q.created_at >= p.created_at AND q.created_at < p.created_at + \(QuietRules.ceilingWindow)
+                                     LIMIT 1 OFFSET \(full)))))
+        """
+    }
 
     /// Writes a consistent copy of the whole store to `path` (which must not exist): a
     /// scratch world to act on without touching this one.

@@ -92,23 +92,32 @@ public final class Visibility {
 
     /// Whether `row` may quote its content to the reader now.
     func canQuote(_ stored: StoredRow) throws -> Bool {
-        let row = stored.row
-        guard !row.deleted else { return false }
-        guard Copy.quotesContent(row.kind) else { return true }
-        if let actorKey = stored.actorKey, actorKey != viewer.key {
+        try canQuote(kind: stored.row.kind, deleted: stored.row.deleted, actor: stored.actorKey, step: stored.stepKey,
+                     journey: stored.journeyKey, comment: stored.commentKey)
+    }
+
+    /// Whether a row of `kind` pointing at these keys may quote its content to the reader now.
+    func canQuote(kind: Kind, deleted: Bool, actor actorKey: Int?, step stepKey: Int?, journey journeyKey: Int?,
+                  comment commentKey: Int?) throws -> Bool {
+        guard !deleted else { return false }
+        guard Copy.quotesContent(kind) else { return true }
+        if let actorKey, actorKey != viewer.key {
             guard let actor = try person(actorKey), try canSee(person: actor) else { return false }
         }
-        if let key = stored.stepKey {
+        if let key = stepKey {
             guard let step = try step(key), try canSee(step: step) else { return false }
         }
-        if let key = stored.journeyKey {
+        if let key = journeyKey {
             guard try journeyVisible(key) else { return false }
         }
-        if let key = stored.commentKey {
+        if let key = commentKey {
             guard try commentVisible(key) else { return false }
         }
         return true
     }
+
+    /// Whether the reader may see the comment `key` now (false when it is gone).
+    func canSeeComment(_ key: Int) throws -> Bool { try commentVisible(key) }
 
     private func journeyVisible(_ key: Int) throws -> Bool {
         if let known = journeys[key] { return known }

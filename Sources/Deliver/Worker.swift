@@ -45,7 +45,9 @@ public final class DeliveryWorker {
     /// What one pass did.
     public struct Pass: Equatable, Sendable {
         public var sent = 0, retried = 0, dead = 0, gone = 0, waited = 0
-        public var total: Int { sent + retried + dead + gone + waited }
+        /// Entries the rules, judged again at claim, no longer allow.
+        public var dropped = 0
+        public var total: Int { sent + retried + dead + gone + waited + dropped }
     }
 
     /// One claimed entry on its way to its provider.
@@ -131,12 +133,18 @@ public final class DeliveryWorker {
                     pass.waited += 1
                     continue
                 }
+                // The rules judged again, now: what they forbid since the row was made is dropped.
                 var content: PushContent
                 do {
                     content = try store.pushContent(row: entry.row)
-                } catch {
-                    try store.abandon(entry, reason: "\(error)", at: at)
-                    pass.dead += 1
+                } catch let unavailable as PushUnavailable {
+                    if let reason = unavailable.reason {
+                        try store.drop(entry, reason: reason, at: at)
+                        pass.dropped += 1
+                    } else {
+                        try store.abandon(entry, reason: unavailable.description, at: at)
+                        pass.dead += 1
+                    }
                     continue
                 }
                 content.silent = entry.silent

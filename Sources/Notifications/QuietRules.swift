@@ -174,3 +174,49 @@ public enum QuietRules {
         return .row(.sent)
     }
 }
+
+/// What the store knows, at the moment a push is drawn or sent, about the row it comes from:
+/// the send-time facts the quiet rules are judged on again (see `QuietRules.atSend`).
+public struct SendFacts: Sendable, Equatable {
+    public var blocked = false
+    public var actorActive = true
+    public var recipientActive = true
+    /// The row's content was deleted (the row is struck through).
+    public var contentDeleted = false
+    /// A mention whose recipient may no longer see the comment.
+    public var mentionNotVisible = false
+    /// The recipient's switches now, and the custom follow alert that applies now.
+    public var preferences = Preferences()
+    public var alert = AlertMode.default
+    /// The actor's account is private now.
+    public var actorPrivate = false
+    /// The recipient may still see everything the row quotes (its step, comment, journey).
+    public var contentVisible = true
+
+    public init() {}
+}
+
+/// How a push may be drawn now: in full, masked (no preview, no photo), or not at all.
+public enum SendDecision: Equatable, Sendable {
+    case full
+    case masked
+    case drop(Reason)
+}
+
+extension QuietRules {
+    /// The rules again, at the moment a push is sent or drawn: a block, an inactive account, a
+    /// deletion or a switch turned off since the row was decided drops the push; an actor gone
+    /// private since, or content the recipient may no longer see, masks it. Every surface that
+    /// draws a push (`stepo push`, the push endpoint, the inbox's preview, the delivery worker)
+    /// asks this one function. `kind` is the kind whose category decides (a batch's action).
+    public static func atSend(_ kind: Kind, _ facts: SendFacts) -> SendDecision {
+        if facts.blocked { return .drop(.blocked) }
+        if !facts.actorActive { return .drop(.actorInactive) }
+        if !facts.recipientActive { return .drop(.recipientInactive) }
+        if facts.mentionNotVisible { return .drop(.notVisible) }
+        if facts.contentDeleted { return .drop(.deleted) }
+        if !facts.preferences.allows(kind, alert: facts.alert) { return .drop(.preferences) }
+        if facts.actorPrivate || !facts.contentVisible { return .masked }
+        return .full
+    }
+}

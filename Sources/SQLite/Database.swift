@@ -172,13 +172,14 @@ public final class Database {
         let sql = Database.savepointSQL(depth)
         try cached(depth == 0 ? (immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED") : sql.begin).run()
         transactionDepth += 1
+        // The depth comes back down exactly once, whether the body or the COMMIT throws (a full
+        // disk fails the COMMIT: counted twice, the next transaction would think itself nested).
+        defer { transactionDepth = depth }
         do {
             let result = try body()
-            transactionDepth -= 1
             try cached(depth == 0 ? "COMMIT" : sql.release).run()
             return result
         } catch {
-            transactionDepth -= 1
             try? execute(depth == 0 ? "ROLLBACK" : sql.rollback)
             throw error
         }

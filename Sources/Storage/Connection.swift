@@ -216,10 +216,11 @@ public final class Connection {
                 try connection.execute("SAVEPOINT stepo_sp\(level)")
             }
             depth += 1
+            // Back down exactly once, whether the body or the COMMIT throws.
+            defer { depth = level }
             let changesBefore = connection.totalChanges
             do {
                 let result = try body()
-                depth -= 1
                 if level > 0 {
                     try connection.execute("RELEASE stepo_sp\(level)")
                 } else if isolation == .writer && connection.totalChanges != changesBefore {
@@ -231,7 +232,6 @@ public final class Connection {
                 }
                 return result
             } catch {
-                depth -= 1
                 _ = try? connection.execute(level == 0 ? "ROLLBACK" : "ROLLBACK TO stepo_sp\(level); RELEASE stepo_sp\(level)")
                 throw error
             }

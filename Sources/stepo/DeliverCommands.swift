@@ -70,16 +70,26 @@ let deliverCommand = Command(
         } ?? 1000
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let due = try store.dueEntries(now: now, limit: limit)
+        var withheld = 0
         for entry in due {
             var content: PushContent
-            do { content = try store.pushContent(row: entry.row) } catch { continue }
+            do {
+                content = try store.pushContent(row: entry.row)
+            } catch let unavailable as PushUnavailable {
+                // The send-time rules drop it: not printed, only reported.
+                withheld += 1
+                Output.error("stepo deliver: entry \(entry.id) (row \(entry.row)) would be dropped: \(unavailable.description)")
+                continue
+            }
             content.silent = entry.silent
             content.expiresAt = entry.expiresAt
             let request = entry.platform == .apns ? Payload.apns(content, deviceToken: entry.token) : Payload.fcm(content, deviceToken: entry.token)
             Output.line(JSON.members([("entry", .int(entry.id)), ("row", .int(entry.row)), ("platform", .string(entry.platform.rawValue)),
                                       ("silent", .bool(entry.silent)), ("request", request)]).serialized)
         }
-        Output.error("stepo deliver: \(due.count) due entr\(due.count == 1 ? "y" : "ies") (dry run: nothing sent)")
+        let going = due.count - withheld
+        Output.error("stepo deliver: \(going) due entr\(going == 1 ? "y" : "ies")"
+                     + (withheld > 0 ? ", \(withheld) the rules now drop" : "") + " (dry run: nothing sent)")
         return 0
     }
     let providers = try deliveryProviders(arguments)
@@ -139,6 +149,7 @@ func deliverLoop(_ worker: DeliveryWorker, once: Bool, label: String) throws {
         let pass = try worker.runOnce(refill: !once)
         if pass.total > 0, !label.isEmpty {
             Output.error("\(label): \(pass.sent) sent, \(pass.retried) to retry, \(pass.gone) tokens gone, \(pass.dead) dead"
+                         + (pass.dropped > 0 ? ", \(pass.dropped) dropped by the rules" : "")
                          + (pass.waited > 0 ? ", \(pass.waited) waiting for a resting provider" : ""))
         }
         if once { return }

@@ -21,9 +21,17 @@ let explainCommand = Command(
         let entries = try store.deliveries(ofRow: rowId)
         Output.line("row \(rowId) · \(entries.count) deliver\(entries.count == 1 ? "y" : "ies")")
         for e in entries {
-            Output.line("  entry \(e.id)  \(e.platform.rawValue)  \(Preview.visible(Preview.shorten(e.token, to: 24)))  \(e.state.rawValue)"
+            // A dropped entry says which rule dropped it (its one attempt's reason).
+            let why = e.state == .dropped ? try store.attempts(of: e.id).last?.reason.map { " (\(Preview.visible($0)))" } ?? "" : ""
+            Output.line("  entry \(e.id)  \(e.platform.rawValue)  \(Preview.visible(Preview.shorten(e.token, to: 24)))  \(e.state.rawValue)\(why)"
                         + (e.silent ? "  silent" : "") + "  \(e.attempts) attempt\(e.attempts == 1 ? "" : "s")"
                         + (e.expiresAt.map { "  expires \(Timestamp.format($0))" } ?? ""))
+        }
+        // What a push surface would draw of it now: the send-time rules judged again.
+        do {
+            _ = try store.pushContent(row: rowId)
+        } catch let unavailable as PushUnavailable {
+            Output.line("  now: \(unavailable.description)")
         }
         return 0
     }

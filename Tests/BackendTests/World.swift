@@ -68,8 +68,9 @@ final class World {
 
     func users(_ ids: String...) throws { for id in ids { try user(id) } }
 
-    func follow(_ actor: String, _ target: String) throws {
-        try event("follow", [("actor", .string(actor)), ("target", .string(target))])
+    @discardableResult
+    func follow(_ actor: String, _ target: String, at: Int64? = nil) throws -> EventOutcome {
+        try event("follow", at: at, [("actor", .string(actor)), ("target", .string(target))])
     }
 
     func relation(_ type: String, _ actor: String, _ target: String) throws {
@@ -87,17 +88,19 @@ final class World {
 
     /// Creates a step and publishes it (media ready); returns the publish outcome.
     @discardableResult
-    func step(_ id: String, journey: String, caption: String? = nil, final: Bool = false, publish: Bool = true) throws -> EventOutcome {
-        let created = try event("step", [("step", .object([("id", .string(id)), ("journey", .string(journey)),
+    /// `at`: when it is created and published (else a minute apart each, after the last event).
+    func step(_ id: String, journey: String, caption: String? = nil, final: Bool = false, publish: Bool = true,
+              at: Int64? = nil) throws -> EventOutcome {
+        let created = try event("step", at: at, [("step", .object([("id", .string(id)), ("journey", .string(journey)),
                                                          ("caption", .string(caption ?? "Caption \(id)")),
                                                          ("photoUrl", .string("https://cdn/\(id).jpg")),
                                                          ("final", .bool(final))]))])
-        return publish ? try mediaReady(id) : created
+        return publish ? try mediaReady(id, at: at) : created
     }
 
     @discardableResult
-    func mediaReady(_ step: String) throws -> EventOutcome {
-        try event("mediaReady", [("step", .string(step))])
+    func mediaReady(_ step: String, at: Int64? = nil) throws -> EventOutcome {
+        try event("mediaReady", at: at, [("step", .string(step))])
     }
 
     @discardableResult

@@ -1,0 +1,126 @@
+import Foundation
+import Notifications
+import Wire
+import Testing
+import TestSupport
+@testable import Backend
+
+/// The daily ceiling as DESIGN.md states it: no 24-hour span of `at` times ever holds more than
+/// 100 sent pushes for one recipient — whatever order events arrive in, however many writers
+/// run at once, on either engine.
+@Suite("The daily ceiling holds")
+struct CeilingTests {
+    /// The most sent pushes any 24-hour span holds for `recipient`.
+    static func fullestDay(_ store: Store, _ recipient: String) throws -> Int {
+        guard let user = try store.user(recipient) else { return 0 }
+        let times = try store.db.query("SELECT created_at FROM notifications WHERE recipient = ? AND push = 'sent' ORDER BY created_at",
+                                       [user.key]) { $0.int64(0) }
+        var most = 0
+        var start = 0
+        for end in times.indices {
+            while times[end] - times[start] >= QuietRules.ceilingWindow { start += 1 }
+            most = max(most, end - start + 1)
+        }
+        return most
+    }
+
+    static func sent(_ store: Store, _ recipient: String) throws -> Int {
+        guard let user = try store.user(recipient) else { return 0 }
+        return try store.db.scalar("SELECT count(*) FROM notifications WHERE recipient = ? AND push = 'sent'", user.key) ?? 0
+    }
+
+    @Test("100 follows at 10:00, then 50 stamped 09:59: the late 50 are held by the ceiling")
+    func lateFollows() throws {
+        let w = try World()
+        try w.user("r")
+        for i in 0..<150 { try w.user("f\(i)") }
+        let ten = Timestamp.parse("2026-11-05T10:00:00Z")!
+        for i in 0..<100 { try w.follow("f\(i)", "r", at: ten + Int64(i) * 1000) }
+        for i in 100..<150 {
+            let late = try w.follow("f\(i)", "r", at: ten - 60_000 + Int64(i - 100) * 100)
+            #expect(try w.explain(late) == ["r": "newFollower suppressed:dailyCeiling"])
+        }
+        #expect(try Self.sent(w.store, "r") == 100)
+        #expect(try Self.fullestDay(w.store, "r") == 100)
+        // A day after the 10:00 pushes began, room comes back: once the first of them is out of every span.
+        let later = try w.follow("f0", "r", at: ten + Timestamp.day + 100 * 1000)
+        _ = later
+    }
+
+    @Test("seeded streams in random order: hearts, follows and fan-outs never put more than 100 in a day", arguments: [11, 12, 13] as [UInt64])
+    func randomOrder(seed: UInt64) throws {
+        var random = SplitMix(seed: seed)
+        let w = try World()
+        try w.user("r")
+        try w.journey("jr", owner: "r")
+        let people = 160
+        for i in 0..<people { try w.user("p\(i)") }
+        // r follows five accounts whose steps fan out to everyone who follows them.
+        for k in 0..<5 {
+            try w.journey("jp\(k)", owner: "p\(k)")
+            try w.follow("r", "p\(k)")
+        }
+        let base = Timestamp.parse("2026-11-05T00:00:00Z")!
+        // r's steps, published early, so interactions at any time of the next days are valid.
+        for s in 0..<8 { try w.step("rs\(s)", journey: "jr", at: base - Timestamp.hour) }
+        var stepsMade = 0
+        for n in 0..<420 {
+            // Times spread over 40 hours, in random order.
+            let at = base + Int64(random.below(40 * 60)) * 60_000 + Int64(n % 60)
+            switch random.below(10) {
+            case 0..<5:
+                // 30 minutes apart per step would batch; a person's heart each on a random step.
+                try? w.interact(random.below(2) == 0 ? "heart" : "share", "p\(random.below(people))",
+                                "rs\(random.below(8))", at: at)
+            case 5..<8:
+                try? w.follow("p\(random.below(people))", "r", at: at)
+            default:
+                stepsMade += 1
+                let owner = random.below(5)
+                try w.step("ps\(stepsMade)", journey: "jp\(owner)", at: at)
+            }
+        }
+        #expect(try Self.fullestDay(w.store, "r") <= QuietRules.dailyCeiling)
+        #expect(try Self.sent(w.store, "r") > QuietRules.dailyCeiling)  // the stream did press against it
+    }
+
+    @Test("eight writers at once, each with its own connection, send one person at most 100 pushes")
+    func concurrentWriters() throws {
+        let w = try World()
+        try w.user("r")
+        for i in 0..<200 { try w.user("f\(i)") }
+        let at = Timestamp.parse("2026-11-05T10:00:00Z")!
+        let location = w.path
+        let failures = Failures()
+        let group = DispatchGroup()
+        for writer in 0..<8 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                do {
+                    let store = try Store(location: location)
+                    let ingestor = Ingestor(store: store)
+                    for k in 0..<25 {
+                        let i = writer * 25 + k
+                        let line = #"{"id":"w\#(i)","type":"follow","at":"\#(Timestamp.format(at + Int64(i) * 10))","actor":"f\#(i)","target":"r"}"#
+                        _ = try ingestor.apply(Data(line.utf8))
+                    }
+                } catch {
+                    failures.add("writer \(writer): \(error)")
+                }
+            }.start()
+        }
+        #expect(group.wait(timeout: .now() + 60) == .success, "the writers did not finish within 60 s")
+        #expect(failures.all.isEmpty, "\(failures.all)")
+        #expect(try Self.sent(w.store, "r") == QuietRules.dailyCeiling)
+        #expect(try w.activity("r").count == 200)
+    }
+}
+
+/// Errors collected from several threads.
+final class Failures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+    func add(_ item: String) { lock.lock(); items.append(item); lock.unlock() }
+    var all: [String] { lock.lock(); defer { lock.unlock() }; return items }
+}
