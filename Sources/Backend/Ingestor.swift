@@ -26,6 +26,12 @@ public struct Ingestor {
         public var batchChanges = 0
 
         public init() {}
+
+        mutating func add(_ batch: Batch) {
+            applied += batch.applied
+            repeated += batch.repeated
+            rejected += batch.rejected
+        }
     }
 
     public let store: Store
@@ -77,27 +83,34 @@ public struct Ingestor {
         }
         var report = Report()
         do {
-            while var chunk = parsed.take() {
-                var items: [Item] = []
-                var events = 0
-                try store.db.transaction { try store.withInteractionCache {
-                    while true {
-                        for (line, result) in try applyChunk(chunk) {
-                            switch result {
-                            case .success(let outcome):
-                                events += 1
-                                if outcome.repeated { report.repeated += 1 } else { report.applied += 1 }
-                                if outcome.rowCount > 0 || !outcome.writtenRows.isEmpty { items.append(.outcome(outcome)) }
-                            case .failure(let refusal):
-                                report.rejected += 1
-                                items.append(.rejected(line: line, reason: refusal.reason))
-                            }
+            while let first = parsed.take() {
+                // The batch's chunks are kept until it commits: a batch PostgreSQL aborted to
+                // break a deadlock is applied again whole.
+                var chunks = [first]
+                var batch: Batch
+                var tries = 0
+                while true {
+                    do {
+                        batch = try applyBatch(&chunks, polling: parsed)
+                        break
+                    } catch where Ingestor.isTransient(error) && tries < Ingestor.retries {
+                        tries += 1
+                        store.forgetLookups()
+                        usleep(useconds_t(1_000 * tries * tries))
+                    } catch let failure as LineFailure {
+                        // The store failed at one line: its batch rolled back. What came before
+                        // that line is applied again and kept; the run stops there.
+                        store.forgetLookups()
+                        let before = chunks.map { $0.filter { $0.0 < failure.line } }.filter { !$0.isEmpty }
+                        var kept = before
+                        if let done = try? applyBatch(&kept, polling: nil) {
+                            report.add(done)
+                            if !done.items.isEmpty { output.report(done.items) }
                         }
-                        // Commit when the batch is full, or when nothing more is waiting.
-                        guard events < batchSize, let next = parsed.poll() else { return }
-                        chunk = next
+                        throw failure
                     }
-                } }
+                }
+                report.add(batch)
                 // The background checkpoints copy pages but cannot let the log restart while
                 // this thread keeps committing; past its bound, empty it here (a reader of the
                 // output stage may hold it a moment: then the next batch tries again).
@@ -108,7 +121,7 @@ public struct Ingestor {
                         checkpointer.nudge()
                     }
                 }
-                if !items.isEmpty { output.report(items) }
+                if !batch.items.isEmpty { output.report(batch.items) }
             }
         } catch {
             _ = try? output.finish()
@@ -118,14 +131,65 @@ public struct Ingestor {
         return report
     }
 
+    /// Times a batch is tried again after PostgreSQL aborted it (a deadlock, a serialization
+    /// failure) before the ingest gives up.
+    static let retries = 8
+
+    /// What one committed batch did: its outcomes to report, and its counts.
+    struct Batch {
+        var items: [Item] = []
+        var applied = 0
+        var repeated = 0
+        var rejected = 0
+    }
+
+    /// Applies `chunks` in one transaction, then (with `polling`) more chunks while the batch
+    /// is not full and more are waiting, appending them to `chunks`.
+    private func applyBatch(_ chunks: inout [[(Int, Parsed)]], polling queue: BlockingQueue<[(Int, Parsed)]>?) throws -> Batch {
+        var batch = Batch()
+        var events = 0
+        try store.db.transaction { try store.withInteractionCache {
+            var index = 0
+            while true {
+                if index == chunks.count {
+                    // Commit when the batch is full, or when nothing more is waiting.
+                    guard events < batchSize, let next = queue?.poll() else { return }
+                    chunks.append(next)  // kept at once: a batch tried again applies it too
+                }
+                for (line, result) in try applyChunk(chunks[index]) {
+                    switch result {
+                    case .success(let outcome):
+                        events += 1
+                        if outcome.repeated { batch.repeated += 1 } else { batch.applied += 1 }
+                        if outcome.rowCount > 0 || !outcome.writtenRows.isEmpty { batch.items.append(.outcome(outcome)) }
+                    case .failure(let refusal):
+                        batch.rejected += 1
+                        batch.items.append(.rejected(line: line, reason: refusal.reason))
+                    }
+                }
+                index += 1
+            }
+        } }
+        return batch
+    }
+
+    /// Whether `error` is PostgreSQL giving up a transaction that may succeed when tried again:
+    /// a deadlock it broke (40P01) or a serialization failure (40001).
+    static func isTransient(_ error: Error) -> Bool {
+        if let failure = error as? LineFailure { return isTransient(failure.underlying) }
+        return Connection.isTransient(error)
+    }
+
     /// Why a line was refused.
     struct Refusal: Error {
         let reason: String
     }
 
-    /// Applies a chunk of parsed lines under one savepoint. If any event is refused, the chunk
-    /// is rolled back and applied again one event at a time, each under its own savepoint, so
-    /// a bad line costs only itself. Errors other than refusals abort the ingest.
+    /// Applies a chunk of parsed lines under one savepoint. If any event fails, the chunk is
+    /// rolled back and applied again one event at a time, each under its own savepoint, so a
+    /// bad line costs only itself. A failure of the store itself at one line (a full disk, a
+    /// lost connection) stops the ingest there as a `LineFailure`; a transient one (see
+    /// `isTransient`) aborts the batch, to be tried again.
     func applyChunk(_ chunk: [(Int, Parsed)]) throws -> [(Int, Result<EventOutcome, Refusal>)] {
         do {
             return try store.db.transaction {
@@ -136,8 +200,8 @@ public struct Ingestor {
                     }
                 }
             }
-        } catch where Ingestor.refusal(error) != nil {
-            // Some event was refused: the whole chunk rolled back. Apply it again, one by one.
+        } catch where !Ingestor.isTransient(error) {
+            // Some event failed: the whole chunk rolled back. Apply it again, one by one.
             store.forgetLookups()
         }
         return try chunk.map { line, entry in
@@ -148,10 +212,22 @@ public struct Ingestor {
                     return (line, .success(try store.apply(event)))
                 } catch {
                     store.forgetLookups()
-                    guard let refusal = Ingestor.refusal(error) else { throw error }
-                    return (line, .failure(refusal))
+                    if let refusal = Ingestor.refusal(error) { return (line, .failure(refusal)) }
+                    if Ingestor.isTransient(error) { throw error }
+                    throw LineFailure(line: line, underlying: error)
                 }
             }
+        }
+    }
+
+    /// The store failed while applying one line (not the line's fault): the ingest stops
+    /// there, having kept every line before it.
+    public struct LineFailure: Error, CustomStringConvertible {
+        public let line: Int
+        public let underlying: Error
+        public var description: String {
+            "line \(line): the store failed: \(Connection.message(of: underlying)) — the lines before it are stored, "
+                + "it and the rest are not; run it again once the store is back (applied events are skipped)"
         }
     }
 

@@ -20,7 +20,8 @@ enum PostgresSchema {
           ALTER TABLE outbox DROP CONSTRAINT outbox_state_check;
           ALTER TABLE outbox ADD CONSTRAINT outbox_state_check
               CHECK (state IN ('due', 'claimed', 'sent', 'dead', 'superseded', 'dropped'));
-          """)]
+          """),
+         ("0008-one-version-lock-per-transaction", versionsPerTransaction)]
     }
 
     /// Applies the migrations the database lacks, each in its own transaction. Several servers
@@ -39,6 +40,53 @@ enum PostgresSchema {
                 try db.run("INSERT INTO schema_migrations(id) VALUES (?)", migration.id)
             }
         }
+    }
+
+    /// Versions in flight, registered once per transaction instead of once per version: a
+    /// transaction's later versions are all above its first, so the first one's lock holds the
+    /// horizon below every one of them. (One lock per version filled PostgreSQL's lock table on
+    /// an ingest of 25,000 lines: "out of shared memory".) The first version of a transaction
+    /// is remembered in a transaction-local setting; a savepoint rolled back takes back both
+    /// the setting and the lock, so the next version registers again. The horizon tries each
+    /// version's lock at session level and lets it go at once, so a long look holds no locks.
+    static var versionsPerTransaction: String {
+        """
+        CREATE OR REPLACE FUNCTION stepo_version() RETURNS BIGINT LANGUAGE plpgsql AS $$
+        DECLARE v BIGINT;
+        BEGIN
+            IF coalesce(current_setting('stepo.first_version', true), '') <> '' THEN
+                RETURN nextval('events_id_seq');
+            END IF;
+            PERFORM pg_advisory_lock(\(Connection.versionLock));
+            v := nextval('events_id_seq');
+            PERFORM pg_advisory_xact_lock(v);
+            PERFORM pg_advisory_unlock(\(Connection.versionLock));
+            PERFORM set_config('stepo.first_version', v::text, true);
+            RETURN v;
+        END $$;
+        CREATE OR REPLACE FUNCTION stepo_horizon(known BIGINT) RETURNS BIGINT LANGUAGE plpgsql AS $$
+        DECLARE last BIGINT; called BOOLEAN; v BIGINT; oldest BIGINT;
+        BEGIN
+            PERFORM pg_advisory_lock(\(Connection.versionLock));
+            SELECT last_value, is_called INTO last, called FROM events_id_seq;
+            PERFORM pg_advisory_unlock(\(Connection.versionLock));
+            IF NOT called THEN last := last - 1; END IF;
+            IF known IS NULL OR known < 1 OR last - known > 256 THEN
+                SELECT min((l.classid::bigint << 32) | l.objid::bigint) INTO oldest FROM pg_locks AS l
+                WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.classid < 256 AND l.granted
+                  AND l.mode = 'ExclusiveLock'
+                  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database());
+                RETURN least(coalesce(oldest, last + 1), last + 1);
+            END IF;
+            v := known;
+            WHILE v <= last LOOP
+                IF NOT pg_try_advisory_lock_shared(v) THEN RETURN v; END IF;
+                PERFORM pg_advisory_unlock_shared(v);
+                v := v + 1;
+            END LOOP;
+            RETURN last + 1;
+        END $$;
+        """
     }
 
     /// `CREATE TABLE name_pN PARTITION OF name …` for each partition.

@@ -246,6 +246,13 @@ public final class Connection {
         return false
     }
 
+    /// Whether `error` is PostgreSQL giving up a transaction that may succeed when tried again:
+    /// a deadlock it broke (40P01) or a serialization failure (40001).
+    public static func isTransient(_ error: Error) -> Bool {
+        guard let error = error as? PostgresError else { return false }
+        return error.state == "40P01" || error.state == "40001"
+    }
+
     /// The message of a database error, without the SQL.
     public static func message(of error: Error) -> String {
         if let error = error as? SQLiteError { return error.message }

@@ -18,7 +18,11 @@ let ingestCommand = Command(
     calls their events repeated). To resume a consumer, `stepo rows --after ROW` prints every
     row after the last one it has, in the same shape. Push delivery has its own outbox.
 
-    Exit status: 0 when every line applied, 1 when any line was rejected, 2 on a usage error.
+    When the store itself fails (a full disk, a lost connection), the run stops at that line
+    and names it: the lines before it are stored, and a second run skips them.
+
+    Exit status: 0 when every line applied, 1 when any line was rejected or the store failed,
+    2 on a usage error.
     """,
     options: ["db", "database"], flags: ["quiet"]
 ) { arguments in
@@ -42,11 +46,18 @@ let ingestCommand = Command(
     let store = try openStore(arguments)
     let reader = LineReader(fileDescriptor: descriptor)
     let label = source == "-" ? "stdin" : Preview.visible(source)
-    let report = try Ingestor(store: store).ingest(reader, onRow: { row in
-        Output.line(row.contractJSON.serialized)
-    }, onReject: { line, reason in
-        Output.error("stepo ingest: \(label):\(line): \(reason)")
-    }, onBatch: Output.flush)
+    let report: Ingestor.Report
+    do {
+        report = try Ingestor(store: store).ingest(reader, onRow: { row in
+            Output.line(row.contractJSON.serialized)
+        }, onReject: { line, reason in
+            Output.error("stepo ingest: \(label):\(line): \(reason)")
+        }, onBatch: Output.flush)
+    } catch let failure as Ingestor.LineFailure {
+        // The store itself failed at one line: the lines before it are kept (and printed).
+        Output.flush()
+        throw CommandError(description: "\(label):\(failure.description)")
+    }
     Output.flush()
     if !arguments.has("quiet") {
         Output.error("stepo ingest: \(report.applied) events applied, \(report.repeated) repeated, "

@@ -51,6 +51,22 @@ struct RouterTests {
         try store.recount(for: try #require(try store.user(user)).key).json
     }
 
+    @Test("a row's push endpoint draws what the rules allow now: after a block, 410 pushWithheld with the reason, no words")
+    func pushAfterBlock() throws {
+        let chau = try #require(try store.user("chaucao"))
+        let row = try #require(try store.activity(of: chau).first { $0.actor == "maya" })
+        let before = call("GET", "/v1/rows/\(row.id)/push", as: "chaucao", query: ["platform": "apns"])
+        #expect(before.0 == 200 && before.1["payload"]?["aps"]?["alert"]?["title"]?.string == "Maya Okonkwo")
+        _ = try Ingestor(store: store).apply(Data(#"{"id":"b1","type":"block","at":"2026-11-20T11:00:00Z","actor":"maya","target":"chaucao"}"#.utf8))
+        for platform in ["apns", "fcm"] {
+            let after = call("GET", "/v1/rows/\(row.id)/push", as: "chaucao", query: ["platform": platform])
+            #expect(after.0 == 410)
+            #expect(after.1["error"]?["code"]?.string == "pushWithheld")
+            #expect(after.1["error"]?["message"]?.string?.contains("blocked") == true)
+            #expect(!after.1.serialized.contains("Maya") && !after.1.serialized.contains("Trail run"))
+        }
+    }
+
     @Test("no token, a bad token, or a user token posting events is refused")
     func auth() {
         #expect(call("GET", "/v1/counts").0 == 401)

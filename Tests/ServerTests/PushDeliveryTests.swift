@@ -85,6 +85,42 @@ final class PushDeliveryTests {
         try store.db.first("SELECT state FROM outbox WHERE token = ? ORDER BY id DESC LIMIT 1", [token]) { $0.string(0) } ?? "none"
     }
 
+    @Test("a push queued before a block, a ban or a deactivation is dropped at claim, never sent; one gone private goes masked",
+          arguments: ["block", "blockedBy", "banned", "deactivated", "private"])
+    func rulesAtSend(change: String) throws {
+        try register(["apns-ok"], .apns)
+        try register(["fcm-ok"], .fcm)
+        let heart = try #require(try heart("f1"))
+        let comment = #"{"id":"c-f1","type":"comment","at":"\#(Timestamp.format(now))","actor":"f1","step":"s","comment":{"id":"c1","text":"SECRETWORDS from f1"}}"#
+        let commentRow = try #require(try Ingestor(store: store).apply(Data(comment.utf8))?.writtenRows.first?.id)
+        let change: String = switch change {
+        case "block": #"{"id":"x","type":"block","at":"\#(Timestamp.format(now))","actor":"o","target":"f1"}"#
+        case "blockedBy": #"{"id":"x","type":"block","at":"\#(Timestamp.format(now))","actor":"f1","target":"o"}"#
+        case "banned": #"{"id":"x","type":"account","at":"\#(Timestamp.format(now))","user":"f1","state":"banned"}"#
+        case "deactivated": #"{"id":"x","type":"account","at":"\#(Timestamp.format(now))","user":"f1","state":"deactivated"}"#
+        default: #"{"id":"x","type":"privacy","at":"\#(Timestamp.format(now))","user":"f1","private":true}"#
+        }
+        _ = try Ingestor(store: store).apply(Data(change.utf8))
+        let (worker, _) = try worker()
+        let pass = try worker.runOnce()
+        let seen = try requests().filter { $0["token"] != nil }  // the pushes, not the OAuth grant
+        if change.contains("privacy") {
+            // Masked: the comment's words and the photo stay off the lock screen.
+            #expect(pass.sent == 4 && pass.dropped == 0)
+            #expect(seen.count == 4)
+            for request in seen { #expect(!"\(request)".contains("SECRETWORDS") && !"\(request)".contains("cdn/s.jpg")) }
+        } else {
+            #expect(pass.sent == 0 && pass.dropped == 4)
+            #expect(seen.isEmpty, "the stand-ins were sent \(seen.count) pushes after the change")
+            for row in [heart, commentRow] {
+                let entries = try store.deliveries(ofRow: row)
+                #expect(entries.count == 2 && entries.allSatisfy { $0.state == .dropped })
+                let reasons = try entries.map { try store.attempts(of: $0.id).last?.reason }
+                #expect(reasons.allSatisfy { $0 == (change.contains("block") ? "blocked" : "actorInactive") })
+            }
+        }
+    }
+
     @Test("each answer does what the providers document: sent, token gone, retried later as asked")
     func answers() throws {
         try register(["apns-ok", "gone-a", "down-a", "bad-a"], .apns)

@@ -72,6 +72,19 @@ public enum Spawn {
             return waitpid(pid, &status, WNOHANG) == 0
         }
 
+        /// Waits for it to exit, at most `timeout` seconds: its exit status (128 + a signal's
+        /// number when one ended it), or nil when it is still running (then it is killed).
+        public func wait(timeout: Double) -> Int32? {
+            var status: Int32 = 0
+            let deadline = Date().addingTimeInterval(timeout)
+            while waitpid(pid, &status, WNOHANG) == 0 {
+                if Date() > deadline { kill(pid, SIGKILL); _ = waitpid(pid, &status, 0); return nil }
+                usleep(5_000)
+            }
+            let signal = status & 0x7f
+            return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+        }
+
         /// SIGTERM, then SIGKILL after two seconds; reaps it either way.
         public func stop() {
             kill(pid, SIGTERM)
