@@ -1,5 +1,6 @@
 import Foundation
 import Notifications
+import Storage
 
 /// An HTTP request as the router sees it: the same value from libmicrohttpd or in-process.
 public struct HTTPRequest: Sendable {
@@ -37,6 +38,8 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var body: Data
     public var contentType = "application/json"
+    /// Headers beyond the content type (`Retry-After` on a retryable failure).
+    public var headers: [(name: String, value: String)] = []
     /// Set when the answer is "nothing yet": the caller waits (without holding a thread, over
     /// HTTP) for a change or the deadline, then asks again.
     public var longPoll: LongPoll?
@@ -63,6 +66,9 @@ public struct APIError: Error, Sendable {
     public var message: String
     /// Where to go instead (a 410's fallback: the actor's profile, or the feed).
     public var fallback: JSON?
+    /// Seconds after which the same request may succeed (a 429 or 503): sent as the
+    /// `Retry-After` header and as `retryAfter` in the body.
+    public var retryAfter: Int?
 
     public init(_ status: Int, _ code: String, _ message: String, fallback: JSON? = nil) {
         self.status = status
@@ -97,7 +103,28 @@ public struct APIError: Error, Sendable {
     public static func invalid(_ message: String) -> APIError { APIError(400, "invalid", message) }
 
     public var response: HTTPResponse {
-        HTTPResponse(status: status, json: .object([("error", .members([("code", .string(code)), ("message", .string(message)),
-                                                                        ("fallback", fallback)]))]))
+        var response = HTTPResponse(status: status, json: .object([("error", .members([
+            ("code", .string(code)), ("message", .string(message)), ("fallback", fallback),
+            ("retryAfter", retryAfter.map { .int($0) })]))]))
+        if let retryAfter { response.headers.append((name: "Retry-After", value: String(retryAfter))) }
+        return response
+    }
+
+    /// The store failed in a way that clears by itself: 503 with when to try again. Nothing
+    /// of the request was stored (its transaction rolled back whole).
+    public static func unavailable(_ fault: Connection.Fault) -> APIError {
+        var error: APIError
+        switch fault {
+        case .full:
+            error = APIError(503, "storeFull", "the server's disk is full: nothing of this request was stored; try again later")
+            error.retryAfter = 30
+        case .unavailable:
+            error = APIError(503, "storeUnavailable", "the server's database cannot be reached just now; try again shortly")
+            error.retryAfter = 2
+        case .busy:
+            error = APIError(503, "storeBusy", "the store is busy with another write; try again")
+            error.retryAfter = 1
+        }
+        return error
     }
 }

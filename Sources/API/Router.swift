@@ -1,4 +1,5 @@
 import Backend
+import Storage
 import Foundation
 import Notifications
 import Wire
@@ -58,7 +59,12 @@ public final class Router {
         } catch let error as WireError {
             return APIError.invalid(error.description).response
         } catch {
-            return APIError(500, "internal", "the store failed: \(error)").response
+            // A full disk, a database restarting: retryable, and said so. A connection that
+            // broke without a word is the same fault.
+            if let fault = Connection.fault(of: error) ?? (store.isConnected ? nil : .unavailable) {
+                return APIError.unavailable(fault).response
+            }
+            return APIError(500, "internal", "the store failed: \(Connection.message(of: error))").response
         }
     }
 

@@ -108,6 +108,13 @@ public struct Ingestor {
                             if !done.items.isEmpty { output.report(done.items) }
                         }
                         throw failure
+                    } catch where Connection.fault(of: error) != nil {
+                        // The batch failed as a whole (a full disk is often met at COMMIT, where
+                        // the pages are written): apply it again a line per transaction, keeping
+                        // each, to find the line the store cannot take.
+                        store.forgetLookups()
+                        batch = try applyLineByLine(chunks, output: output, report: &report)
+                        break
                     }
                 }
                 report.add(batch)
@@ -129,6 +136,26 @@ public struct Ingestor {
         }
         (report.rows, report.batchChanges) = try output.finish()
         return report
+    }
+
+    /// Applies each line of `chunks` in a transaction of its own, reporting as it goes: after a
+    /// batch failed on a fault of the store, what can still be kept is kept, and the first line
+    /// the store cannot take stops the ingest as a `LineFailure`.
+    private func applyLineByLine(_ chunks: [[(Int, Parsed)]], output: OutputStage, report: inout Report) throws -> Batch {
+        for entry in chunks.joined() {
+            var one = [[entry]]
+            let done: Batch
+            do {
+                done = try applyBatch(&one, polling: nil)
+            } catch let failure as LineFailure {
+                throw failure
+            } catch {
+                throw LineFailure(line: entry.0, underlying: error)
+            }
+            report.add(done)
+            if !done.items.isEmpty { output.report(done.items) }
+        }
+        return Batch()
     }
 
     /// Times a batch is tried again after PostgreSQL aborted it (a deadlock, a serialization
@@ -225,8 +252,10 @@ public struct Ingestor {
     public struct LineFailure: Error, CustomStringConvertible {
         public let line: Int
         public let underlying: Error
-        public var description: String {
-            "line \(line): the store failed: \(Connection.message(of: underlying)) — the lines before it are stored, "
+        public var description: String { "line \(line): \(reason)" }
+        /// What happened and what to do, without the line.
+        public var reason: String {
+            "the store failed: \(Connection.message(of: underlying)) — the lines before it are stored, "
                 + "it and the rest are not; run it again once the store is back (applied events are skipped)"
         }
     }

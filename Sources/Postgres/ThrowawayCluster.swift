@@ -11,6 +11,9 @@ public final class ThrowawayCluster: @unchecked Sendable {
     public let binaries: String
     private let lock = NSLock()
     private var made = 0
+    /// How to run its programs (as `postgres`, when root), and the server's options.
+    private let prefix: [String]
+    private let options: String
 
     /// The newest installed PostgreSQL's programs, or nil when none is installed.
     public static var installedBinaries: String? {
@@ -27,17 +30,28 @@ public final class ThrowawayCluster: @unchecked Sendable {
         self.binaries = binaries
         folder = NSTemporaryDirectory() + "stepo-pg-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let prefix = try ThrowawayCluster.runAs(folder)
+        prefix = try ThrowawayCluster.runAs(folder)
         try ThrowawayCluster.run(prefix + [binaries + "/initdb", "-D", folder + "/data", "-A", "trust", "-U", "postgres", "--no-sync"],
                                  log: folder + "/initdb.log")
-        let options = (["listen_addresses=''", "fsync=off", "synchronous_commit=off", "full_page_writes=off", "max_connections=400"]
+        options = (["listen_addresses=''", "fsync=off", "synchronous_commit=off", "full_page_writes=off", "max_connections=400"]
                        + settings).map { "-c \($0)" }.joined(separator: " ")
-        try ThrowawayCluster.run(prefix + [binaries + "/pg_ctl", "-D", folder + "/data", "-o", "-k \(folder) \(options)",
-                                           "-l", folder + "/log", "-w", "start"], log: folder + "/pg_ctl.log")
+        try start()
         // Stop and remove the cluster when this process ends, however it ends.
         let stop = (prefix + [binaries + "/pg_ctl", "-D", folder + "/data", "-m", "immediate", "stop"]).map { "'\($0)'" }.joined(separator: " ")
         _ = try ThrowawayCluster.spawn(["/bin/sh", "-c", "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(stop) >/dev/null 2>&1; rm -rf '\(folder)'"],
                                        log: "/dev/null")
+    }
+
+    /// Starts the server (and waits until it accepts connections).
+    public func start() throws {
+        try ThrowawayCluster.run(prefix + [binaries + "/pg_ctl", "-D", folder + "/data", "-o", "-k \(folder) \(options)",
+                                           "-l", folder + "/log", "-w", "start"], log: folder + "/pg_ctl.log")
+    }
+
+    /// Stops the server at once, as a crash or a failover would (every connection is cut).
+    public func stop() throws {
+        try ThrowawayCluster.run(prefix + [binaries + "/pg_ctl", "-D", folder + "/data", "-m", "immediate", "-w", "stop"],
+                                 log: folder + "/pg_ctl.log")
     }
 
     /// The command prefix that runs a program as the cluster's owner (and, as root, gives the

@@ -9,10 +9,23 @@ public enum SyncStatus: Equatable, Sendable {
     case offline(since: Date, reason: String)
 }
 
-/// A server answer the sync cannot get past (a refused token, a broken server).
+/// A server answer the sync cannot get past (a refused token, a broken server), or one it
+/// may get past later (`isRetryable`: the server's store is full or restarting, or it asked
+/// this client to slow down).
 public struct SyncError: Error, CustomStringConvertible {
     public let status: Int
     public let description: String
+    /// Seconds the server asked to wait before trying again, when it said.
+    public var retryAfter: Double?
+
+    public init(status: Int, description: String, retryAfter: Double? = nil) {
+        self.status = status
+        self.description = description
+        self.retryAfter = retryAfter
+    }
+
+    /// A 503 (the server's store cannot answer just now), 502/504 (a proxy's), or 429.
+    public var isRetryable: Bool { status == 503 || status == 502 || status == 504 || status == 429 }
 }
 
 /// Keeps a replica converged with its server: send pending mutations, then pull the changes
@@ -90,6 +103,10 @@ public final class SyncEngine: @unchecked Sendable {
             setStatus(.synced(at: Date()))
             return applied
         } catch let error as Unreachable {
+            if case .offline = status {} else { setStatus(.offline(since: Date(), reason: error.description)) }
+            throw error
+        } catch let error as SyncError where error.isRetryable {
+            // The server answers but cannot serve now: as good as offline until it can.
             if case .offline = status {} else { setStatus(.offline(since: Date(), reason: error.description)) }
             throw error
         } catch let error as WireError {
@@ -247,8 +264,10 @@ public final class SyncEngine: @unchecked Sendable {
     }
 
     private func error(_ status: Int, _ data: Data) -> SyncError {
-        let message = (try? JSON.parse(data))?["error"]?["message"]?.string ?? "HTTP \(status)"
-        return SyncError(status: status, description: "the server answered \(status): \(message)")
+        let json = try? JSON.parse(data)
+        let message = json?["error"]?["message"]?.string ?? "HTTP \(status)"
+        let retryAfter = json?["error"]?["retryAfter"]?.int.map(Double.init)
+        return SyncError(status: status, description: "the server answered \(status): \(Preview.visible(message))", retryAfter: retryAfter)
     }
 
     private func setStatus(_ new: SyncStatus) {
@@ -259,24 +278,30 @@ public final class SyncEngine: @unchecked Sendable {
 
     // MARK: Running in the background
 
-    /// Syncs until `stop()`: long-polls while all is well; while the server is unreachable,
-    /// retries with a backoff from 0.5 s up to 30 s, and says so in `status`.
+    /// Syncs until `stop()`: long-polls while all is well; while the server is unreachable or
+    /// cannot serve, retries with a backoff from 0.5 s up to 30 s (never sooner than the
+    /// server asked), and says so in `status`.
     public func run(longPoll: Int = 25) {
-        var backoff = 0.5
+        var backoff = Backoff()
         var first = true
         while !isStopped {
             do {
                 // The first pass answers at once (the status says "synced"); then long-polls.
                 try sync(wait: first ? 0 : longPoll)
                 first = false
-                backoff = 0.5
+                backoff.reset()
                 onChange?()
             } catch {
                 onChange?()
-                Thread.sleep(forTimeInterval: backoff)
-                backoff = min(backoff * 2, 30)
+                sleep(backoff.next(after: (error as? SyncError)?.retryAfter))
             }
         }
+    }
+
+    /// Sleeps `seconds` in short naps, waking early when stopped.
+    private func sleep(_ seconds: Double) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !isStopped, Date() < deadline { Thread.sleep(forTimeInterval: min(0.1, max(0, deadline.timeIntervalSinceNow))) }
     }
 
     public func stop() {
@@ -294,4 +319,24 @@ public final class SyncEngine: @unchecked Sendable {
 
 extension ServerCounts {
     var asCounts: Counts { Counts(unseen: unseen, unread: unread) }
+}
+
+/// Waits between tries at a server that did not answer: doubling from 0.5 s up to 30 s, with
+/// ±20 % jitter so many clients that lost the same server do not return in step, and never
+/// sooner than the server asked (`Retry-After`).
+public struct Backoff: Sendable {
+    public static let first = 0.5
+    public static let longest = 30.0
+    private var current = Backoff.first
+
+    public init() {}
+
+    public mutating func reset() { current = Backoff.first }
+
+    /// The next wait, in seconds.
+    public mutating func next(after asked: Double? = nil) -> Double {
+        let wait = max(current * Double.random(in: 0.8...1.2), asked ?? 0)
+        current = min(current * 2, Backoff.longest)
+        return min(wait, max(Backoff.longest, asked ?? 0))
+    }
 }

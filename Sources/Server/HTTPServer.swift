@@ -190,7 +190,7 @@ public final class HTTPServer: @unchecked Sendable {
             // Resumed after a wait: the first deadline holds (or has passed, when closing).
             request.deadline = waiters.isClosed ? Date.distantPast : state.deadline
             response = (try? routers.borrow { $0.respond(to: request) })
-                ?? APIError(503, "unavailable", "the store cannot be opened").response
+                ?? APIError.unavailable(.unavailable).response
             if let poll = response.longPoll {
                 // Nothing yet: park the connection without holding this thread.
                 state.deadline = poll.deadline
@@ -211,6 +211,7 @@ public final class HTTPServer: @unchecked Sendable {
                                                               MHD_ResponseMemoryMode.RESPMEM_MUST_COPY) else { return .NO }
             defer { MHD_destroy_response(reply) }
             MHD_add_response_header(reply, "Content-Type", response.contentType)
+            for header in response.headers { MHD_add_response_header(reply, header.name, header.value) }
             if closing { MHD_add_response_header(reply, "Connection", "close") }
             return MHD_queue_response(connection, UInt32(response.status), reply)
         }

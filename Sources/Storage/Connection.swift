@@ -246,6 +246,36 @@ public final class Connection {
         return false
     }
 
+    /// A failure of the store itself that clears by itself, for a retryable answer: no room
+    /// on its disk, or the database gone for a moment (a restart, a failover, a lock held).
+    public enum Fault: Sendable, Equatable {
+        /// The disk (or the database's space) is full: nothing was written.
+        case full
+        /// The database cannot be reached or is shutting down or starting.
+        case unavailable
+        /// Another writer holds the store longer than this one would wait.
+        case busy
+    }
+
+    /// The fault `error` stands for, or nil for any other failure.
+    public static func fault(of error: Error) -> Fault? {
+        if let error = error as? SQLiteError {
+            switch error.primaryCode {
+            case 13: return .full  // SQLITE_FULL
+            case 5, 6: return .busy  // SQLITE_BUSY, SQLITE_LOCKED
+            case 10, 14, 8: return .unavailable  // SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_READONLY
+            default: return nil
+            }
+        }
+        if let error = error as? PostgresError {
+            if error.state == "53100" { return .full }  // disk_full
+            if error.state.hasPrefix("08") || error.state.hasPrefix("57P") || error.state.hasPrefix("53") { return .unavailable }
+            if error.state.isEmpty { return .unavailable }  // no answer at all: the connection is gone
+            if error.state == "55P03" { return .busy }  // lock_not_available
+        }
+        return nil
+    }
+
     /// Whether `error` is PostgreSQL giving up a transaction that may succeed when tried again:
     /// a deadlock it broke (40P01) or a serialization failure (40001).
     public static func isTransient(_ error: Error) -> Bool {

@@ -56,7 +56,7 @@ let ingestCommand = Command(
     } catch let failure as Ingestor.LineFailure {
         // The store itself failed at one line: the lines before it are kept (and printed).
         Output.flush()
-        throw CommandError(description: "\(label):\(failure.description)")
+        throw CommandError(description: "\(label):\(failure.line): \(failure.reason)")
     }
     Output.flush()
     if !arguments.has("quiet") {

@@ -75,15 +75,29 @@ let syncCommand = Command(
         let bar = ProgressBar()
         client.engine.onProgress = { received, total in bar.show(received, of: total) }
     }
+    // Watching, a server that is gone or cannot serve is waited for, never given up on.
+    var backoff = Backoff()
     repeat {
         do {
             let applied = try client.engine.sync(wait: arguments.has("watch") ? 25 : 0)
+            backoff.reset()
             Output.line("synced \(applied) rows · version \(client.replica.version) · \(client.countsLine)")
         } catch let error as Unreachable {
             let pending = (try? client.replica.pendingCount()) ?? 0
             Output.line("offline · \(pending) pending · \(client.countsLine) — \(error.description)")
             if !arguments.has("watch") { Output.flush(); return 1 }
-            Thread.sleep(forTimeInterval: 2)
+            let wait = backoff.next()
+            Output.line(String(format: "retrying in %.1f s", wait))
+            Output.flush()
+            Thread.sleep(forTimeInterval: wait)
+        } catch let error as SyncError where error.isRetryable {
+            let pending = (try? client.replica.pendingCount()) ?? 0
+            Output.line("server unavailable · \(pending) pending · \(client.countsLine) — \(error.description)")
+            if !arguments.has("watch") { Output.flush(); return 1 }
+            let wait = backoff.next(after: error.retryAfter)
+            Output.line(String(format: "retrying in %.1f s", wait))
+            Output.flush()
+            Thread.sleep(forTimeInterval: wait)
         }
         Output.flush()
     } while arguments.has("watch")
@@ -93,7 +107,14 @@ let syncCommand = Command(
 let replicaActivity: (Arguments) throws -> Int32 = { arguments in
     let client = try Client(arguments)
     let limit = try arguments.integer("limit") ?? 500
-    if client.replica.version == 0 { _ = try? client.engine.sync() }
+    if client.replica.version == 0 {
+        do {
+            try client.engine.sync()
+        } catch {
+            // Shown from the replica as it stands (empty, never synced): said, not hidden.
+            Output.error("stepo activity: cannot sync, showing the replica as it stands: \(error)")
+        }
+    }
     let rows = try client.replica.rows(limit: limit)
     if arguments.has("json") {
         Output.line(JSON.object([("user", .string(client.user)), ("version", .int(client.replica.version)),

@@ -1,0 +1,241 @@
+import Foundation
+import HTTPClient
+import Notifications
+import Postgres
+import Testing
+import TestSupport
+@testable import Backend
+
+/// How many seeded runs a fault test makes: `STEPO_FAULT_RUNS`, or a few in CI.
+enum FaultRuns {
+    static var count: Int { Int(ProcessInfo.processInfo.environment["STEPO_FAULT_RUNS"] ?? "") ?? 3 }
+}
+
+/// The client's HTTP layer meets a server that refuses, resets, half-answers or answers
+/// garbage: every command says it is offline and exits 1 — never a crash (URLSession on Linux
+/// died with SIGILL in 10–60% of such runs). Engine-independent: run once, in the SQLite pass.
+@Suite("Faults: the client never crashes on a broken connection", .enabled(if: !TestEngine.isPostgres))
+struct ClientFaultTests {
+    let folder = NSTemporaryDirectory() + "stepo-clientfault-" + UUID().uuidString
+
+    init() throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
+
+    @Test("stepo sync, activity --replica and qa walk --server against refused, reset, half-answered and garbage connections: exit 1, no signal",
+          arguments: ["refused", "reset", "half", "garbage"])
+    func brokenServer(fault: String) throws {
+        let server: FaultyServer? = fault == "refused" ? nil : try FaultyServer(FaultyServer.Mode(rawValue: fault)!)
+        let refused = try refusedPort()
+        let url = server?.url ?? "http://127.0.0.1:\(refused)"
+        defer { server?.stop() }
+        let environment = ["XDG_STATE_HOME": folder + "/state"]
+        let commands: [[String]] = [
+            ["sync", "--server", url, "--token", "stp_fault"],
+            ["activity", "--replica", "--server", url, "--token", "stp_fault"],
+            ["qa", "walk", "--server", url, "--token", "stp_fault"],
+        ]
+        for run in 0..<FaultRuns.count {
+            for command in commands {
+                let result = try Stepo.run(command, environment: environment, timeout: 60)
+                #expect(result.status < 128, "run \(run): stepo \(command[0]) ended by signal \(result.status - 128): \(result.stderr)")
+                #expect(result.status <= 1, "run \(run): stepo \(command[0]) exit \(result.status): \(result.stderr)")
+                let said = result.stdout + result.stderr
+                #expect(said.contains("no answer") || said.contains("offline") || said.contains("cannot sync"),
+                        "stepo \(command[0]) did not say it could not reach the server: \(said)")
+            }
+        }
+    }
+}
+
+/// A full disk under a running server (a small tmpfs, so root only; CI runs as root): a clear,
+/// retryable 503 with Retry-After, the server stays up and serves again once space returns,
+/// and nothing half-written. An ingest that meets it names its line and keeps the lines before.
+@Suite("Faults: a full disk", .serialized, .enabled(if: !TestEngine.isPostgres && getuid() == 0))
+final class DiskFullTests {
+    let folder = NSTemporaryDirectory() + "stepo-diskfull-" + UUID().uuidString
+    let disk: String
+
+    init() throws {
+        disk = folder + "/disk"
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        let mounted = try Spawn.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", disk])
+        guard mounted.status == 0 else { throw Spawn.Failure(description: "cannot mount a tmpfs: \(mounted.stderr)") }
+    }
+
+    deinit {
+        _ = try? Spawn.run(["umount", "-l", disk])
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// Fills the disk with a ballast file, leaving `room` bytes free; returns its path.
+    func fill(leaving room: Int) throws -> String {
+        let ballast = disk + "/ballast"
+        _ = try Spawn.run(["sh", "-c", "dd if=/dev/zero of='\(ballast)' bs=4k 2>/dev/null; sync"])
+        let size = (try FileManager.default.attributesOfItem(atPath: ballast)[.size] as? Int) ?? 0
+        #expect(truncate(ballast, off_t(max(0, size - room))) == 0)
+        return ballast
+    }
+
+    static let world = """
+    {"id":"u1","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"o","username":"o","name":"Owen"}}
+    {"id":"u2","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"f","username":"f","name":"Fay"}}
+    {"id":"j1","type":"journey","at":"2026-11-20T08:01:00Z","journey":{"id":"j","owner":"o","title":"Runs"}}
+    {"id":"s1","type":"step","at":"2026-11-20T08:02:00Z","step":{"id":"s","journey":"j","caption":"Ridge"}}
+    {"id":"m1","type":"mediaReady","at":"2026-11-20T08:03:00Z","step":"s"}
+
+    """
+
+    /// Comments of about 2 KB each, so a few fill what the ballast left.
+    static func comments(_ range: Range<Int>, prefix: String) -> String {
+        range.map { i in
+            #"{"id":"\#(prefix)\#(i)","type":"comment","at":"2026-11-20T09:00:00Z","actor":"f","step":"s","comment":{"id":"\#(prefix)c\#(i)","text":"\#(String(repeating: "words ", count: 340))\#(i)"}}"#
+        }.joined(separator: "\n") + "\n"
+    }
+
+    @Test("a server whose disk fills answers 503 storeFull with Retry-After, stays up, and stores again when space returns")
+    func server() throws {
+        let db = disk + "/stepo.db"
+        #expect(try Stepo.run(["ingest", "--db", db, "-"], stdin: Data(Self.world.utf8)).status == 0)
+        let admin = try Stepo.run(["token", "--db", db, "--admin"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let (server, address) = try Stepo.serve(db, log: folder + "/serve.log")
+        defer { server.stop() }
+        let client = HTTPClient()
+        let headers = [("Authorization", "Bearer \(admin)")]
+        let ballast = try fill(leaving: 96 << 10)
+        var full: HTTPAnswer?
+        var stored = 0
+        for i in 0..<400 {
+            let answer = try client.perform(method: "POST", url: address + "/v1/events", headers: headers,
+                                            body: Data(Self.comments(i..<(i + 1), prefix: "p").utf8), timeout: 30)
+            if answer.status == 503 { full = answer; break }
+            #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
+            stored += 1
+        }
+        let refusal = try #require(full, "the disk never filled")
+        #expect(stored > 0, "the first post already met a full disk: the test filled too much")
+        #expect(refusal.header("Retry-After") != nil)
+        let error = try JSON.parse(refusal.body)["error"]
+        #expect(error?["code"]?.string == "storeFull")
+        #expect(server.isRunning)
+        #expect(try client.perform(method: "GET", url: address + "/v1/health", timeout: 10).status == 200)
+        // Space returns: the same request is stored now, and everything before it is there.
+        try FileManager.default.removeItem(atPath: ballast)
+        var again = 0
+        for attempt in 0..<3 {
+            again = try client.perform(method: "POST", url: address + "/v1/events", headers: headers,
+                                       body: Data(Self.comments(stored..<(stored + 1), prefix: "p").utf8), timeout: 30).status
+            if again == 200 { break }
+            usleep(useconds_t(200_000 * (attempt + 1)))
+        }
+        #expect(again == 200)
+        #expect(server.isRunning)
+        server.stop()
+        let store = try Store(path: db)
+        #expect(try store.db.scalar("SELECT count(*) FROM comments") == stored + 1)
+        #expect(try store.db.scalar("SELECT count(*) FROM events WHERE ext LIKE 'p%'") == stored + 1)
+        #expect(try store.db.first("PRAGMA integrity_check") { $0.string(0) } == "ok")
+    }
+
+    @Test("an ingest that fills the disk names its line, keeps the lines before it, and a rerun after space returns applies the rest")
+    func ingest() throws {
+        let db = disk + "/ingest.db"
+        #expect(try Stepo.run(["ingest", "--db", db, "-"], stdin: Data(Self.world.utf8)).status == 0)
+        let ballast = try fill(leaving: 256 << 10)
+        let file = folder + "/comments.ndjson"
+        try Data(Self.comments(0..<400, prefix: "q").utf8).write(to: URL(fileURLWithPath: file))
+        let failed = try Stepo.run(["ingest", "--db", db, file])
+        #expect(failed.status == 1)
+        let said = try #require(failed.stderr.range(of: #"comments\.ndjson:[0-9]+: the store failed"#, options: .regularExpression),
+                                "\(failed.stderr)")
+        let line = Int(failed.stderr[said].split(separator: ":")[1]) ?? 0
+        #expect(line > 1 && line <= 400)
+        #expect(failed.stderr.contains("full"))
+        try FileManager.default.removeItem(atPath: ballast)
+        let store = try Store(path: db)
+        #expect(try store.db.scalar("SELECT count(*) FROM events WHERE ext LIKE 'q%'") == line - 1)
+        let rerun = try Stepo.run(["ingest", "--db", db, "--quiet", file])
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        #expect(try store.db.scalar("SELECT count(*) FROM events WHERE ext LIKE 'q%'") == 400)
+    }
+}
+
+/// PostgreSQL restarting under a server with parked long-polls (a cluster of this test's own):
+/// every parked poll gets a retryable 503 with Retry-After, the server reconnects, and a
+/// `stepo sync --watch` waits and carries on.
+@Suite("Faults: PostgreSQL restarts under parked long-polls",
+       .enabled(if: !TestEngine.isPostgres && (PostgresCluster.available || ProcessInfo.processInfo.environment["CI"] != nil)))
+struct DatabaseRestartTests {
+    let folder = NSTemporaryDirectory() + "stepo-pgrestart-" + UUID().uuidString
+
+    init() throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
+
+    @Test("parked long-polls answer 503 with Retry-After, the server serves again after the restart, sync --watch never exits")
+    func restart() async throws {
+        let cluster = try ThrowawayCluster()
+        let url = try cluster.createDatabase()
+        let world = DiskFullTests.world
+        #expect(try Stepo.run(["ingest", "--database", url, "-"], stdin: Data(world.utf8)).status == 0)
+        let token = try Stepo.run(["token", "--database", url, "--user", "o"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let admin = try Stepo.run(["token", "--database", url, "--admin"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let (server, address) = try Stepo.serve(url, log: folder + "/serve.log")
+        defer { server.stop() }
+        let watch = try Spawn.start([Stepo.binary, "sync", "--server", address, "--token", token, "--watch"], log: folder + "/watch.log",
+                                    environment: ["XDG_STATE_HOME": folder + "/state"])
+        defer { watch.stop() }
+        let client = HTTPClient()
+        let version = try JSON.parse(try client.perform(method: "GET", url: address + "/v1/activity?after=0",
+                                                        headers: [("Authorization", "Bearer \(token)")], timeout: 10).body)["next"]?.int ?? 0
+        // Five long-polls parked on the server.
+        let answers = Answers()
+        for _ in 0..<5 {
+            Thread {
+                let answer = try? client.perform(method: "GET", url: address + "/v1/activity?after=\(version)&wait=30",
+                                                 headers: [("Authorization", "Bearer \(token)")], timeout: 40)
+                answers.add(answer)
+            }.start()
+        }
+        try await Task.sleep(nanoseconds: 500_000_000)
+        try cluster.stop()
+        let deadline = Date().addingTimeInterval(15)
+        while answers.all.count < 5, Date() < deadline { try await Task.sleep(nanoseconds: 50_000_000) }
+        let got = answers.all
+        #expect(got.count == 5, "parked polls still waiting after the database went away")
+        for answer in got {
+            #expect(answer?.status == 503)
+            #expect(answer?.header("Retry-After") != nil)
+        }
+        #expect(server.isRunning)
+        try cluster.start()
+        // The server reconnects: a post goes through within a few tries.
+        var posted = 0
+        for _ in 0..<40 where posted != 200 {
+            let line = #"{"id":"after-restart","type":"heart","at":"2026-11-20T09:10:00Z","actor":"f","step":"s"}"#
+            posted = (try? client.perform(method: "POST", url: address + "/v1/events", headers: [("Authorization", "Bearer \(admin)")],
+                                          body: Data(line.utf8), timeout: 10))?.status ?? 0
+            if posted != 200 { try await Task.sleep(nanoseconds: 250_000_000) }
+        }
+        #expect(posted == 200)
+        // The watching sync waited and carried on: it is still running and saw the heart.
+        let sawHeart = Date().addingTimeInterval(45)
+        var log = ""
+        while Date() < sawHeart {
+            log = String(decoding: FileManager.default.contents(atPath: folder + "/watch.log") ?? Data(), as: UTF8.self)
+            if log.contains("synced 1 rows") { break }
+            try await Task.sleep(nanoseconds: 200_000_000)
+        }
+        #expect(watch.isRunning, "sync --watch exited: \(log)")
+        #expect(log.contains("synced 1 rows"), "\(log)")
+        #expect(log.contains("server unavailable") || log.contains("offline"), "\(log)")
+    }
+}
+
+/// Answers collected from several threads.
+final class Answers: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [HTTPAnswer?] = []
+    func add(_ item: HTTPAnswer?) { lock.lock(); items.append(item); lock.unlock() }
+    var all: [HTTPAnswer?] { lock.lock(); defer { lock.unlock() }; return items }
+}
