@@ -14,10 +14,18 @@ public struct ServerLimits: Sendable {
     /// Seconds a request's body has to arrive, once its headers did.
     public var bodyTimeout: Double
 
-    public init(perAddress: Int = 256, headerTimeout: Double = 10, bodyTimeout: Double = 30) {
+    /// Long-polls one token may hold parked at once, and one user (over all their tokens):
+    /// an inbox parks one; a few devices, a few more. Past them a poll is answered 429 at once.
+    public var parkedPerToken: Int
+    public var parkedPerUser: Int
+
+    public init(perAddress: Int = 256, headerTimeout: Double = 10, bodyTimeout: Double = 30,
+                parkedPerToken: Int = 8, parkedPerUser: Int = 16) {
         self.perAddress = perAddress
         self.headerTimeout = headerTimeout
         self.bodyTimeout = bodyTimeout
+        self.parkedPerToken = parkedPerToken
+        self.parkedPerUser = parkedPerUser
     }
 }
 
@@ -140,6 +148,11 @@ final class ConnectionGuard: @unchecked Sendable {
     static func raiseFileLimit() -> Int {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_max < 65_536 {
+            // Allowed to (as root): the hard limit itself, so tens of thousands of clients fit.
+            var raised = rlimit(rlim_cur: 65_536, rlim_max: 65_536)
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { return 65_536 }
+        }
         if limit.rlim_cur < limit.rlim_max {
             limit.rlim_cur = limit.rlim_max
             _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)

@@ -25,6 +25,9 @@ public final class HTTPServer: @unchecked Sendable {
     public private(set) var port: UInt16 = 0
     /// Connections the server will hold at once.
     public let connectionLimit: Int
+    /// Long-polls parked at once, at most: half the connections, so parked polls can never
+    /// take the room new clients need.
+    public var parkedLimit: Int { connectionLimit / 2 }
 
     /// Starts serving the store at `databasePath` on `address:port` (port 0: any free port).
     public init(databasePath: String, address: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 4,
@@ -187,15 +190,27 @@ public final class HTTPServer: @unchecked Sendable {
         } else {
             var request = HTTPRequest(method: method, path: url, query: values(connection, .GET_ARGUMENT_KIND),
                                       headers: values(connection, .HEADER_KIND), body: state.body)
+            // A long-poll its token (or the server) has no room to park is refused before the
+            // store is asked anything: a flood of them costs a counter each, not a query.
+            let token = request.bearerToken
+            if state.deadline == nil, request.isLongPoll,
+               waiters.parked(token: token) >= connections.limits.parkedPerToken || waiters.count >= parkedLimit {
+                state.status = 429
+                return queue(tooManyLongPolls.response, on: connection, closing: true)
+            }
             // Resumed after a wait: the first deadline holds (or has passed, when closing).
             request.deadline = waiters.isClosed ? Date.distantPast : state.deadline
             response = (try? routers.borrow { $0.respond(to: request) })
                 ?? APIError.unavailable(.unavailable).response
             if let poll = response.longPoll {
-                // Nothing yet: park the connection without holding this thread.
+                // Nothing yet: park the connection without holding this thread — if its user,
+                // its token and the server have room for one more.
+                guard waiters.add(connection, poll, token: token, limits: connections.limits, total: parkedLimit) else {
+                    state.status = 429
+                    return queue(tooManyLongPolls.response, on: connection, closing: true)
+                }
                 state.deadline = poll.deadline
                 connections.move(connection, to: .parked)
-                waiters.add(connection, poll)
                 MHD_suspend_connection(connection)
                 return .YES
             }
@@ -203,6 +218,15 @@ public final class HTTPServer: @unchecked Sendable {
         state.status = response.status
         connections.move(connection, to: .answering)
         return queue(response, on: connection, closing: false)
+    }
+
+    /// The answer to a long-poll past its caps.
+    private var tooManyLongPolls: APIError {
+        var error = APIError(429, "tooManyLongPolls",
+                             "this token (or its user) already holds \(connections.limits.parkedPerToken) waiting long-polls, "
+                                + "or the server holds all it can: close some, or poll without wait")
+        error.retryAfter = 10
+        return error
     }
 
     private func queue(_ response: HTTPResponse, on connection: OpaquePointer, closing: Bool) -> MHD_Result {
@@ -257,11 +281,13 @@ final class RequestState {
     }
 }
 
-/// Suspended long-polls, waiting for the waker.
+/// Suspended long-polls, waiting for the waker, counted per token and per user.
 final class Waiters: @unchecked Sendable {
     private let lock = NSLock()
     /// `fresh`: not yet asked about by the waker.
-    private var parked: [(connection: OpaquePointer, poll: LongPoll, fresh: Bool)] = []
+    private var parked: [(connection: OpaquePointer, poll: LongPoll, fresh: Bool, token: String?)] = []
+    private var perToken: [String: Int] = [:]
+    private var perUser: [Int: Int] = [:]
     private var closed = false
 
     var isClosed: Bool {
@@ -270,10 +296,41 @@ final class Waiters: @unchecked Sendable {
         return closed
     }
 
-    func add(_ connection: OpaquePointer, _ poll: LongPoll) {
+    /// Long-polls parked now.
+    var count: Int {
         lock.lock()
-        parked.append((connection, poll, true))
-        lock.unlock()
+        defer { lock.unlock() }
+        return parked.count
+    }
+
+    /// Long-polls parked now under `token`.
+    func parked(token: String?) -> Int {
+        guard let token else { return 0 }
+        lock.lock()
+        defer { lock.unlock() }
+        return perToken[token] ?? 0
+    }
+
+    /// Parks `poll` unless its token, its user or the server (`total`) is at its cap.
+    func add(_ connection: OpaquePointer, _ poll: LongPoll, token: String?, limits: ServerLimits, total: Int) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if parked.count >= total || (perUser[poll.userKey] ?? 0) >= limits.parkedPerUser { return false }
+        if let token, (perToken[token] ?? 0) >= limits.parkedPerToken { return false }
+        parked.append((connection, poll, true, token))
+        perUser[poll.userKey, default: 0] += 1
+        if let token { perToken[token, default: 0] += 1 }
+        return true
+    }
+
+    /// Forgets the counts of polls leaving (under the lock).
+    private func uncount(_ entry: (connection: OpaquePointer, poll: LongPoll, fresh: Bool, token: String?)) {
+        let users = (perUser[entry.poll.userKey] ?? 1) - 1
+        perUser[entry.poll.userKey] = users > 0 ? users : nil
+        if let token = entry.token {
+            let tokens = (perToken[token] ?? 1) - 1
+            perToken[token] = tokens > 0 ? tokens : nil
+        }
     }
 
     /// Removes and returns the connections whose poll is ready: `ready` answers for all of
@@ -283,16 +340,17 @@ final class Waiters: @unchecked Sendable {
         let current = parked
         lock.unlock()
         guard !current.isEmpty else { return [] }
-        let answers = ready(current.map { ($0.poll, $0.fresh) })
+        let answers = ready(current.map { (poll: $0.poll, fresh: $0.fresh) })
         let asked = Set(current.map { UnsafeRawPointer($0.connection) })
         let chosen = Set(zip(current, answers).filter { $0.1 }.map { UnsafeRawPointer($0.0.connection) })
         lock.lock()
         defer { lock.unlock() }
         for index in parked.indices where asked.contains(UnsafeRawPointer(parked[index].connection)) { parked[index].fresh = false }
         guard !chosen.isEmpty else { return [] }
-        let taken = parked.filter { chosen.contains(UnsafeRawPointer($0.connection)) }.map(\.connection)
+        let leaving = parked.filter { chosen.contains(UnsafeRawPointer($0.connection)) }
+        for entry in leaving { uncount(entry) }
         parked.removeAll { chosen.contains(UnsafeRawPointer($0.connection)) }
-        return taken
+        return leaving.map(\.connection)
     }
 
     func takeAll() -> [OpaquePointer] {
@@ -300,6 +358,8 @@ final class Waiters: @unchecked Sendable {
         defer { lock.unlock() }
         let all = parked.map(\.connection)
         parked.removeAll()
+        perToken.removeAll()
+        perUser.removeAll()
         return all
     }
 

@@ -89,6 +89,77 @@ struct HostileLoadTests {
         flood.removeAll()
     }
 
+    @Test("20,000 long-polls from 80 addresses with one valid token: past the caps they get 429, and another client's p99 stays under 100 ms")
+    func parkedFlood() throws {
+        RawSocket.raiseFileLimit()
+        let (server, port, token, _) = try serve()
+        defer { server.stop() }
+        let version = try JSON.parse(try RawSocket.get("/v1/activity?after=0", port: port, token: token).body)["next"]?.int ?? 0
+        let request = "GET /v1/activity?after=\(version)&wait=60 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n"
+        // Two processes of 10,000 connections each (a process's open files are limited), from
+        // 40 addresses each: 250 connections an address, under the per-address cap of 256.
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Tools/flood.py").path
+        try Data(request.utf8).write(to: URL(fileURLWithPath: folder + "/request"))
+        let floods = try (0..<2).map { n in
+            try Spawn.start(["sh", "-c", "python3 '\(script)' \(port) 10000 40 \(10 + n * 40) 7 < '\(folder)/request'"],
+                            log: folder + "/flood\(n).log")
+        }
+        var times: [Double] = []
+        let start = Date()
+        while Date().timeIntervalSince(start) < 6 {
+            let health = try RawSocket.get("/v1/health", port: port)
+            let activity = try RawSocket.get("/v1/activity?after=0", port: port, token: token)
+            #expect(health.status == 200 && activity.status == 200)
+            times += [health.seconds, activity.seconds]
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        for flood in floods { #expect(flood.wait(timeout: 30) == 0) }
+        times.sort()
+        let p99 = times[min(times.count - 1, times.count * 99 / 100)]
+        #expect(p99 < 0.1, "p99 \(p99) s over \(times.count) requests")
+        print("parked flood: the well-behaved client's p99 \(String(format: "%.1f", p99 * 1000)) ms, median \(String(format: "%.1f", times[times.count / 2] * 1000)) ms over \(times.count) requests")
+        // Each hostile process: nearly every poll refused (the caps let a few park).
+        for n in 0..<2 {
+            let text = String(decoding: FileManager.default.contents(atPath: folder + "/flood\(n).log") ?? Data(), as: UTF8.self)
+            let report = try JSON.parse(Data(text.utf8))
+            #expect(report["opened"]?.int ?? 0 > 9_000, "\(text)")
+            #expect(report["statuses"]?["429"]?.int ?? 0 > 9_000, "\(text)")
+        }
+        #expect(server.isRunning)
+    }
+
+    @Test("a token parks at most 8 long-polls and a user 16, over all their tokens; past that 429 at once, with Retry-After")
+    func parkedCaps() throws {
+        let (server, port, token, _) = try serve()
+        defer { server.stop() }
+        let store = try Store(location: try TestEngine.location(folder, "s.db"))
+        let chau = try #require(try store.user("chaucao"))
+        let second = try store.createToken(for: chau, admin: false, at: 0)
+        let third = try store.createToken(for: chau, admin: false, at: 0)
+        let version = try JSON.parse(try RawSocket.get("/v1/activity?after=0", port: port, token: token).body)["next"]?.int ?? 0
+        func park(_ bearer: String) throws -> RawSocket {
+            let socket = try RawSocket(from: "127.0.0.6", to: port)
+            socket.send("GET /v1/activity?after=\(version)&wait=30 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(bearer)\r\n\r\n")
+            return socket
+        }
+        var held: [RawSocket] = []
+        for _ in 0..<8 { held.append(try park(token)) }
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(held.allSatisfy { $0.read(timeout: 0.05).isEmpty }, "a poll under the cap was answered")
+        let ninth = try park(token).read(timeout: 2)
+        #expect(ninth.hasPrefix("HTTP/1.1 429") && ninth.contains("tooManyLongPolls"))
+        #expect(ninth.lowercased().contains("retry-after:"))
+        for _ in 0..<8 { held.append(try park(second)) }
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(held.allSatisfy { $0.read(timeout: 0.05).isEmpty })
+        // The user holds 16 now: a third token of theirs finds no room either.
+        let third1 = try park(third).read(timeout: 2)
+        #expect(third1.hasPrefix("HTTP/1.1 429"))
+        // An answer at once (no wait) is never capped.
+        #expect(try RawSocket.get("/v1/activity?after=0", port: port, token: third).status == 200)
+    }
+
     @Test("headers dripped a byte at a time are cut at their deadline; a normal client is served meanwhile")
     func slowloris() throws {
         let (server, port, _, _) = try serve(["--header-timeout", "1"])
