@@ -47,9 +47,11 @@ extension Router {
 
     func journey(_ request: HTTPRequest, _ id: String) throws -> HTTPResponse {
         let visibility = Visibility(store: store, viewer: try user(request))
+        let panel = request.query["panel"] ?? "people"
+        guard panel == "people" || panel == "none" else { throw APIError.invalid("panel must be people or none") }
         guard let journey = try store.journey(id) else { throw APIError.notFound("no journey \(id)") }
         guard try visibility.canSee(journey: journey) else { throw try gone(owner: try store.user(key: journey.ownerKey), visibility) }
-        let entity = try store.journeyEntity(journey, people: request.query["panel"] != "none", captions: true, visibility: visibility)
+        let entity = try store.journeyEntity(journey, people: panel == "people", captions: true, visibility: visibility)
         return .ok(.object([("journey", entity.json)]))
     }
 
@@ -63,7 +65,11 @@ extension Router {
         var content: PushContent
         do {
             content = try store.pushContent(row: rowId)
-            content.silent = request.query["silent"] == "1"
+            switch request.query["silent"] {
+            case nil, "0": content.silent = false
+            case "1": content.silent = true
+            default: throw APIError.invalid("silent must be 0 or 1")
+            }
         } catch let error as PushUnavailable {
             // The rules, judged now, forbid it: nothing of it is drawn (the reason is said).
             switch error.reason {

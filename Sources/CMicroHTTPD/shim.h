@@ -40,4 +40,34 @@ static inline void *stepo_mhd_socket_context(struct MHD_Connection *connection) 
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return info ? info->socket_context : NULL;
 }
+
+/* Percent-decoding of the URL and its arguments, as libmicrohttpd's own, except that a %00 is
+   kept as written: decoded, the NUL would cut the text short (an id "abc%00def" read as "abc").
+   The handler refuses a path that still holds "%00". */
+static inline int stepo_hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static inline size_t stepo_mhd_unescape(void *cls, struct MHD_Connection *connection, char *value) {
+    (void)cls; (void)connection;
+    char *read = value, *write = value;
+    while (*read) {
+        int high, low;
+        if (read[0] == '%' && (high = stepo_hex_value(read[1])) >= 0 && (low = stepo_hex_value(read[2])) >= 0
+            && (high | low) != 0) {
+            *write++ = (char)(high * 16 + low);
+            read += 3;
+        } else {
+            *write++ = *read++;
+        }
+    }
+    *write = 0;
+    return (size_t)(write - value);
+}
+
+/* The unescaper above, as the pointer MHD_OPTION_UNESCAPE_CALLBACK takes. */
+static inline void *stepo_mhd_unescape_callback(void) { return (void *)stepo_mhd_unescape; }
 #endif

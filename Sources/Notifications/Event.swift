@@ -109,6 +109,10 @@ extension Event {
         guard let at = Timestamp.parse(atText) else {
             throw EventError("field 'at' is not an RFC 3339 time: \(Fields.quoted(atText))")
         }
+        guard Event.acceptedTimes.contains(at) else {
+            throw EventError("field 'at' must fall in \(Timestamp.format(Event.acceptedTimes.lowerBound).prefix(4))–"
+                             + "\(Timestamp.format(Event.acceptedTimes.upperBound).prefix(4)): \(Fields.quoted(atText))")
+        }
         self.at = at
         body = try Event.body(type: type, fields)
     }
@@ -189,6 +193,10 @@ extension Event {
         }
     }
 
+    /// The times an event may carry: 2000 to the end of 2099. A year 1 or 9999 is a
+    /// producer's bug, and would sit at either end of every span the rules measure.
+    public static let acceptedTimes = Timestamp.parse("2000-01-01T00:00:00Z")!...Timestamp.parse("2099-12-31T23:59:59.999Z")!
+
     public static func isValidUsername(_ name: String) -> Bool {
         !name.isEmpty && name.count <= Limits.usernameLength && name.unicodeScalars.allSatisfy {
             $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == ".")
@@ -210,6 +218,8 @@ struct Fields {
 
     func string(_ key: String) throws -> String {
         guard let text = try value(key).string else { throw EventError("field '\(name(key))' must be a string") }
+        // A NUL cuts the text short wherever C reads it (a terminal, a push provider).
+        guard !text.utf8.contains(0) else { throw EventError("field '\(name(key))' holds a NUL character") }
         return text
     }
 

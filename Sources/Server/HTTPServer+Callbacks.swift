@@ -35,7 +35,9 @@ func stepoCollectValue(_ context: UnsafeMutableRawPointer?, _ kind: MHD_ValueKin
                        _ value: UnsafePointer<CChar>?) -> MHD_Result {
     guard let context, let key else { return .YES }
     let box = Unmanaged<ValuesBox>.fromOpaque(context).takeUnretainedValue()
-    box.values[String(cString: key)] = value.map { String(cString: $0) } ?? ""
+    let name = String(cString: key)
+    box.values[name] = value.map { String(cString: $0) } ?? ""
+    box.counts[name.lowercased(), default: 0] += 1
     return .YES
 }
 

@@ -60,6 +60,8 @@ public final class HTTPServer: @unchecked Sendable {
                 MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(limit),
                 // A backstop for idle sockets; the guard's deadlines are shorter.
                 MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(60),
+                // Percent-decoding that keeps a %00 as written (see the shim).
+                MHD_OPTION.UNESCAPE_CALLBACK.rawValue, OpaquePointer(stepo_mhd_unescape_callback()), OpaquePointer(context),
             ]
             if limits.perAddress > 0 {
                 options += [MHD_OPTION.PER_IP_CONNECTION_LIMIT.rawValue, UInt32(limits.hardPerAddress)]
@@ -164,6 +166,12 @@ public final class HTTPServer: @unchecked Sendable {
             slot.pointee = Unmanaged.passRetained(state).toOpaque()
             state.overCap = connections.item(connection)?.overCap ?? false
             connections.move(connection, to: .receivingBody)
+            // What the headers alone refuse is answered now, before any body is invited (an
+            // `Expect: 100-continue` is answered with the refusal, not with "100 Continue").
+            if !state.overCap, let refusal = refusal(ofHeaders: connection, url: url) {
+                state.status = refusal.status
+                return queue(refusal.response, on: connection, closing: true)
+            }
             return .YES
         }
         let state = Unmanaged<RequestState>.fromOpaque(raw).takeUnretainedValue()
@@ -250,11 +258,34 @@ public final class HTTPServer: @unchecked Sendable {
         log?(String(format: "%@ %@ %d %.1fms", state.method, state.path, state.status, elapsed))
     }
 
+    /// What a request's head alone is refused for: a declared body over the limit (413), a
+    /// second Authorization header (which one speaks?), a NUL (%00) in its path or arguments.
+    private func refusal(ofHeaders connection: OpaquePointer, url: String) -> APIError? {
+        let headers = collect(connection, .HEADER_KIND)
+        let declared = headers.values.first { $0.key.lowercased() == "content-length" }?.value
+        if let length = declared.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }),
+           length > Router.maximumBody {
+            return APIError.tooLarge
+        }
+        if (headers.counts["authorization"] ?? 0) > 1 {
+            return APIError.malformed("a request carries one Authorization header, not \(headers.counts["authorization"]!)")
+        }
+        let arguments = collect(connection, .GET_ARGUMENT_KIND)
+        if url.range(of: "%00") != nil || arguments.values.contains(where: { $0.key.contains("%00") || $0.value.contains("%00") }) {
+            return APIError.malformed("the path or its arguments hold a NUL (%00)")
+        }
+        return nil
+    }
+
     private func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [String: String] {
+        collect(connection, kind).values
+    }
+
+    private func collect(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> ValuesBox {
         let box = ValuesBox()
         let context = Unmanaged.passUnretained(box).toOpaque()
         _ = MHD_get_connection_values(connection, kind, stepoCollectValue, context)
-        return box.values
+        return box
     }
 }
 
@@ -370,6 +401,9 @@ final class Waiters: @unchecked Sendable {
     }
 }
 
+/// Headers or arguments as libmicrohttpd hands them over: the last value of each name, and
+/// how many times each (lower-cased) name came.
 final class ValuesBox {
     var values: [String: String] = [:]
+    var counts: [String: Int] = [:]
 }

@@ -22,6 +22,25 @@ struct HardeningTests {
         #expect(Timestamp.parse("2026-11-29T10:00:00+23:59") != nil)
     }
 
+    @Test("an event in year 1 or 9999 is refused by name; 2000 to 2099 are accepted",
+          arguments: ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "1999-12-31T23:59:59Z", "2100-01-01T00:00:00Z"])
+    func years(at: String) throws {
+        let line = #"{"id":"e","type":"user","at":"\#(at)","user":{"id":"u","username":"u","name":"U"}}"#
+        #expect(throws: EventError("field 'at' must fall in 2000–2099: \"\(at)\"")) { try Event(json: try JSON.parse(line)) }
+        let fine = #"{"id":"e","type":"user","at":"2099-12-31T23:59:59Z","user":{"id":"u","username":"u","name":"U"}}"#
+        #expect(try Event(json: try JSON.parse(fine)).at == Timestamp.parse("2099-12-31T23:59:59Z"))
+    }
+
+    @Test("a NUL inside a name, a caption, a comment or an id is refused by field")
+    func nul() throws {
+        let name = #"{"id":"e","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"u","username":"u","name":"An\u0000na"}}"#
+        #expect(throws: EventError("field 'user.name' holds a NUL character")) { try Event(json: try JSON.parse(name)) }
+        let comment = #"{"id":"e","type":"comment","at":"2026-11-20T08:00:00Z","actor":"u","step":"s","comment":{"id":"c","text":"hi\u0000there"}}"#
+        #expect(throws: EventError("field 'comment.text' holds a NUL character")) { try Event(json: try JSON.parse(comment)) }
+        let id = #"{"id":"e\u0000","type":"mute","at":"2026-11-20T08:00:00Z","actor":"u","target":"v"}"#
+        #expect(throws: EventError("field 'id' holds a NUL character")) { try Event(json: try JSON.parse(id)) }
+    }
+
     @Test("an integer past 64 bits is refused by name, not wrapped")
     func bigNumbers() throws {
         let json = try JSON.parse(#"{"seq":1,"type":"seen","upTo":9223372036854775808}"#)

@@ -204,7 +204,7 @@ struct DatabaseRestartTests {
         let got = answers.all
         #expect(got.count == 5, "parked polls still waiting after the database went away")
         for answer in got {
-            #expect(answer?.status == 503)
+            #expect(answer?.status == 503, "\(answer.map { String(decoding: $0.body, as: UTF8.self).prefix(300) } ?? "no answer")")
             #expect(answer?.header("Retry-After") != nil)
         }
         #expect(server.isRunning)

@@ -55,6 +55,35 @@ struct HTTPServerTests {
         #expect(activity["rows"]?.array?.first?["body"] == "Started following you")
     }
 
+    /// One raw request; the status line's code, the whole answer, and how long it took.
+    func raw(_ text: String) throws -> (status: Int, answer: String, seconds: Double) {
+        let start = Date()
+        let socket = try RawSocket(from: "127.0.0.1", to: server.port)
+        socket.send(text)
+        let answer = socket.read(timeout: 5)
+        return (Int(answer.split(separator: " ").dropFirst().first ?? "") ?? 0, answer, Date().timeIntervalSince(start))
+    }
+
+    @Test("what the head alone refuses is answered at once: a declared body over 1 MiB (413, also under Expect: 100-continue), two Authorization headers, %00 in a path or argument, a panel that is not one")
+    func headRefusals() throws {
+        let big = try raw("POST /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(admin)\r\nContent-Length: 2000000\r\n\r\n")
+        #expect(big.status == 413 && big.seconds < 1, "\(big.status) after \(big.seconds) s")
+        let expect = try raw("POST /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(admin)\r\nContent-Length: 2000000\r\nExpect: 100-continue\r\n\r\n")
+        #expect(expect.status == 413 && !expect.answer.contains("100 Continue"), "\(expect.answer.prefix(80))")
+        let two = try raw("GET /v1/counts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer stp_wrong\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
+        #expect(two.status == 400 && two.answer.contains("one Authorization header"))
+        let nul = try raw("GET /v1/users/maya%00x HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
+        #expect(nul.status == 400 && nul.answer.contains("NUL"))
+        let nulArgument = try raw("GET /v1/activity?after=0%00 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
+        #expect(nulArgument.status == 400)
+        let panel = try raw("GET /v1/journeys/j1?panel=../x HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
+        #expect(panel.status == 400 && panel.answer.contains("panel must be"))
+        // A percent-encoded id still reaches the router decoded.
+        let encoded = try raw("GET /v1/users/m%61ya HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
+        #expect(encoded.status == 200 && encoded.answer.contains("Maya Okonkwo"))
+        #expect(try raw("GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").status == 200)
+    }
+
     @Test("malformed, unauthorized, oversized and wrong-method requests get their 4xx, and the server keeps serving")
     func badRequests() async throws {
         #expect(try await call("GET", "/v1/counts").0 == 401)

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import Notifications
 import Testing
 import TestSupport
@@ -105,20 +106,30 @@ struct HostileLoadTests {
             try Spawn.start(["sh", "-c", "python3 '\(script)' \(port) 10000 40 \(10 + n * 40) 7 < '\(folder)/request'"],
                             log: folder + "/flood\(n).log")
         }
+        // The well-behaved client keeps its connection, as the replica's client does.
+        let client = HTTPClient()
         var times: [Double] = []
+        var fresh: [Double] = []
         let start = Date()
         while Date().timeIntervalSince(start) < 6 {
-            let health = try RawSocket.get("/v1/health", port: port)
-            let activity = try RawSocket.get("/v1/activity?after=0", port: port, token: token)
-            #expect(health.status == 200 && activity.status == 200)
-            times += [health.seconds, activity.seconds]
+            for path in ["/v1/health", "/v1/activity?after=0"] {
+                let began = Date()
+                let answer = try client.perform(method: "GET", url: "http://127.0.0.1:\(port)\(path)",
+                                                headers: [("Authorization", "Bearer \(token)")], timeout: 10)
+                #expect(answer.status == 200)
+                times.append(Date().timeIntervalSince(began))
+            }
+            // And one on a new connection each time, which waits in the accept queue with the flood.
+            fresh.append(try RawSocket.get("/v1/health", port: port).seconds)
             Thread.sleep(forTimeInterval: 0.05)
         }
+        fresh.sort()
         for flood in floods { #expect(flood.wait(timeout: 30) == 0) }
         times.sort()
         let p99 = times[min(times.count - 1, times.count * 99 / 100)]
         #expect(p99 < 0.1, "p99 \(p99) s over \(times.count) requests")
-        print("parked flood: the well-behaved client's p99 \(String(format: "%.1f", p99 * 1000)) ms, median \(String(format: "%.1f", times[times.count / 2] * 1000)) ms over \(times.count) requests")
+        print("parked flood: the well-behaved client's p99 \(String(format: "%.1f", p99 * 1000)) ms, median \(String(format: "%.1f", times[times.count / 2] * 1000)) ms over \(times.count) requests; "
+              + "a new connection each time: p99 \(String(format: "%.1f", fresh[fresh.count * 99 / 100] * 1000)) ms")
         // Each hostile process: nearly every poll refused (the caps let a few park).
         for n in 0..<2 {
             let text = String(decoding: FileManager.default.contents(atPath: folder + "/flood\(n).log") ?? Data(), as: UTF8.self)
