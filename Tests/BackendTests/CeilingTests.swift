@@ -70,10 +70,10 @@ struct CeilingTests {
             switch random.below(10) {
             case 0..<5:
                 // 30 minutes apart per step would batch; a person's heart each on a random step.
-                try? w.interact(random.below(2) == 0 ? "heart" : "share", "p\(random.below(people))",
+                _ = try? w.interact(random.below(2) == 0 ? "heart" : "share", "p\(random.below(people))",
                                 "rs\(random.below(8))", at: at)
             case 5..<8:
-                try? w.follow("p\(random.below(people))", "r", at: at)
+                _ = try? w.follow("p\(random.below(people))", "r", at: at)
             default:
                 stepsMade += 1
                 let owner = random.below(5)

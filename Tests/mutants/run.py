@@ -36,8 +36,10 @@ def run(mutant):
         if build.returncode != 0:
             return "CAUGHT", "by the compiler"
         try:
+            # A mutant of an engine's own code names the engine its tests run on ("env").
+            environment = dict(os.environ, **mutant.get("env", {}))
             test = subprocess.run(["swift", "test", "--skip-build", "--filter", mutant["tests"]], cwd=ROOT,
-                                  capture_output=True, text=True, timeout=DEADLINE)
+                                  capture_output=True, text=True, timeout=DEADLINE, env=environment)
         except subprocess.TimeoutExpired:
             return "CAUGHT", f"by the deadline ({DEADLINE} s): a wait without one?"
         failed = [line.split('"')[1] for line in test.stdout.splitlines() if line.startswith("✘ Test ") and '"' in line]
