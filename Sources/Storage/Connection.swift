@@ -271,7 +271,8 @@ public final class Connection {
             if error.state == "53100" { return .full }  // disk_full
             if error.state.hasPrefix("08") || error.state.hasPrefix("57P") || error.state.hasPrefix("53") { return .unavailable }
             if error.state.isEmpty { return .unavailable }  // no answer at all: the connection is gone
-            if error.state == "55P03" { return .busy }  // lock_not_available
+            // lock_not_available; a deadlock PostgreSQL broke, a serialization failure: tried again, it may pass
+            if error.state == "55P03" || error.state == "40P01" || error.state == "40001" { return .busy }
         }
         return nil
     }

@@ -172,7 +172,7 @@ struct DatabaseRestartTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     }
 
-    @Test("parked long-polls answer 503 with Retry-After, the server serves again after the restart, sync --watch never exits")
+    @Test("parked long-polls answer 503 with Retry-After, the server serves again after each restart, sync --watch never exits")
     func restart() async throws {
         let cluster = try ThrowawayCluster()
         let url = try cluster.createDatabase()
@@ -186,49 +186,52 @@ struct DatabaseRestartTests {
                                     environment: ["XDG_STATE_HOME": folder + "/state"])
         defer { watch.stop() }
         let client = HTTPClient()
-        let version = try JSON.parse(try client.perform(method: "GET", url: address + "/v1/activity?after=0",
-                                                        headers: [("Authorization", "Bearer \(token)")], timeout: 10).body)["next"]?.int ?? 0
-        // Five long-polls parked on the server.
-        let answers = Answers()
-        for _ in 0..<5 {
-            Thread {
-                let answer = try? client.perform(method: "GET", url: address + "/v1/activity?after=\(version)&wait=30",
-                                                 headers: [("Authorization", "Bearer \(token)")], timeout: 40)
-                answers.add(answer)
-            }.start()
+        // STEPO_FAULT_RUNS restarts in a row (a few in CI), each under parked polls.
+        for cycle in 0..<FaultRuns.count {
+            let version = try JSON.parse(try client.perform(method: "GET", url: address + "/v1/activity?after=0",
+                                                            headers: [("Authorization", "Bearer \(token)")], timeout: 10).body)["next"]?.int ?? 0
+            // Five long-polls parked on the server.
+            let answers = Answers()
+            for _ in 0..<5 {
+                Thread {
+                    let answer = try? client.perform(method: "GET", url: address + "/v1/activity?after=\(version)&wait=30",
+                                                     headers: [("Authorization", "Bearer \(token)")], timeout: 40)
+                    answers.add(answer)
+                }.start()
+            }
+            try await Task.sleep(nanoseconds: 500_000_000)
+            try cluster.stop()
+            let deadline = Date().addingTimeInterval(15)
+            while answers.all.count < 5, Date() < deadline { try await Task.sleep(nanoseconds: 50_000_000) }
+            let got = answers.all
+            #expect(got.count == 5, "restart \(cycle): parked polls still waiting after the database went away")
+            for answer in got {
+                #expect(answer?.status == 503, "restart \(cycle): \(answer.map { String(decoding: $0.body, as: UTF8.self).prefix(300) } ?? "no answer")")
+                #expect(answer?.header("Retry-After") != nil)
+            }
+            #expect(server.isRunning)
+            try cluster.start()
+            // The server reconnects: a post goes through within a few tries.
+            var posted = 0
+            for _ in 0..<40 where posted != 200 {
+                let line = #"{"id":"after-restart-\#(cycle)","type":"comment","at":"2026-11-20T\#(10 + cycle):10:00Z","actor":"f","step":"s","comment":{"id":"back\#(cycle)","text":"back again"}}"#
+                posted = (try? client.perform(method: "POST", url: address + "/v1/events", headers: [("Authorization", "Bearer \(admin)")],
+                                              body: Data(line.utf8), timeout: 10))?.status ?? 0
+                if posted != 200 { try await Task.sleep(nanoseconds: 250_000_000) }
+            }
+            #expect(posted == 200, "restart \(cycle): the server did not store again")
+            // The watching sync waited and carried on: it is still running and saw the comment.
+            let sawHeart = Date().addingTimeInterval(45)
+            var log = ""
+            while Date() < sawHeart {
+                log = String(decoding: FileManager.default.contents(atPath: folder + "/watch.log") ?? Data(), as: UTF8.self)
+                if log.components(separatedBy: "synced 1 rows").count - 1 > cycle { break }
+                try await Task.sleep(nanoseconds: 200_000_000)
+            }
+            #expect(watch.isRunning, "sync --watch exited: \(log)")
+            #expect(log.components(separatedBy: "synced 1 rows").count - 1 > cycle, "\(log)")
+            #expect(log.contains("server unavailable") || log.contains("offline"), "\(log)")
         }
-        try await Task.sleep(nanoseconds: 500_000_000)
-        try cluster.stop()
-        let deadline = Date().addingTimeInterval(15)
-        while answers.all.count < 5, Date() < deadline { try await Task.sleep(nanoseconds: 50_000_000) }
-        let got = answers.all
-        #expect(got.count == 5, "parked polls still waiting after the database went away")
-        for answer in got {
-            #expect(answer?.status == 503, "\(answer.map { String(decoding: $0.body, as: UTF8.self).prefix(300) } ?? "no answer")")
-            #expect(answer?.header("Retry-After") != nil)
-        }
-        #expect(server.isRunning)
-        try cluster.start()
-        // The server reconnects: a post goes through within a few tries.
-        var posted = 0
-        for _ in 0..<40 where posted != 200 {
-            let line = #"{"id":"after-restart","type":"heart","at":"2026-11-20T09:10:00Z","actor":"f","step":"s"}"#
-            posted = (try? client.perform(method: "POST", url: address + "/v1/events", headers: [("Authorization", "Bearer \(admin)")],
-                                          body: Data(line.utf8), timeout: 10))?.status ?? 0
-            if posted != 200 { try await Task.sleep(nanoseconds: 250_000_000) }
-        }
-        #expect(posted == 200)
-        // The watching sync waited and carried on: it is still running and saw the heart.
-        let sawHeart = Date().addingTimeInterval(45)
-        var log = ""
-        while Date() < sawHeart {
-            log = String(decoding: FileManager.default.contents(atPath: folder + "/watch.log") ?? Data(), as: UTF8.self)
-            if log.contains("synced 1 rows") { break }
-            try await Task.sleep(nanoseconds: 200_000_000)
-        }
-        #expect(watch.isRunning, "sync --watch exited: \(log)")
-        #expect(log.contains("synced 1 rows"), "\(log)")
-        #expect(log.contains("server unavailable") || log.contains("offline"), "\(log)")
     }
 }
 
