@@ -131,6 +131,9 @@ struct DifferentialTests {
         // The ceiling holds in the store as it stands.
         for person in ["p0", "p1", "p2"] { #expect(try CeilingTests.fullestDay(store, person) <= QuietRules.dailyCeiling) }
 
+        print("differential, seed \(seed): \(stream.lines.count) lines, \(cached.printed.count) rows printed, "
+              + "\(cached.rejected.count) refused, \(cached.suppressions.count) suppressions, "
+              + "\(cached.printed.filter { $0.contains("suppressed:dailyCeiling") }.count) held by the ceiling")
         let fresh = try Self.freshPerEvent(stream, at: folder + "/fresh.db")
         Self.compare(cached, fresh, "one run vs a fresh store per event")
 

@@ -214,7 +214,7 @@ struct DatabaseRestartTests {
             // The server reconnects: a post goes through within a few tries.
             var posted = 0
             for _ in 0..<40 where posted != 200 {
-                let line = #"{"id":"after-restart-\#(cycle)","type":"comment","at":"2026-11-20T\#(10 + cycle):10:00Z","actor":"f","step":"s","comment":{"id":"back\#(cycle)","text":"back again"}}"#
+                let line = #"{"id":"after-restart-\#(cycle)","type":"comment","at":"\#(Timestamp.format(Timestamp.parse("2026-11-20T10:00:00Z")! + Int64(cycle) * 60_000))","actor":"f","step":"s","comment":{"id":"back\#(cycle)","text":"back again"}}"#
                 posted = (try? client.perform(method: "POST", url: address + "/v1/events", headers: [("Authorization", "Bearer \(admin)")],
                                               body: Data(line.utf8), timeout: 10))?.status ?? 0
                 if posted != 200 { try await Task.sleep(nanoseconds: 250_000_000) }
