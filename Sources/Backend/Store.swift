@@ -265,19 +265,25 @@ public final class Store {
         if let span = ceilingSpans[recipient], span.from <= at, at < span.until { return true }
         let values: [String: SQLBindable] = [":recipient": recipient, ":at": at, ":since": at - QuietRules.ceilingWindow,
                                              ":until": at + QuietRules.ceilingWindow]
-        if let hundredth = try db.cached(Store.hundredthSQL).bind(named: values).first({ $0.int64(0) }) {
+        // One statement: the 100th push of the day up to `at`, and whether any is stamped after it.
+        let (hundredth, later) = try db.cached(Store.hundredthSQL).bind(named: values)
+            .first { ($0.optionalInt64(0), $0.bool(1)) } ?? (nil, false)
+        if let hundredth {
             if ceilingSpans.count > 100_000 { ceilingSpans.removeAll(keepingCapacity: true) }
             ceilingSpans[recipient] = (from: at, until: hundredth + QuietRules.ceilingWindow)
             return true
         }
+        guard later else { return false }
         // Late: pushes stamped after `at` may fill a span that holds it.
         return try db.cached("SELECT \(Store.lateCeilingTest(recipient: ":recipient"))").bind(named: values).first { $0.bool(0) } ?? false
     }
 
     private static let hundredthSQL = """
-        SELECT created_at FROM notifications
-        WHERE recipient = :recipient AND push = 'sent' AND created_at > :since AND created_at <= :at
-        ORDER BY created_at DESC LIMIT 1 OFFSET \(QuietRules.dailyCeiling - 1)
+        SELECT (SELECT created_at FROM notifications
+                WHERE recipient = :recipient AND push = 'sent' AND created_at > :since AND created_at <= :at
+                ORDER BY created_at DESC LIMIT 1 OFFSET \(QuietRules.dailyCeiling - 1)),
+               EXISTS (SELECT 1 FROM notifications WHERE recipient = :recipient AND push = 'sent'
+                       AND created_at > :at AND created_at < :until)
         """
 
     /// The daily ceiling as one SQL test, the same for one candidate and for a fan-out: true
