@@ -52,7 +52,7 @@ extension Store {
                            tap: row.string(6), recipient: row.int(7), deleted: row.bool(8),
                            action: row.optionalString(9).flatMap(Kind.init(rawValue:)), actor: row.optionalInt(10),
                            step: row.optionalInt(11), comment: row.optionalInt(12), journey: row.optionalInt(13),
-                           tier: row.optionalString(14))
+                           tier: row.optionalString(14), recipientAlerts: row.int(15))
             }) else { throw PushUnavailable.noSuchRow(id) }
         guard let recipient = try user(key: stored.recipient) else { throw PushUnavailable.noSuchRow(id) }
         let actor = try stored.actor.flatMap { try user(key: $0) }
@@ -81,16 +81,17 @@ extension Store {
         facts.recipientActive = recipient.isActive
         facts.preferences = recipient.preferences
         facts.contentDeleted = stored.deleted
+        let visibility = Visibility(store: self, viewer: recipient)
         if let actor, actor.key != recipient.key {
             facts.blocked = try blocked(actor.key, recipient.key)
             facts.actorActive = actor.isActive
             facts.actorPrivate = actor.isPrivate
+            visibility.assume(actor, blocked: facts.blocked)
         }
         let kind = stored.action ?? stored.kind
-        if kind.isJourneyUpdate {
+        if kind.isJourneyUpdate, stored.recipientAlerts > 0 {
             facts.alert = try alert(for: recipient.key, person: stored.actor, journey: stored.journey)?.mode ?? .default
         }
-        let visibility = Visibility(store: self, viewer: recipient)
         if stored.kind == .mention, !stored.deleted, let comment = stored.comment {
             facts.mentionNotVisible = !(try visibility.canSeeComment(comment))
         }
@@ -116,13 +117,16 @@ extension Store {
         var comment: Int?
         var journey: Int?
         var tier: String?
+        /// How many custom follow alerts the recipient has set (none: nothing to look up).
+        var recipientAlerts: Int
     }
 
     private static let pushSQL = """
         SELECT n.kind, \(RowReader.content("title")),
                CASE WHEN n.title IS NULL THEN coalesce(e.push_body, e.body) ELSE coalesce(n.push_body, n.body) END,
                \(RowReader.content("push_image")), \(RowReader.content("face")), \(RowReader.content("thread")),
-               \(RowReader.content("tap")), n.recipient, n.deleted, n.action, n.actor, n.step, n.comment, n.journey, n.tier
-        FROM notifications AS n JOIN events AS e ON e.id = n.event WHERE n.id = ?
+               \(RowReader.content("tap")), n.recipient, n.deleted, n.action, n.actor, n.step, n.comment, n.journey, n.tier,
+               r.alerts
+        FROM notifications AS n JOIN events AS e ON e.id = n.event JOIN users AS r ON r.id = n.recipient WHERE n.id = ?
         """
 }

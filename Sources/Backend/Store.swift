@@ -10,6 +10,8 @@ public final class Store {
     let db: Connection
     /// Set only inside `withInteractionCache`.
     var interactionCache: InteractionCache?
+    /// Set only inside `withRecordMemo`.
+    var recordMemo: RecordMemo?
     /// Recipients known to be at the daily ceiling, and from when until when (see `ceilingReached`).
     var ceilingSpans: [Int: (from: Int64, until: Int64)] = [:]
     /// The last horizon this connection learned (it only moves up): where the next look starts.
@@ -119,7 +121,10 @@ public final class Store {
     }
 
     public func user(key: Int) throws -> UserRecord? {
-        try db.first("SELECT \(UserRecord.columns) FROM users WHERE id = ?", [key], UserRecord.init)
+        if let known = recordMemo?.users[key] { return known }
+        let found = try db.first("SELECT \(UserRecord.columns) FROM users WHERE id = ?", [key], UserRecord.init)
+        recordMemo?.users[key] = found
+        return found
     }
 
     public func user(username: String) throws -> UserRecord? {
@@ -131,7 +136,10 @@ public final class Store {
     }
 
     public func journey(key: Int) throws -> JourneyRecord? {
-        try db.first("SELECT \(JourneyRecord.columns) FROM journeys WHERE id = ?", [key], JourneyRecord.init)
+        if let known = recordMemo?.journeys[key] { return known }
+        let found = try db.first("SELECT \(JourneyRecord.columns) FROM journeys WHERE id = ?", [key], JourneyRecord.init)
+        recordMemo?.journeys[key] = found
+        return found
     }
 
     public func step(_ id: String) throws -> StepRecord? {
@@ -139,7 +147,10 @@ public final class Store {
     }
 
     public func step(key: Int) throws -> StepRecord? {
-        try db.first("SELECT \(StepRecord.columns) FROM steps WHERE id = ?", [key], StepRecord.init)
+        if let known = recordMemo?.steps[key] { return known }
+        let found = try db.first("SELECT \(StepRecord.columns) FROM steps WHERE id = ?", [key], StepRecord.init)
+        recordMemo?.steps[key] = found
+        return found
     }
 
     /// The step with its owner, and the user `actor` (nil in the context when unknown).
@@ -174,6 +185,17 @@ public final class Store {
         return try body()
     }
 
+    /// Runs `body` (one transaction of a delivery worker's pass) with the people, steps,
+    /// journeys and comments it reads by key remembered: the entries of one fan-out share their
+    /// actor, step and journey. Inside one transaction on SQLite nothing else can change them,
+    /// so a remembered record is the record; on PostgreSQL the batch is judged as of its first
+    /// look, a few milliseconds. Nothing inside may change a person, step, journey or comment.
+    public func withRecordMemo<T>(_ body: () throws -> T) rethrows -> T {
+        recordMemo = RecordMemo()
+        defer { recordMemo = nil }
+        return try body()
+    }
+
     /// Clears what was remembered inside a transaction: it may have been rolled back.
     func forgetLookups() {
         interactionCache?.clear()
@@ -185,7 +207,10 @@ public final class Store {
     }
 
     public func comment(key: Int) throws -> CommentRecord? {
-        try db.first("SELECT \(CommentRecord.columns) FROM comments WHERE id = ?", [key], CommentRecord.init)
+        if let known = recordMemo?.comments[key] { return known }
+        let found = try db.first("SELECT \(CommentRecord.columns) FROM comments WHERE id = ?", [key], CommentRecord.init)
+        recordMemo?.comments[key] = found
+        return found
     }
 
     /// Whether a block stands between two users, in either direction.
@@ -345,6 +370,14 @@ public final class Store {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         return folder + "/stepo.db"
     }
+}
+
+/// Records read by key inside `withRecordMemo` (nil: known to be absent).
+final class RecordMemo {
+    var users: [Int: UserRecord?] = [:]
+    var steps: [Int: StepRecord?] = [:]
+    var journeys: [Int: JourneyRecord?] = [:]
+    var comments: [Int: CommentRecord?] = [:]
 }
 
 /// The steps (with their owners) and users an ingest's interactions have looked up.

@@ -45,6 +45,13 @@ public final class Visibility {
         return found
     }
 
+    /// Tells this value what the caller has just learnt of `person` (active, and whether a
+    /// block stands between them and the reader), so it is not asked again.
+    func assume(_ person: UserRecord, blocked: Bool) {
+        people[person.key] = person
+        if person.key != viewer.key { personVisible[person.key] = person.isActive && !blocked }
+    }
+
     /// Whether the reader may see `person` at all: their profile, their name on a row.
     public func canSee(person: UserRecord) throws -> Bool {
         if person.key == viewer.key { return true }

@@ -119,7 +119,9 @@ public final class DeliveryWorker {
     private func launch(limit: Int, now: () -> Int64, flights: inout [Int: Flight], nextTag: inout Int, pass: inout Pass) throws -> Bool {
         let entries = try store.claimDue(worker: name, now: now(), lease: lease, limit: limit, platforms: Array(providers.keys))
         guard !entries.isEmpty else { return false }
-        try store.transaction {
+        // One transaction, and the records its entries share (a fan-out's actor, step,
+        // journey) read once: the batch is judged as the store stands at this moment.
+        try store.transaction { try store.withRecordMemo {
             for entry in entries {
                 let at = now()
                 if let expires = entry.expiresAt, expires <= at {
@@ -158,7 +160,7 @@ public final class DeliveryWorker {
                     nextTag += 1
                 }
             }
-        }
+        } }
         return entries.count == limit
     }
 
