@@ -59,7 +59,7 @@ extension Router {
     /// would go out now (absolute badge, masking, 4096-byte fitting).
     func push(_ request: HTTPRequest, _ id: String) throws -> HTTPResponse {
         let viewer = try user(request)
-        guard let rowId = Int(id), try store.row(rowId, of: viewer) != nil else { throw APIError.notFound("no row \(id)") }
+        guard let rowId = Int(id), let row = try store.row(rowId, of: viewer) else { throw APIError.notFound("no row \(id)") }
         let platform = request.query["platform"] ?? "apns"
         guard platform == "apns" || platform == "fcm" else { throw APIError.invalid("platform must be apns or fcm") }
         var content: PushContent
@@ -73,7 +73,10 @@ extension Router {
         } catch let error as PushUnavailable {
             // The rules, judged now, forbid it: nothing of it is drawn (the reason is said).
             switch error.reason {
-            case nil, .deleted?: throw APIError.gone(fallbackTo: nil).with(message: error.description)
+            case nil, .deleted?:
+                // Its content is gone: fall back as a tap on the row would, to its actor.
+                let actor = try row.actor.flatMap { try store.user($0) }
+                throw try gone(owner: actor, Visibility(store: store, viewer: viewer)).with(message: error.description)
             case .some: throw APIError(410, "pushWithheld", error.description)
             }
         }

@@ -97,15 +97,22 @@ public struct Ingestor {
                         tries += 1
                         store.forgetLookups()
                         usleep(useconds_t(1_000 * tries * tries))
-                    } catch let failure as LineFailure {
+                    } catch var failure as LineFailure {
                         // The store failed at one line: its batch rolled back. What came before
-                        // that line is applied again and kept; the run stops there.
+                        // that line is applied again and kept, if the store takes it now; the
+                        // run stops there, saying truly how far it is stored.
                         store.forgetLookups()
-                        let before = chunks.map { $0.filter { $0.0 < failure.line } }.filter { !$0.isEmpty }
-                        var kept = before
-                        if let done = try? applyBatch(&kept, polling: nil) {
+                        let batchStart = chunks.first?.first?.0 ?? failure.line
+                        var before = chunks.map { $0.filter { $0.0 < failure.line } }.filter { !$0.isEmpty }
+                        if before.isEmpty {
+                            failure.storedThrough = batchStart - 1
+                        } else if let done = try? applyBatch(&before, polling: nil) {
                             report.add(done)
                             if !done.items.isEmpty { output.report(done.items) }
+                            failure.storedThrough = failure.line - 1
+                        } else {
+                            store.forgetLookups()
+                            failure.storedThrough = batchStart - 1
                         }
                         throw failure
                     } catch where Connection.fault(of: error) != nil {
@@ -147,10 +154,11 @@ public struct Ingestor {
             let done: Batch
             do {
                 done = try applyBatch(&one, polling: nil)
-            } catch let failure as LineFailure {
+            } catch var failure as LineFailure {
+                failure.storedThrough = entry.0 - 1
                 throw failure
             } catch {
-                throw LineFailure(line: entry.0, underlying: error)
+                throw LineFailure(line: entry.0, underlying: error, storedThrough: entry.0 - 1)
             }
             report.add(done)
             if !done.items.isEmpty { output.report(done.items) }
@@ -252,11 +260,23 @@ public struct Ingestor {
     public struct LineFailure: Error, CustomStringConvertible {
         public let line: Int
         public let underlying: Error
+        /// Every line up to this one was applied (or refused and reported); none after it was.
+        public var storedThrough: Int
+
+        init(line: Int, underlying: Error, storedThrough: Int? = nil) {
+            self.line = line
+            self.underlying = underlying
+            self.storedThrough = storedThrough ?? line - 1
+        }
+
         public var description: String { "line \(line): \(reason)" }
         /// What happened and what to do, without the line.
         public var reason: String {
-            "the store failed: \(Connection.message(of: underlying)) — the lines before it are stored, "
-                + "it and the rest are not; run it again once the store is back (applied events are skipped)"
+            let kept = storedThrough == line - 1 ? "the lines before it are stored"
+                : storedThrough <= 0 ? "no line of this run is stored"
+                : "lines 1–\(storedThrough) are stored"
+            return "the store failed: \(Connection.message(of: underlying)) — \(kept), it and the rest are not; "
+                + "run it again once the store is back (applied events are skipped)"
         }
     }
 

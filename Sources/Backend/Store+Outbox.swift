@@ -91,12 +91,18 @@ extension Store {
 
     /// Writes one outbox entry per live device of `recipient` for row `row`, in the caller's
     /// transaction. A silent replacement supersedes the row's entries that have not gone yet:
-    /// only the newest state of a batch is worth sending.
+    /// only the newest state of a batch is worth sending — with its sound, when the sound it
+    /// replaces never went (a batch that grew before its first push left makes its one sound
+    /// with the newer card).
     func enqueuePushes(row: Int, recipient: Int, kind: Kind, silent: Bool, at: Int64, step: Int?) throws {
         guard try db.cached("SELECT EXISTS (SELECT 1 FROM devices WHERE user = ? AND disabled_at IS NULL)")
             .bind([recipient]).first({ $0.bool(0) }) == true else { return }
+        var silent = silent
         if silent {
+            let soundWaiting = try db.cached("SELECT EXISTS (SELECT 1 FROM outbox WHERE row = ? AND state = 'due' AND silent = 0)")
+                .bind([row]).first { $0.bool(0) } ?? false
             try db.cached("UPDATE outbox SET state = 'superseded' WHERE row = ? AND state = 'due'").bind([row]).run()
+            if soundWaiting { silent = false }
         }
         let expires = try pushExpiry(kind: kind, at: at, step: step)
         try db.cached("""

@@ -99,8 +99,24 @@ extension Store {
     }
 
     /// A user's rows, newest first (in the order they arrived), with their seen and read
-    /// state; `before` a row id to page on.
+    /// state; `before` a row id to page on. As stored: what an operator inspects.
     public func activity(of user: UserRecord, limit: Int = 500, before: Int? = nil) throws -> [ActivityRow] {
+        try storedActivity(of: user, limit: limit, before: before).map(\.row)
+    }
+
+    /// A user's rows as they may see them now: a row whose content they may no longer see (a
+    /// block, a deletion, an account gone private or inactive) comes withheld, and a person
+    /// out of sight leaves no face — the same rule a sync applies (see `activityPage`).
+    public func activityAsSeen(by user: UserRecord, limit: Int = 500) throws -> [ActivityRow] {
+        let visibility = Visibility(store: self, viewer: user)
+        return try storedActivity(of: user, limit: limit, before: nil).map { stored in
+            let actorVisible = try visibility.canSeeActor(stored)
+            if actorVisible, try visibility.canQuote(stored) { return stored.row }
+            return stored.row.withholding(face: !actorVisible)
+        }
+    }
+
+    private func storedActivity(of user: UserRecord, limit: Int, before: Int?) throws -> [StoredRow] {
         var reader = RowReader()
         var stored: [StoredRow]
         if let before, let start = try db.first("SELECT event FROM notifications WHERE id = ? AND recipient = ?",
@@ -114,7 +130,7 @@ extension Store {
                                   [user.key, limit]) { reader.read($0) }
         }
         try applyMarks(to: &stored, of: user.key)
-        return stored.map(\.row)
+        return stored
     }
 
     /// The row `id` with its seen and read state, or nil.

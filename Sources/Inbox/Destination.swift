@@ -113,10 +113,25 @@ public struct PushPage: Equatable, Sendable {
     public var fcm: JSON
     /// The other pushed rows of the thread, newest first, each as its own APNs payload says.
     public var stacked: [(title: String, body: String)]
+    /// Why there is no push to show: the server's word that the rules withhold it now (a
+    /// block, a deletion, a switch turned off), or that it cannot be asked (offline).
+    public var unavailable: String?
+
+    public init(apns: JSON, fcm: JSON, stacked: [(title: String, body: String)], unavailable: String? = nil) {
+        self.apns = apns
+        self.fcm = fcm
+        self.stacked = stacked
+        self.unavailable = unavailable
+    }
+
+    /// No push to show, and why.
+    public static func unavailable(_ reason: String) -> PushPage {
+        PushPage(apns: .null, fcm: .null, stacked: [], unavailable: reason)
+    }
 
     public static func == (a: PushPage, b: PushPage) -> Bool {
         a.apns == b.apns && a.fcm == b.fcm && a.stacked.map(\.title) == b.stacked.map(\.title)
-            && a.stacked.map(\.body) == b.stacked.map(\.body)
+            && a.stacked.map(\.body) == b.stacked.map(\.body) && a.unavailable == b.unavailable
     }
 }
 

@@ -196,12 +196,19 @@ public final class InboxApp {
         if case .push(let row) = request {
             let others = (try? replica.rows(inThread: row.thread, limit: 4)) ?? []
             background { engine in
-                let apns = try engine.fetch("GET", "/v1/rows/\(row.id)/push", query: ["platform": "apns"])
-                let fcm = try engine.fetch("GET", "/v1/rows/\(row.id)/push", query: ["platform": "fcm"])
-                let stacked = others.filter { $0.id != row.id && $0.push == .sent && !$0.deleted }.prefix(3).compactMap {
-                    try? engine.fetch("GET", "/v1/rows/\($0.id)/push", query: ["platform": "apns"])
+                do {
+                    let apns = try engine.fetch("GET", "/v1/rows/\(row.id)/push", query: ["platform": "apns"])
+                    let fcm = try engine.fetch("GET", "/v1/rows/\(row.id)/push", query: ["platform": "fcm"])
+                    let stacked = others.filter { $0.id != row.id && $0.push == .sent && !$0.deleted }.prefix(3).compactMap {
+                        try? engine.fetch("GET", "/v1/rows/\($0.id)/push", query: ["platform": "apns"])
+                    }
+                    return .destinationLoaded(DestinationLoader.push(apns: apns, fcm: fcm, stacked: stacked))
+                } catch let error as SyncError where error.status == 410 || error.status == 404 {
+                    // The rules withhold it now, or its content is gone: said on the screen.
+                    return .destinationLoaded(.push(.unavailable(error.message)))
+                } catch is Unreachable {
+                    return .destinationLoaded(.push(.unavailable("The push preview is built by the server, which cannot be reached now.")))
                 }
-                return .destinationLoaded(DestinationLoader.push(apns: apns, fcm: fcm, stacked: stacked))
             }
             return
         }

@@ -6,6 +6,10 @@ import Replica
 /// actor's push shows masked here exactly as on a phone), with the JSON beneath.
 public enum PushPreviewView {
     static func lines(_ page: PushPage, width: Int) -> [TextLine] {
+        if let reason = page.unavailable {
+            return [TextLine("No push to preview", .section), .blank]
+                + TextWidth.wrap(reason, width: max(20, width - 4), lines: 6).map { TextLine($0, .body) }
+        }
         let aps = page.apns["payload"]?["aps"] ?? .null
         let title = aps["alert"]?["title"]?.string ?? ""
         let body = aps["alert"]?["body"]?.string ?? ""

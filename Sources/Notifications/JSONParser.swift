@@ -77,12 +77,21 @@ struct JSONParser {
         defer { depth -= 1 }
         i += 1
         var members: [(String, JSON)] = []
+        // A name given twice is refused, not resolved one way or the other ("actor" twice:
+        // which one acted?). Small objects are searched; large ones keep a set.
+        var names: Set<String>?
         skipSpace()
         if i < bytes.count && bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
         while true {
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw error("expected a member name") }
             let key = try string()
+            if members.count < 16 {
+                if members.contains(where: { $0.0 == key }) { throw error("the member name \(Fields.quoted(key)) appears twice") }
+            } else {
+                if names == nil { names = Set(members.map(\.0)) }
+                guard names!.insert(key).inserted else { throw error("the member name \(Fields.quoted(key)) appears twice") }
+            }
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw error("expected ':'") }
             i += 1

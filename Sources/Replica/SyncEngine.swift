@@ -15,12 +15,15 @@ public enum SyncStatus: Equatable, Sendable {
 public struct SyncError: Error, CustomStringConvertible {
     public let status: Int
     public let description: String
+    /// The server's own words (its error message), without the status.
+    public var message: String
     /// Seconds the server asked to wait before trying again, when it said.
     public var retryAfter: Double?
 
-    public init(status: Int, description: String, retryAfter: Double? = nil) {
+    public init(status: Int, description: String, message: String? = nil, retryAfter: Double? = nil) {
         self.status = status
         self.description = description
+        self.message = message ?? description
         self.retryAfter = retryAfter
     }
 
@@ -267,7 +270,8 @@ public final class SyncEngine: @unchecked Sendable {
         let json = try? JSON.parse(data)
         let message = json?["error"]?["message"]?.string ?? "HTTP \(status)"
         let retryAfter = json?["error"]?["retryAfter"]?.int.map(Double.init)
-        return SyncError(status: status, description: "the server answered \(status): \(Preview.visible(message))", retryAfter: retryAfter)
+        return SyncError(status: status, description: "the server answered \(status): \(Preview.visible(message))",
+                         message: Preview.visible(message), retryAfter: retryAfter)
     }
 
     private func setStatus(_ new: SyncStatus) {

@@ -135,6 +135,8 @@ public final class HTTPServer: @unchecked Sendable {
             let full = !shared || now.timeIntervalSince(lastFull) >= interval
             if full { lastFull = now }
             let ready = waiters.take { polls in
+                // A client that hung up while it waited frees its place now, not at its deadline.
+                let hungUp = full ? HTTPServer.hungUp(polls.map(\.socket)) : Set<Int32>()
                 let asked = polls.indices.filter { full || polls[$0].fresh }
                 let found = asked.isEmpty ? Set<Int>() : try? routers.borrow {
                     try $0.store.usersWithChanges(asked.map { (polls[$0].poll.userKey, polls[$0].poll.after) })
@@ -144,7 +146,7 @@ public final class HTTPServer: @unchecked Sendable {
                 let everyone = changed?.contains(0) ?? false
                 return polls.map { entry in
                     now >= entry.poll.deadline || found.contains(entry.poll.userKey) || everyone
-                        || (changed?.contains(entry.poll.userKey) ?? false)
+                        || (changed?.contains(entry.poll.userKey) ?? false) || hungUp.contains(entry.socket)
                 }
             }
             for connection in ready { MHD_resume_connection(connection) }
@@ -154,6 +156,16 @@ public final class HTTPServer: @unchecked Sendable {
             if spent < spacing { usleep(useconds_t((spacing - spent) * 1e6)) }
         }
         for connection in waiters.takeAll() { MHD_resume_connection(connection) }
+    }
+
+    /// Which of `sockets` their peer has closed (or that failed): one poll(2) over all of them.
+    static func hungUp(_ sockets: [Int32]) -> Set<Int32> {
+        // POLLRDHUP (Linux, 0x2000) is behind _GNU_SOURCE in the C headers Swift imports.
+        let peerClosed: Int16 = 0x2000
+        var watched = sockets.filter { $0 >= 0 }.map { pollfd(fd: $0, events: peerClosed, revents: 0) }
+        guard !watched.isEmpty, poll(&watched, nfds_t(watched.count), 0) > 0 else { return [] }
+        let gone = peerClosed | Int16(POLLHUP) | Int16(POLLERR) | Int16(POLLNVAL)
+        return Set(watched.filter { $0.revents & gone != 0 }.map(\.fd))
     }
 
     // MARK: Called from the C callbacks (HTTPServer+Callbacks.swift)
@@ -213,7 +225,8 @@ public final class HTTPServer: @unchecked Sendable {
             if let poll = response.longPoll {
                 // Nothing yet: park the connection without holding this thread — if its user,
                 // its token and the server have room for one more.
-                guard waiters.add(connection, poll, token: token, limits: connections.limits, total: parkedLimit) else {
+                guard waiters.add(connection, poll, token: token, socket: connections.item(connection)?.socket ?? -1,
+                                  limits: connections.limits, total: parkedLimit) else {
                     state.status = 429
                     return queue(tooManyLongPolls.response, on: connection, closing: true)
                 }
@@ -231,8 +244,8 @@ public final class HTTPServer: @unchecked Sendable {
     /// The answer to a long-poll past its caps.
     private var tooManyLongPolls: APIError {
         var error = APIError(429, "tooManyLongPolls",
-                             "this token (or its user) already holds \(connections.limits.parkedPerToken) waiting long-polls, "
-                                + "or the server holds all it can: close some, or poll without wait")
+                             "too many long-polls wait already (\(connections.limits.parkedPerToken) a token, "
+                                + "\(connections.limits.parkedPerUser) a user, or all the server holds): close some, or poll without wait")
         error.retryAfter = 10
         return error
     }
@@ -315,8 +328,8 @@ final class RequestState {
 /// Suspended long-polls, waiting for the waker, counted per token and per user.
 final class Waiters: @unchecked Sendable {
     private let lock = NSLock()
-    /// `fresh`: not yet asked about by the waker.
-    private var parked: [(connection: OpaquePointer, poll: LongPoll, fresh: Bool, token: String?)] = []
+    /// `fresh`: not yet asked about by the waker; `socket`: the connection's, to notice a hang-up.
+    private var parked: [(connection: OpaquePointer, poll: LongPoll, fresh: Bool, token: String?, socket: Int32)] = []
     private var perToken: [String: Int] = [:]
     private var perUser: [Int: Int] = [:]
     private var closed = false
@@ -343,19 +356,19 @@ final class Waiters: @unchecked Sendable {
     }
 
     /// Parks `poll` unless its token, its user or the server (`total`) is at its cap.
-    func add(_ connection: OpaquePointer, _ poll: LongPoll, token: String?, limits: ServerLimits, total: Int) -> Bool {
+    func add(_ connection: OpaquePointer, _ poll: LongPoll, token: String?, socket: Int32, limits: ServerLimits, total: Int) -> Bool {
         lock.lock()
         defer { lock.unlock() }
         if parked.count >= total || (perUser[poll.userKey] ?? 0) >= limits.parkedPerUser { return false }
         if let token, (perToken[token] ?? 0) >= limits.parkedPerToken { return false }
-        parked.append((connection, poll, true, token))
+        parked.append((connection, poll, true, token, socket))
         perUser[poll.userKey, default: 0] += 1
         if let token { perToken[token, default: 0] += 1 }
         return true
     }
 
     /// Forgets the counts of polls leaving (under the lock).
-    private func uncount(_ entry: (connection: OpaquePointer, poll: LongPoll, fresh: Bool, token: String?)) {
+    private func uncount(_ entry: (connection: OpaquePointer, poll: LongPoll, fresh: Bool, token: String?, socket: Int32)) {
         let users = (perUser[entry.poll.userKey] ?? 1) - 1
         perUser[entry.poll.userKey] = users > 0 ? users : nil
         if let token = entry.token {
@@ -366,12 +379,12 @@ final class Waiters: @unchecked Sendable {
 
     /// Removes and returns the connections whose poll is ready: `ready` answers for all of
     /// them at once, in order.
-    func take(where ready: ([(poll: LongPoll, fresh: Bool)]) -> [Bool]) -> [OpaquePointer] {
+    func take(where ready: ([(poll: LongPoll, fresh: Bool, socket: Int32)]) -> [Bool]) -> [OpaquePointer] {
         lock.lock()
         let current = parked
         lock.unlock()
         guard !current.isEmpty else { return [] }
-        let answers = ready(current.map { (poll: $0.poll, fresh: $0.fresh) })
+        let answers = ready(current.map { (poll: $0.poll, fresh: $0.fresh, socket: $0.socket) })
         let asked = Set(current.map { UnsafeRawPointer($0.connection) })
         let chosen = Set(zip(current, answers).filter { $0.1 }.map { UnsafeRawPointer($0.0.connection) })
         lock.lock()

@@ -24,7 +24,8 @@ let activityCommand = Command(
 }
 
 func printActivity(_ store: Store, _ user: UserRecord, limit: Int, json: Bool) throws {
-    let rows = try store.activity(of: user, limit: limit)
+    // As the user may see them now: the same withholding a sync applies.
+    let rows = try store.activityAsSeen(by: user, limit: limit)
     let counts = try store.counts(for: user.key)
     if json {
         Output.line(JSON.object([

@@ -32,7 +32,9 @@ let devicesCommand = Command(
     if let token = arguments["remove"], try !store.removeDevice(token, of: user) {
         throw CommandError(description: "\(Preview.visible(user.id)) has no device \(Preview.visible(token))")
     }
-    for device in try store.devices(of: user) {
+    let devices = try store.devices(of: user)
+    if devices.isEmpty { Output.error("stepo devices: \(Preview.visible(user.id)) has no devices (--add TOKEN --platform apns|fcm registers one)") }
+    for device in devices {
         Output.line([Preview.visible(device.token), device.platform.rawValue, device.environment.rawValue,
                      "registered \(Timestamp.format(device.registeredAt))",
                      device.disabledAt.map { "gone since \(Timestamp.format($0))" } ?? "live"].joined(separator: "  "))

@@ -5,7 +5,7 @@ import Notifications
 let explainCommand = Command(
     name: "explain",
     summary: "Show every candidate recipient of an event: the row it got, or why it got none.",
-    usage: "stepo explain [--db FILE | --database URL] [--json] EVENT-ID  |  stepo explain [--db FILE] --row ROW-ID",
+    usage: "stepo explain [--db FILE | --database URL] [--json] EVENT-ID  |  stepo explain [--db FILE | --database URL] --row ROW-ID",
     details: """
     Reasons: self, blocked, actorInactive, recipientInactive, notVisible, duplicate, ladder
     (no row); preferences, dailyCeiling, deleted (row kept, push withheld). A custom follow
@@ -16,6 +16,7 @@ let explainCommand = Command(
 ) { arguments in
     if let rowText = arguments["row"] {
         guard let rowId = Int(rowText) else { throw UsageError(description: "--row takes a numeric ROW-ID") }
+        guard !arguments.has("json") else { throw UsageError(description: "--json goes with an EVENT-ID, not with --row") }
         let store = try openStore(arguments)
         guard try store.row(rowId) != nil else { throw CommandError(description: "no notification row \(rowId)") }
         let entries = try store.deliveries(ofRow: rowId)

@@ -19,19 +19,20 @@ struct Client {
             guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https" else {
                 throw UsageError(description: "--server must be an http(s) URL, not \(Preview.visible(server))")
             }
-            guard let token = arguments["token"] else { throw UsageError(description: "--server needs --token T") }
+            // The token: --token, or STEPO_TOKEN (which the process list does not show).
+            guard let token = arguments["token"] ?? ProcessInfo.processInfo.environment["STEPO_TOKEN"] else {
+                throw UsageError(description: "--server needs --token T (or STEPO_TOKEN in the environment)")
+            }
+            guard !token.isEmpty, !token.contains(where: { $0.isWhitespace || $0.isNewline }) else {
+                throw UsageError(description: "the token is empty or holds spaces")
+            }
             let transport = HTTPTransport(baseURL: url, token: token)
             // The replica is named by the token (a stable fingerprint, not the secret), so it
             // opens offline too; the user's id is asked once and remembered in it.
             replica = try Replica(path: try Replica.defaultPath(server: url.absoluteString, token: token, in: replicaFolder))
-            if replica.user == nil, let (status, body) = try? transport.perform(method: "GET", path: "/v1/me", query: [:], body: nil) {
-                guard status == 200, let me = (try? JSON.parse(body))?["user"]?.string else {
-                    throw CommandError(description: "the server refused the token (HTTP \(status))")
-                }
-                replica.user = me
-            }
-            user = replica.user ?? "?"
             engine = SyncEngine(replica: replica, transport: transport)
+            try Client.learnUser(replica, transport)
+            user = replica.user ?? "?"
         } else {
             guard arguments["token"] == nil else { throw UsageError(description: "--token goes with --server URL") }
             let store = try openStore(arguments)
@@ -49,6 +50,18 @@ struct Client {
         }
     }
 
+
+    /// Asks the server whose token this is, once, and remembers it in the replica. Only a
+    /// refusal of the token (401, 403) is an error: a server that cannot answer now (offline, a
+    /// 503, a 429, an answer not understood) is asked again later.
+    static func learnUser(_ replica: Replica, _ transport: Transport) throws {
+        guard replica.user == nil, let (status, body) = try? transport.perform(method: "GET", path: "/v1/me", query: [:], body: nil) else { return }
+        if status == 401 || status == 403 {
+            let message = (try? JSON.parse(body))?["error"]?["message"]?.string ?? "HTTP \(status)"
+            throw CommandError(description: "the server refused the token: \(Preview.visible(message))")
+        }
+        if status == 200, let me = (try? JSON.parse(body))?["user"]?.string { replica.user = me }
+    }
 
     /// "104 unseen · 104 unread", marked stale when it may be out of date.
     var countsLine: String {
@@ -90,7 +103,9 @@ let syncCommand = Command(
             Output.line(String(format: "retrying in %.1f s", wait))
             Output.flush()
             Thread.sleep(forTimeInterval: wait)
-        } catch let error as SyncError where error.isRetryable {
+        } catch let error as SyncError where error.isRetryable || (arguments.has("watch") && error.status != 401 && error.status != 403) {
+            // Watching, only a refused token ends it: a server that cannot serve now, or
+            // answers what it should not, is waited for.
             let pending = (try? client.replica.pendingCount()) ?? 0
             Output.line("server unavailable · \(pending) pending · \(client.countsLine) — \(error.description)")
             if !arguments.has("watch") { Output.flush(); return 1 }

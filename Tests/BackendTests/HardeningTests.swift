@@ -31,6 +31,16 @@ struct HardeningTests {
         #expect(try Event(json: try JSON.parse(fine)).at == Timestamp.parse("2099-12-31T23:59:59Z"))
     }
 
+    @Test("a member name given twice is refused, in a small object and a large one")
+    func duplicateNames() throws {
+        #expect(throws: JSON.ParseError.self) {
+            try JSON.parse(#"{"id":"e","type":"follow","at":"2026-11-20T08:00:00Z","actor":"carol","target":"bob","actor":"alice"}"#)
+        }
+        let large = "{" + (0..<40).map { #""k\#($0)":\#($0)"# }.joined(separator: ",") + #","k7":1}"#
+        #expect(throws: JSON.ParseError.self) { try JSON.parse(large) }
+        #expect(try JSON.parse("{" + (0..<40).map { #""k\#($0)":\#($0)"# }.joined(separator: ",") + "}")["k39"]?.int == 39)
+    }
+
     @Test("a NUL inside a name, a caption, a comment or an id is refused by field")
     func nul() throws {
         let name = #"{"id":"e","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"u","username":"u","name":"An\u0000na"}}"#

@@ -86,6 +86,39 @@ struct TerminalTests {
         try tmux.keys("q", "q")
     }
 
+    @Test("p after a block shows why no push goes out, not an endless 'Opening…'; before it, the push as the phone would show it")
+    func pushWithheld() throws {
+        let data = folder + "/data/stepo"
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+        let at = { (ago: Int64) in Timestamp.format(Int64(Date().timeIntervalSince1970 * 1000) - ago) }
+        let lines = [
+            #"{"id":"u0","type":"user","at":"\#(at(600_000))","user":{"id":"chaucao","username":"chaucao","name":"Chau Cao"}}"#,
+            #"{"id":"u1","type":"user","at":"\#(at(600_000))","user":{"id":"maya","username":"maya","name":"Maya Okonkwo"}}"#,
+            #"{"id":"j0","type":"journey","at":"\#(at(500_000))","journey":{"id":"j","owner":"chaucao","title":"Run"}}"#,
+            #"{"id":"s0","type":"step","at":"\#(at(400_000))","step":{"id":"s","journey":"j","caption":"Ridge at dawn"}}"#,
+            #"{"id":"m0","type":"mediaReady","at":"\#(at(300_000))","step":"s"}"#,
+            #"{"id":"h0","type":"heart","at":"\#(at(200_000))","actor":"maya","step":"s"}"#,
+        ]
+        #expect(try Stepo.run(["ingest", "--db", data + "/stepo.db", "-"], stdin: Data(lines.joined(separator: "\n").utf8)).status == 0)
+        let tmux = try Tmux(folder: folder)
+        try tmux.start(tmux.inbox())
+        defer { tmux.stop() }
+        _ = try tmux.waitFor { $0.contains("Maya Okonkwo") && $0.contains("synced") }
+        try tmux.keys("p")
+        let preview = try tmux.waitFor { $0.contains("iOS · collapsed") }
+        #expect(preview.contains("Stepped with you by heart: Ridge at dawn"))
+        try tmux.keys("Escape")
+        _ = try tmux.waitFor { !$0.contains("iOS · collapsed") }
+        let block = #"{"id":"b0","type":"block","at":"\#(at(100_000))","actor":"chaucao","target":"maya"}"#
+        #expect(try Stepo.run(["ingest", "--db", data + "/stepo.db", "-"], stdin: Data(block.utf8)).status == 0)
+        try tmux.keys("p")
+        let withheld = try tmux.waitFor(seconds: 10) { $0.contains("No push to preview") }
+        #expect(withheld.contains("No push to preview"), "\(withheld)")
+        #expect(withheld.contains("blocked"))
+        #expect(!withheld.contains("Ridge at dawn"))
+        try tmux.keys("q", "q")
+    }
+
     @Test("a resize reaches the inbox even when it was started with SIGWINCH blocked")
     func resizeWithBlockedSignal() throws {
         // A program started from a thread pool's thread inherits its blocked signals; tmux

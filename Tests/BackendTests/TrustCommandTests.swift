@@ -70,6 +70,13 @@ struct TrustCommandTests {
         #expect(push.stderr.contains("withheld"))
         let explained = try Stepo.run(["explain"] + TestEngine.storeArguments(store) + ["--row", String(row)])
         #expect(explained.stdout.contains("now: row \(row)'s push is withheld"))
+        // Alice's activity as text (what `stepo` prints into a pipe) and as JSON: the rows stay,
+        // withheld — none of Bob's words, no face.
+        for format in [[], ["--json"]] {
+            let listed = try Stepo.run(["activity"] + TestEngine.storeArguments(store) + ["--user", "alice"] + format)
+            #expect(listed.status == 0 && listed.stdout.contains("Bob Brandt"))
+            #expect(!listed.stdout.contains("BOBSECRET") && !listed.stdout.contains("bob.jpg"), "\(listed.stdout)")
+        }
     }
 
     @Test("inside one ingest, after the owner hearts her own step, a banned user's heart and a deactivated user's comment make no row")

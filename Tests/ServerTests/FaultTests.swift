@@ -48,6 +48,27 @@ struct ClientFaultTests {
     }
 }
 
+extension ClientFaultTests {
+    @Test("stepo sync --watch with no replica yet, against a server answering 503 (or refusing connections), waits and retries: never exits")
+    func watchWithoutReplica() throws {
+        for fault in ["unavailable", "refused"] {
+            let server: FaultyServer? = fault == "refused" ? nil : try FaultyServer(.unavailable)
+            let refused = try refusedPort()
+            let url = server?.url ?? "http://127.0.0.1:\(refused)"
+            let log = folder + "/watch-\(fault).log"
+            let watch = try Spawn.start([Stepo.binary, "sync", "--watch", "--server", url], log: log,
+                                        environment: ["XDG_STATE_HOME": folder + "/state-\(fault)", "STEPO_TOKEN": "stp_fault"])
+            Thread.sleep(forTimeInterval: 3)
+            let said = String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self)
+            #expect(watch.isRunning, "sync --watch exited against a \(fault) server: \(said)")
+            #expect(said.contains("retrying in"), "\(said)")
+            #expect(!said.contains("refused the token"), "\(said)")
+            watch.stop()
+            server?.stop()
+        }
+    }
+}
+
 /// A full disk under a running server (a small tmpfs, so root only; CI runs as root): a clear,
 /// retryable 503 with Retry-After, the server stays up and serves again once space returns,
 /// and nothing half-written. An ingest that meets it names its line and keeps the lines before.
@@ -232,6 +253,45 @@ struct DatabaseRestartTests {
             #expect(log.components(separatedBy: "synced 1 rows").count - 1 > cycle, "\(log)")
             #expect(log.contains("server unavailable") || log.contains("offline"), "\(log)")
         }
+    }
+}
+
+extension DatabaseRestartTests {
+    @Test("an ingest whose database stops under it names its line and says truly how much is stored")
+    func ingestLosesDatabase() async throws {
+        let cluster = try ThrowawayCluster()
+        let url = try cluster.createDatabase()
+        var text = ""
+        for i in 0..<100 {
+            text += #"{"id":"u\#(i)","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"p\#(i)","username":"p\#(i)","name":"P"}}"# + "\n"
+        }
+        for n in 0..<40_000 {
+            let a = n % 100, b = (a + 1 + (n / 100) % 99) % 100
+            text += #"{"id":"m\#(n)","type":"\#((n / 9_900) % 2 == 0 ? "mute" : "unmute")","at":"2026-11-20T09:00:00Z","actor":"p\#(a)","target":"p\#(b)"}"# + "\n"
+        }
+        let file = folder + "/big.ndjson"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+        let ingest = try Spawn.start([Stepo.binary, "ingest", "--database", url, "--quiet", file], log: folder + "/ingest.log")
+        try await Task.sleep(nanoseconds: 2_500_000_000)
+        try cluster.stop()
+        let status = ingest.wait(timeout: 60)
+        try cluster.start()
+        let log = String(decoding: FileManager.default.contents(atPath: folder + "/ingest.log") ?? Data(), as: UTF8.self)
+        #expect(status == 1, "\(log)")
+        let said = try #require(log.range(of: #"big\.ndjson:[0-9]+: the store failed"#, options: .regularExpression), "\(log)")
+        let line = Int(log[said].split(separator: ":")[1]) ?? 0
+        let storedThrough: Int
+        if log.contains("the lines before it are stored") {
+            storedThrough = line - 1
+        } else if log.contains("no line of this run is stored") {
+            storedThrough = 0
+        } else {
+            let range = try #require(log.range(of: #"lines 1–[0-9]+ are stored"#, options: .regularExpression))
+            storedThrough = Int(log[range].dropFirst(8).prefix { $0.isNumber }) ?? -1
+        }
+        let store = try Store(postgres: url)
+        let stored = try store.db.scalar("SELECT count(*) FROM events WHERE ext IS NOT NULL") ?? -1
+        #expect(stored == storedThrough, "it said \(storedThrough) lines are stored; \(stored) are: \(log)")
     }
 }
 

@@ -140,7 +140,7 @@ struct HostileLoadTests {
         #expect(server.isRunning)
     }
 
-    @Test("a token parks at most 8 long-polls and a user 16, over all their tokens; past that 429 at once, with Retry-After")
+    @Test("a token parks at most 8 long-polls and a user 16, over all their tokens; past that 429 at once, with Retry-After; a hang-up frees its place")
     func parkedCaps() throws {
         let (server, port, token, _) = try serve()
         defer { server.stop() }
@@ -169,6 +169,11 @@ struct HostileLoadTests {
         #expect(third1.hasPrefix("HTTP/1.1 429"))
         // An answer at once (no wait) is never capped.
         #expect(try RawSocket.get("/v1/activity?after=0", port: port, token: third).status == 200)
+        // Clients that hang up free their places within a look of the waker, not at their deadline.
+        held.removeAll()
+        Thread.sleep(forTimeInterval: 1.5)
+        let again = try park(token)
+        #expect(again.read(timeout: 0.5).isEmpty, "a new poll was refused after the others hung up")
     }
 
     @Test("headers dripped a byte at a time are cut at their deadline; a normal client is served meanwhile")

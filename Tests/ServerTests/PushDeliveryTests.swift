@@ -169,16 +169,34 @@ final class PushDeliveryTests {
     func silentReplacement() throws {
         try register(["apns-ok"], .apns)
         let row = try #require(try heart("f1"))
+        let (worker, _) = try worker()
+        try worker.runOnce()
+        _ = try heart("f2")
+        try worker.runOnce()
+        let seen = try requests().filter { $0["token"]?.string == "apns-ok" }
+        #expect(seen.count == 2)
+        #expect(seen.first?["payload"]?["aps"]?["sound"] != nil)
+        let request = try #require(seen.last)
+        #expect(request["headers"]?["apns-priority"]?.string == "5")
+        #expect(request["headers"]?["apns-collapse-id"]?.string == "row-\(row)")
+        #expect(request["payload"]?["aps"]?["sound"] == nil)
+        #expect(request["payload"]?["aps"]?["alert"]?["title"]?.string == "Fan 2 and 1 other")
+    }
+
+    @Test("a batch that grows before its first push went makes its one sound with the newest card")
+    func soundCarriedForward() throws {
+        try register(["apns-ok"], .apns)
+        let row = try #require(try heart("f1"))
         _ = try heart("f2")
         let (worker, _) = try worker()
         try worker.runOnce()
         let seen = try requests().filter { $0["token"]?.string == "apns-ok" }
-        // The first entry was superseded before it went: only the newest state goes.
+        // The first entry was superseded before it went: only the newest state goes, with the sound.
         #expect(seen.count == 1)
         let request = try #require(seen.first)
-        #expect(request["headers"]?["apns-priority"]?.string == "5")
+        #expect(request["headers"]?["apns-priority"]?.string == "10")
         #expect(request["headers"]?["apns-collapse-id"]?.string == "row-\(row)")
-        #expect(request["payload"]?["aps"]?["sound"] == nil)
+        #expect(request["payload"]?["aps"]?["sound"] != nil)
         #expect(request["payload"]?["aps"]?["alert"]?["title"]?.string == "Fan 2 and 1 other")
     }
 

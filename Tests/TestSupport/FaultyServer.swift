@@ -14,6 +14,9 @@ public final class FaultyServer: @unchecked Sendable {
         case half
         /// Answers bytes that are not HTTP, then closes.
         case garbage
+        /// Answers every request 503 storeUnavailable with Retry-After: 1, as a server whose
+        /// database is away does.
+        case unavailable
     }
 
     public let port: UInt16
@@ -87,6 +90,11 @@ public final class FaultyServer: @unchecked Sendable {
                 _ = text.withCString { Glibc.send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
             case .garbage:
                 let text = "\u{1B}[31mSSH-2.0-not-http\r\n\u{0}\u{7}"
+                _ = text.withCString { Glibc.send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+            case .unavailable:
+                let body = #"{"error":{"code":"storeUnavailable","message":"the server's database cannot be reached just now","retryAfter":1}}"#
+                let text = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+                    + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
                 _ = text.withCString { Glibc.send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
             }
             close(client)
