@@ -6,13 +6,15 @@ import Notifications
 let activityCommand = Command(
     name: "activity",
     summary: "List a user's notification rows, newest first, with the unseen and unread counts.",
-    usage: "stepo activity [--db FILE] --user ID [--json] [--limit N]  |  stepo activity --replica [--user ID] [--server URL --token T]",
+    usage: "stepo activity [--db FILE | --database URL] --user ID [--json] [--limit N]  |  stepo activity --replica [--user ID] [--server URL --token T]",
     details: """
     The dot marks an unseen row, a circle an unread one. Deleted content is marked [deleted].
+    Rows show what the user may see now: content behind a block, a deletion, or an account gone
+    private or inactive is withheld (the verb alone, no face), as their inbox shows it.
     With --replica, the rows come from the local replica (synced first if it is empty), as the
     inbox will show them, without asking the server.
     """,
-    options: ["db", "user", "limit", "server", "token"], flags: ["json", "replica"]
+    options: ["db", "database", "user", "limit", "server", "token"], flags: ["json", "replica"]
 ) { arguments in
     if arguments.has("replica") { return try replicaActivity(arguments) }
     let store = try openStore(arguments)
@@ -53,9 +55,9 @@ func listingLine(seen: Bool, read: Bool, at: Int64, title: String, body: String,
 let seenCommand = Command(
     name: "seen",
     summary: "Stamp every row of a user seen (as opening Activity does); print the counts.",
-    usage: "stepo seen [--db FILE] --user ID",
+    usage: "stepo seen [--db FILE | --database URL] --user ID",
     details: "",
-    options: ["db", "user"], flags: []
+    options: ["db", "database", "user"], flags: []
 ) { arguments in
     let store = try openStore(arguments)
     let user = try requireUser(store, arguments)
@@ -67,9 +69,9 @@ let seenCommand = Command(
 let readCommand = Command(
     name: "read",
     summary: "Stamp one of a user's rows read (and seen); print the counts.",
-    usage: "stepo read [--db FILE] --user ID ROW-ID",
+    usage: "stepo read [--db FILE | --database URL] --user ID ROW-ID",
     details: "",
-    options: ["db", "user"], flags: []
+    options: ["db", "database", "user"], flags: []
 ) { arguments in
     guard arguments.positionals.count == 1, let id = Int(arguments.positionals[0]) else {
         throw UsageError(description: "give one numeric ROW-ID")

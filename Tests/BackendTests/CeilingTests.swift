@@ -47,7 +47,10 @@ struct CeilingTests {
         _ = later
     }
 
-    @Test("seeded streams in random order: hearts, follows and fan-outs never put more than 100 in a day", arguments: [11, 12, 13] as [UInt64])
+    /// Three seeds on SQLite; one on PostgreSQL, where each event is a round trip of its own
+    /// (the differential test runs long streams against it too).
+    @Test("seeded streams in random order: hearts, follows and fan-outs never put more than 100 in a day",
+          arguments: TestEngine.isPostgres ? [11] : [11, 12, 13] as [UInt64])
     func randomOrder(seed: UInt64) throws {
         var random = SplitMix(seed: seed)
         let w = try World()
