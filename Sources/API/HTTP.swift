@@ -25,11 +25,6 @@ public struct HTTPRequest: Sendable {
         self.body = body
     }
 
-    /// Whether this asks to wait for a change (`GET /v1/activity?wait=N`, N > 0).
-    public var isLongPoll: Bool {
-        method == "GET" && path.hasPrefix("/v1/activity") && (Int(query["wait"] ?? "") ?? 0) > 0
-    }
-
     /// The bearer token of the `Authorization` header, if any.
     public var bearerToken: String? {
         guard let value = headers["authorization"], value.lowercased().hasPrefix("bearer ") else { return nil }

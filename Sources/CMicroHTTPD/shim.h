@@ -70,4 +70,34 @@ static inline size_t stepo_mhd_unescape(void *cls, struct MHD_Connection *connec
 
 /* The unescaper above, as the pointer MHD_OPTION_UNESCAPE_CALLBACK takes. */
 static inline void *stepo_mhd_unescape_callback(void) { return (void *)stepo_mhd_unescape; }
+
+#include <string.h>
+#include <strings.h>
+
+/* Looks at a request's headers or arguments without copying them out: how many carry the name
+   `key` (case-insensitive), and whether any name or value holds `needle`. */
+struct stepo_value_scan { const char *key; const char *needle; int count; int found; };
+
+static inline enum MHD_Result stepo_mhd_scan_value(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+    (void)kind;
+    struct stepo_value_scan *scan = (struct stepo_value_scan *)cls;
+    if (scan->key != NULL && key != NULL && strcasecmp(key, scan->key) == 0) scan->count += 1;
+    if (scan->needle != NULL && ((key != NULL && strstr(key, scan->needle) != NULL)
+                                 || (value != NULL && strstr(value, scan->needle) != NULL))) scan->found = 1;
+    return MHD_YES;
+}
+
+/* How many values of `kind` are named `key`. */
+static inline int stepo_mhd_count_values(struct MHD_Connection *connection, enum MHD_ValueKind kind, const char *key) {
+    struct stepo_value_scan scan = { key, NULL, 0, 0 };
+    MHD_get_connection_values(connection, kind, stepo_mhd_scan_value, &scan);
+    return scan.count;
+}
+
+/* Whether a name or a value of `kind` holds `needle`. */
+static inline int stepo_mhd_values_contain(struct MHD_Connection *connection, enum MHD_ValueKind kind, const char *needle) {
+    struct stepo_value_scan scan = { NULL, needle, 0, 0 };
+    MHD_get_connection_values(connection, kind, stepo_mhd_scan_value, &scan);
+    return scan.found;
+}
 #endif

@@ -184,6 +184,14 @@ public final class HTTPServer: @unchecked Sendable {
                 state.status = refusal.status
                 return queue(refusal.response, on: connection, closing: true)
             }
+            // A long-poll its token (or the server) has no room to park is refused from its
+            // head, before the store is asked anything: a flood of them costs a counter each.
+            if !state.overCap, method == "GET", url.hasPrefix("/v1/activity"),
+               let wait = MHD_lookup_connection_value(connection, .GET_ARGUMENT_KIND, "wait"), (Int(String(cString: wait)) ?? 0) > 0,
+               waiters.parked(token: bearerToken(connection)) >= connections.limits.parkedPerToken || waiters.count >= parkedLimit {
+                state.status = 429
+                return queue(tooManyLongPolls.response, on: connection, closing: true)
+            }
             return .YES
         }
         let state = Unmanaged<RequestState>.fromOpaque(raw).takeUnretainedValue()
@@ -210,14 +218,7 @@ public final class HTTPServer: @unchecked Sendable {
         } else {
             var request = HTTPRequest(method: method, path: url, query: values(connection, .GET_ARGUMENT_KIND),
                                       headers: values(connection, .HEADER_KIND), body: state.body)
-            // A long-poll its token (or the server) has no room to park is refused before the
-            // store is asked anything: a flood of them costs a counter each, not a query.
             let token = request.bearerToken
-            if state.deadline == nil, request.isLongPoll,
-               waiters.parked(token: token) >= connections.limits.parkedPerToken || waiters.count >= parkedLimit {
-                state.status = 429
-                return queue(tooManyLongPolls.response, on: connection, closing: true)
-            }
             // Resumed after a wait: the first deadline holds (or has passed, when closing).
             request.deadline = waiters.isClosed ? Date.distantPast : state.deadline
             response = (try? routers.borrow { $0.respond(to: request) })
@@ -273,21 +274,41 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// What a request's head alone is refused for: a declared body over the limit (413), a
     /// second Authorization header (which one speaks?), a NUL (%00) in its path or arguments.
+    /// The request's bearer token, read in place (as `HTTPRequest.bearerToken` reads it).
+    private func bearerToken(_ connection: OpaquePointer) -> String? {
+        guard let value = MHD_lookup_connection_value(connection, .HEADER_KIND, "Authorization") else { return nil }
+        return HTTPRequest(method: "GET", path: "", headers: ["authorization": String(cString: value)]).bearerToken
+    }
+
+    /// Looked at in place (libmicrohttpd's own strings, nothing copied out): this runs for every
+    /// request, a flood's included.
     private func refusal(ofHeaders connection: OpaquePointer, url: String) -> APIError? {
-        let headers = collect(connection, .HEADER_KIND)
-        let declared = headers.values.first { $0.key.lowercased() == "content-length" }?.value
-        if let length = declared.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }),
-           length > Router.maximumBody {
+        if let declared = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
+           let length = Int(String(cString: declared).trimmingCharacters(in: .whitespaces)), length > Router.maximumBody {
             return APIError.tooLarge
         }
-        if (headers.counts["authorization"] ?? 0) > 1 {
-            return APIError.malformed("a request carries one Authorization header, not \(headers.counts["authorization"]!)")
+        let authorizations = stepo_mhd_count_values(connection, .HEADER_KIND, "Authorization")
+        if authorizations > 1 {
+            return APIError.malformed("a request carries one Authorization header, not \(authorizations)")
         }
-        let arguments = collect(connection, .GET_ARGUMENT_KIND)
-        if url.range(of: "%00") != nil || arguments.values.contains(where: { $0.key.contains("%00") || $0.value.contains("%00") }) {
+        if HTTPServer.holdsEncodedNul(url) || stepo_mhd_values_contain(connection, .GET_ARGUMENT_KIND, "%00") != 0 {
             return APIError.malformed("the path or its arguments hold a NUL (%00)")
         }
         return nil
+    }
+
+    /// Whether `text` holds "%00" (bytes compared, no Foundation search).
+    static func holdsEncodedNul(_ text: String) -> Bool {
+        var zeros = 0
+        var percent = false
+        for byte in text.utf8 {
+            if percent {
+                if byte == UInt8(ascii: "0") { zeros += 1; if zeros == 2 { return true }; continue }
+                percent = false
+            }
+            if byte == UInt8(ascii: "%") { percent = true; zeros = 0 }
+        }
+        return false
     }
 
     private func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [String: String] {
