@@ -55,9 +55,17 @@ public enum ActivityView {
         for (offset, index) in (state.list.top..<end).enumerated() {
             let y = 1 + offset
             draw(lines[index], state: state, y: y, &grid)
-            if index == state.list.selection { grid.tint(row: y, .selected) }
+            if index == state.list.selection {
+                // The selection shows twice: its bar, and a cursor in the first column that no
+                // theme, colour or background can hide.
+                grid.tint(row: y, .selected)
+                grid.put(ActivityView.cursor, x: 0, y: y, role: .dot)
+            }
         }
     }
+
+    /// The selected line's mark in the first column.
+    public static let cursor = "›"
 
     /// What an empty list says: no match, a first sync under way, or nothing yet.
     static func emptyWords(_ state: InboxState) -> String {
@@ -97,6 +105,7 @@ public enum ActivityView {
                 deleted: card.allDeleted, carries: marks, y: y, now: state.now, width: state.width, &grid)
         case let .member(member, _):
             let isNew = member.id > newAbove
+            if isNew { grid.tint(row: y, .newRow) }
             row(title: "   " + member.title, body: member.body, at: member.createdAt,
                 state: Standing(isNew: isNew, read: member.readAt != nil), deleted: member.deleted,
                 carries: carries(member), y: y, now: state.now, width: state.width, &grid)

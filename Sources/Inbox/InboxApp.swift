@@ -12,14 +12,18 @@ public final class InboxApp {
     private let changed = ChangeFlag()
     private let mailbox = Mailbox()
     private var theme: Theme
+    /// Whether the theme was named (else it follows the terminal's background).
+    private let themeNamed: Bool
     private let themeFolders: [String]
     private var lastDrawn: Grid?
 
-    /// `theme` is drawn first; `t` cycles through the themes in `themeFolders`.
-    public init(replica: Replica, engine: SyncEngine, theme: Theme, themeFolders: [String]) {
+    /// `theme` is drawn first — when nil, the one for the terminal's background (`light` on a
+    /// light one, else `tangerine`); `t` cycles through the themes in `themeFolders`.
+    public init(replica: Replica, engine: SyncEngine, theme: Theme?, themeFolders: [String]) {
         self.replica = replica
         self.engine = engine
-        self.theme = theme
+        self.theme = theme ?? .mono
+        themeNamed = theme != nil
         self.themeFolders = themeFolders
         state = InboxState(now: InboxApp.now)
     }
@@ -31,6 +35,12 @@ public final class InboxApp {
     public func run() throws -> Int32 {
         let notice = try Terminal.start(theme: theme)
         defer { Terminal.stop() }
+        if !themeNamed {
+            // The terminal said what its background is (or the environment did): its theme.
+            theme = (try? Theme.load(Terminal.background.defaultTheme, folders: themeFolders))
+                ?? (try? Theme.load("tangerine", folders: themeFolders)) ?? .mono
+            Terminal.apply(theme)
+        }
         let size = Terminal.size
         dispatch(.resized(width: size.width, height: size.height))
         dispatch(.syncChanged(syncLine()))

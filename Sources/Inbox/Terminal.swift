@@ -41,7 +41,9 @@ enum Terminal {
         pthread_sigmask(SIG_UNBLOCK, &winch, nil)
         setlocale(LC_ALL, "")
         asciiOnly = stepo_locale_is_utf8() == 0
-        if !asciiOnly, let measured = measure() { TextWidth.clusters = measured }
+        let probed = probe(measuring: !asciiOnly)
+        if let measured = probed.widths { TextWidth.clusters = measured }
+        background = Background.chosen(answered: probed.background, environment: ProcessInfo.processInfo.environment)
         let asked = ProcessInfo.processInfo.environment["TERM"].flatMap { $0.isEmpty ? nil : $0 }
         var notice: String?
         var chosen: String?
@@ -114,44 +116,58 @@ enum Terminal {
         _ = write(wakePipe[1], &byte, 1)
     }
 
-    /// Asks the terminal how wide it draws each kind of cluster terminals disagree on: writes a
-    /// sample of each at the start of the line, asks where the cursor went (DSR), and reads
-    /// the answers. Nil when the terminal does not answer within half a second.
-    static func measure() -> ClusterWidths? {
-        guard isatty(0) == 1, isatty(1) == 1 else { return nil }
+    /// The terminal's background, as it answered (or `COLORFGBG`, or `STEPO_BACKGROUND`, said).
+    nonisolated(unsafe) static var background = Background.unknown
+
+    /// Asks the terminal, in one round trip: its background colour (OSC 11), and — when
+    /// `measuring` — how wide it draws each kind of cluster terminals disagree on (a sample of
+    /// each written at the start of the line, then where the cursor went, DSR). The last
+    /// question is always a DSR, which every terminal answers: once its answer is in, nothing
+    /// more will come. Nothing is waited for past half a second.
+    static func probe(measuring: Bool) -> (widths: ClusterWidths?, background: Background?) {
+        guard isatty(0) == 1, isatty(1) == 1 else { return (nil, nil) }
         var saved = termios()
-        guard tcgetattr(0, &saved) == 0 else { return nil }
+        guard tcgetattr(0, &saved) == 0 else { return (nil, nil) }
         var raw = saved
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
         tcsetattr(0, TCSANOW, &raw)
         defer { tcsetattr(0, TCSANOW, &saved) }
-        var out = ""
-        for (_, sample) in ClusterWidths.samples { out += "\r" + sample + "\u{1B}[6n" }
+        var out = "\u{1B}]11;?\u{1B}\\"
+        let samples = measuring ? ClusterWidths.samples : []
+        for (_, sample) in samples { out += "\r" + sample + "\u{1B}[6n" }
+        if samples.isEmpty { out += "\u{1B}[6n" }
         out += "\r\u{1B}[2K"  // the line left blank
         FileHandle.standardOutput.write(Data(out.utf8))
+        let expected = max(1, samples.count)
         var answers: [Int] = []
+        var background: Background?
         var pending: [UInt8] = []
         let deadline = Date().addingTimeInterval(0.5)
-        while answers.count < ClusterWidths.samples.count, Date() < deadline {
+        while answers.count < expected, Date() < deadline {
             var pfd = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
             guard poll(&pfd, 1, Int32(max(1, deadline.timeIntervalSinceNow * 1000))) > 0 else { break }
             var buffer = [UInt8](repeating: 0, count: 256)
             let count = read(0, &buffer, buffer.count)
             guard count > 0 else { break }
             pending += buffer[0..<count]
-            // Each answer is ESC [ row ; column R.
+            // The colour answer: ESC ] 11 ; rgb:RRRR/GGGG/BBBB, ended by BEL or ESC \.
+            if let (colour, rest) = Background.takeAnswer(pending) {
+                background = colour
+                pending = rest
+            }
+            // Each position answer is ESC [ row ; column R.
             while let end = pending.firstIndex(of: UInt8(ascii: "R")) {
                 let answer = String(decoding: pending[..<end], as: UTF8.self)
                 pending.removeFirst(end + 1)
                 if let column = answer.split(separator: ";").last.flatMap({ Int($0) }) { answers.append(column - 1) }
             }
         }
-        guard answers.count == ClusterWidths.samples.count else { return nil }
+        guard measuring, answers.count == ClusterWidths.samples.count else { return (nil, background) }
         var widths = ClusterWidths()
         for ((keyPath, _), width) in zip(ClusterWidths.samples, answers) where (1...4).contains(width) {
             widths[keyPath: keyPath] = width
         }
-        return widths
+        return (widths, background)
     }
 
     /// What ncurses holds in the cells of a cluster written past it: a blank it has never drawn
@@ -277,7 +293,7 @@ enum Terminal {
     /// ASCII stand-ins for the glyphs the inbox draws, and for the letters that folding their
     /// marks away does not reach.
     static let asciiStandIns: [Character: Character] = [
-        "●": "*", "○": "o", "▸": ">", "▾": "v", "▏": "|", "…": ".", "—": "-", "·": "-", "♥": "<", "↗": "^", "★": "*",
+        "●": "*", "○": "o", "▸": ">", "›": ">", "▾": "v", "▏": "|", "…": ".", "—": "-", "·": "-", "♥": "<", "↗": "^", "★": "*",
         "┌": "+", "└": "+", "─": "-", "│": "|", "␛": "^", "�": "?", "▣": "#", "×": "x", "–": "-", "⍾": "!",
         "Đ": "D", "đ": "d", "Ø": "O", "ø": "o", "Ł": "L", "ł": "l", "ß": "s", "Æ": "A", "æ": "a", "Œ": "O", "œ": "o",
     ]
@@ -332,11 +348,8 @@ struct Palette {
     mutating func style(_ role: Role, tint: Role?) -> Ink {
         let key = role.rawValue + "|" + (tint?.rawValue ?? "")
         if let known = inks[key] { return known }
-        let base = theme.styles[role] ?? Style(foreground: .default, background: .default, attributes: [])
-        let under = tint.flatMap { theme.styles[$0] }
-        var names = base.attributes
-        // Without colour, a tint shows by its attributes (the selection reversed).
-        if !colourful, let under { names.formUnion(under.attributes) }
+        let resolved = theme.resolve(role, tint: tint, colourful: colourful)
+        let names = resolved.attributes
         var attributes = stepo_a_normal()
         var sgr = "\u{1B}[0"
         for name in names.sorted() {
@@ -351,9 +364,8 @@ struct Palette {
         }
         var pair: Int16 = 0
         if colourful {
-            let foreground = number(base.foreground)
-            var background = number(base.background)
-            if let under, under.background != .default { background = number(under.background) }
+            let foreground = number(resolved.foreground)
+            let background = number(resolved.background)
             pair = nextPair
             nextPair += 1
             init_pair(pair, foreground, background)

@@ -94,6 +94,22 @@ public struct Theme: Equatable, Sendable {
         })).sorted { a, b in a == "tangerine" || (b != "tangerine" && a < b) }
     }
 
+    /// How a cell of `role` under a row's `tint` is drawn: the role's foreground and attributes
+    /// over the tint's background. A tint without a background of its own (or any tint, without
+    /// colour) shows by its attributes instead — the selection reversed — so it is never
+    /// invisible, whatever the theme.
+    public func resolve(_ role: Role, tint: Role?, colourful: Bool) -> Style {
+        var style = styles[role] ?? Style(foreground: .default, background: .default, attributes: [])
+        if !colourful { style.foreground = .default; style.background = .default }
+        guard let tint, let under = styles[tint] else { return style }
+        if colourful, under.background != .default {
+            style.background = under.background
+        } else {
+            style.attributes.formUnion(under.attributes)
+        }
+        return style
+    }
+
     /// Attributes only, for terminals without colour (and when no theme file can be found).
     public static let mono = Theme(name: "mono", styles: Dictionary(uniqueKeysWithValues: Role.allCases.map { role in
         let attributes: Set<String> = switch role {
@@ -105,4 +121,54 @@ public struct Theme: Equatable, Sendable {
         }
         return (role, Style(foreground: .default, background: .default, attributes: attributes))
     }))
+}
+
+/// A terminal's background, for the theme drawn when none is named: light or dark.
+public enum Background: String, Equatable, Sendable {
+    case light, dark, unknown
+
+    /// The theme for it: `light` on a light background, `tangerine` otherwise.
+    public var defaultTheme: String { self == .light ? "light" : "tangerine" }
+
+    /// From a colour answer's three channels (0…1): light when its luminance passes the middle.
+    public init(red: Double, green: Double, blue: Double) {
+        self = 0.2126 * red + 0.7152 * green + 0.0722 * blue > 0.5 ? .light : .dark
+    }
+
+    /// What decides: `STEPO_BACKGROUND` (light or dark) when set, else the terminal's answer to
+    /// the colour question, else `COLORFGBG` ("15;0": foreground 15 on background 0), else unknown.
+    public static func chosen(answered: Background?, environment: [String: String]) -> Background {
+        if let forced = environment["STEPO_BACKGROUND"].flatMap(Background.init(rawValue:)), forced != .unknown { return forced }
+        if let answered, answered != .unknown { return answered }
+        if let pair = environment["COLORFGBG"], let last = pair.split(separator: ";").last, let index = Int(last) {
+            return index == 7 || (9...15).contains(index) ? .light : .dark
+        }
+        return .unknown
+    }
+
+    /// Finds an OSC 11 answer (`ESC ] 11 ; rgb:RRRR/GGGG/BBBB` ended by BEL or `ESC \`) in
+    /// `bytes`: the background it says, and the bytes without it. Nil when none is whole yet.
+    public static func takeAnswer(_ bytes: [UInt8]) -> (Background, [UInt8])? {
+        let start: [UInt8] = [0x1B, 0x5D, 0x31, 0x31, 0x3B]  // ESC ] 1 1 ;
+        guard bytes.count >= start.count, let at = (0...(bytes.count - start.count)).first(where: { Array(bytes[$0..<($0 + start.count)]) == start }) else {
+            return nil
+        }
+        var end = at + start.count
+        var terminator = 0
+        while end < bytes.count {
+            if bytes[end] == 0x07 { terminator = 1; break }
+            if bytes[end] == 0x1B, end + 1 < bytes.count, bytes[end + 1] == 0x5C { terminator = 2; break }
+            end += 1
+        }
+        guard terminator > 0 else { return nil }
+        let text = String(decoding: bytes[(at + start.count)..<end], as: UTF8.self)
+        let rest = Array(bytes[..<at]) + Array(bytes[(end + terminator)...])
+        guard text.hasPrefix("rgb:") else { return (.unknown, rest) }
+        let channels = text.dropFirst(4).split(separator: "/").map { part -> Double? in
+            guard let value = UInt64(part, radix: 16), !part.isEmpty else { return nil }
+            return Double(value) / Double((1 << (4 * part.count)) - 1)
+        }
+        guard channels.count == 3, let r = channels[0], let g = channels[1], let b = channels[2] else { return (.unknown, rest) }
+        return (Background(red: r, green: g, blue: b), rest)
+    }
 }

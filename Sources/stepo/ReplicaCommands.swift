@@ -166,12 +166,12 @@ let inboxCommand = Command(
         throw CommandError(description: "the inbox needs a terminal; try stepo activity --replica")
     }
     let folders = themeFolders()
-    let theme: Theme
+    // A theme named is drawn; else the inbox picks one for the terminal's background.
+    let theme: Theme?
     do {
-        theme = try Theme.load(arguments["theme"] ?? "tangerine", folders: folders)
+        theme = try arguments["theme"].map { try Theme.load($0, folders: folders) }
     } catch let error as ThemeError {
-        if arguments["theme"] != nil { throw CommandError(description: "theme: \(error.description)") }
-        theme = .mono  // no theme files found at all: still usable
+        throw CommandError(description: "theme: \(error.description)")
     }
     let client = try Client(arguments)
     Output.flush()

@@ -278,7 +278,7 @@ struct InboxStateTests {
         #expect(lines[0].hasPrefix(" Activity  3 "))
         #expect(lines[0].hasSuffix("synced 3s ago "))
         #expect(lines[1].hasPrefix(" New"))
-        #expect(lines[2].hasPrefix(" ● Maya Okonkwo and 1 other · Trail run  ▸"))
+        #expect(lines[2].hasPrefix("›● Maya Okonkwo and 1 other · Trail run  ▸"))  // selected: the cursor
         #expect(lines[2].hasSuffix("(MO KA) 2m "))
         #expect(lines[3].hasPrefix(" ● An Nguyễn Requested to follow you"))
         #expect(lines[5].hasPrefix("   Priya Nair Hearted your step: Swim"))  // read: no mark
@@ -300,7 +300,7 @@ struct InboxStateTests {
         _ = Inbox.reduce(&state, .listLoaded(ListPage(request: .top, cards: cards, reachedEnd: true)))
         let grid = ActivityView.render(state)
         #expect(grid.lines[3].hasPrefix("   An Nguyễn Requested to follow you"))
-        #expect(grid.lines[2].hasPrefix(" ● Maya Okonkwo and 1 other"))   // a thread with new rows keeps its dot
+        #expect(grid.lines[2].hasPrefix("›● Maya Okonkwo and 1 other"))   // a thread with new rows keeps its dot
         let width = grid.width
         #expect((0..<width).allSatisfy { grid.cells[3 * width + $0].tint == .newRow })
         #expect(grid.cells[3 * width + 3].role == .body)                    // the name is no longer bold

@@ -49,6 +49,36 @@ struct ThemeTests {
 
     @Test("themes are listed with tangerine first")
     func listing() {
-        #expect(Theme.available(in: [Self.folder]) == ["tangerine", "high-contrast", "mono"])
+        #expect(Theme.available(in: [Self.folder]) == ["tangerine", "high-contrast", "light", "mono"])
+    }
+
+    @Test("in every theme, with colour or without, the selected row differs from a plain row and from a New one",
+          arguments: ["tangerine", "high-contrast", "light", "mono"])
+    func selectionShows(name: String) throws {
+        let named = try Theme.load(name, folders: [Self.folder])
+        // Without colour the terminal draws the monochrome theme whatever was named.
+        for (theme, colourful) in [(named, true), (Theme.mono, false)] {
+            for role in [Role.actor, .body, .time, .dot] {
+                let selected = theme.resolve(role, tint: .selected, colourful: colourful)
+                #expect(selected != theme.resolve(role, tint: nil, colourful: colourful), "\(name) \(role) colourful \(colourful)")
+                if colourful || theme.styles[.newRow]?.attributes.isEmpty == false {
+                    #expect(selected != theme.resolve(role, tint: .newRow, colourful: colourful), "\(name) \(role) over New")
+                }
+            }
+        }
+    }
+
+    @Test("the background a terminal answers picks the theme: light for a white one, tangerine for a dark one")
+    func background() {
+        let white: [UInt8] = Array("\u{1B}]11;rgb:ffff/ffff/ffff\u{1B}\\\u{1B}[3;1R".utf8)
+        let (found, rest) = try! #require(Background.takeAnswer(white))
+        #expect(found == .light && rest == Array("\u{1B}[3;1R".utf8))
+        #expect(Background.takeAnswer(Array("\u{1B}]11;rgb:1e1e/1e1e/2020\u{7}".utf8))?.0 == .dark)
+        #expect(Background.takeAnswer(Array("\u{1B}]11;rgb:ffff/ff".utf8)) == nil)  // not whole yet
+        #expect(Background.chosen(answered: nil, environment: ["COLORFGBG": "0;15"]) == .light)
+        #expect(Background.chosen(answered: nil, environment: ["COLORFGBG": "15;0"]) == .dark)
+        #expect(Background.chosen(answered: .dark, environment: ["STEPO_BACKGROUND": "light"]) == .light)
+        #expect(Background.chosen(answered: nil, environment: [:]).defaultTheme == "tangerine")
+        #expect(Background.light.defaultTheme == "light")
     }
 }
