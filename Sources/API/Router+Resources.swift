@@ -25,7 +25,7 @@ extension Router {
 
     func step(_ request: HTTPRequest, _ id: String) throws -> HTTPResponse {
         let (step, visibility) = try visibleStep(request, id)
-        return .ok(.object([("step", try store.stepEntity(step).json),
+        return .ok(.object([("step", try store.stepEntity(step, countedBy: visibility).json),
                             ("comments", .array(try store.comments(ofStep: step, visibility: visibility).map(\.json)))]))
     }
 
@@ -35,7 +35,9 @@ extension Router {
             JSON.object([("type", .string(item.interaction.rawValue)), ("user", .string(item.user)),
                          ("name", .string(item.name)), ("at", .string(Timestamp.format(item.at)))])
         }
-        return .ok(.object([("step", .string(step.id)), ("interactions", .array(list))]))
+        let counted = try store.stepEntity(step, countedBy: visibility)
+        return .ok(.object([("step", .string(step.id)), ("hearts", .int(counted.hearts)), ("shares", .int(counted.shares)),
+                            ("interactions", .array(list))]))
     }
 
     func profile(_ request: HTTPRequest, _ id: String) throws -> HTTPResponse {

@@ -28,6 +28,25 @@ extension Store {
                           publishedAt: step.publishedAt, deleted: step.deletedAt != nil, hearts: counts.0, shares: counts.1)
     }
 
+    /// A step as its reader may count it now: the hearts and shares of people they may not see
+    /// (inactive accounts, a block either way) left out. It reads every interaction of the step,
+    /// so it serves one step opened live, never a page of them.
+    public func stepEntity(_ step: StepRecord, countedBy visibility: Visibility) throws -> StepEntity {
+        var entity = try stepEntity(step)
+        let viewer = visibility.viewer.key
+        try db.query("""
+            SELECT i.type, count(*) FROM interactions AS i JOIN users AS u ON u.id = i.actor
+            WHERE i.step = ? AND i.actor <> ? AND (u.state <> 'active'
+                  OR EXISTS (SELECT 1 FROM blocks WHERE blocker = i.actor AND blocked = ?)
+                  OR EXISTS (SELECT 1 FROM blocks WHERE blocker = ? AND blocked = i.actor))
+            GROUP BY i.type
+            """, [step.key, viewer, viewer, viewer]) { ($0.string(0), $0.int(1)) }.forEach { type, hidden in
+            if type == Event.Interaction.heart.rawValue { entity.hearts = max(0, entity.hearts - hidden) }
+            if type == Event.Interaction.share.rawValue { entity.shares = max(0, entity.shares - hidden) }
+        }
+        return entity
+    }
+
     func commentEntity(_ comment: CommentRecord, on step: StepRecord) throws -> CommentEntity {
         let author = try user(key: comment.authorKey)
         let parent = try comment.parentKey.flatMap { try self.comment(key: $0) }

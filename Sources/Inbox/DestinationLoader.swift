@@ -36,8 +36,9 @@ public enum DestinationLoader {
         case let .link(url):
             return .link(LinkPage(text: row.body, url: url))
         case let .interactions(id):
-            // A batch lands on its step; `i` there lists who did it, newest first.
-            return step(id, mode: .closed, highlight: nil)
+            // A batch lands on the list of who did it, newest first (the board's tap column).
+            guard let step = try? replica.step(id), !step.deleted else { return gone(actor: row.actor, replica: replica) }
+            return interactions(id, replica: replica)
         }
     }
 
@@ -97,7 +98,11 @@ public enum DestinationLoader {
     /// where the replica holds a batch as one row.
     public static func liveInteractions(_ json: JSON, like page: InteractionsPage) -> Destination? {
         guard let list = json["interactions"]?.array else { return nil }
-        return .interactions(InteractionsPage(step: page.step, people: list.compactMap { item in
+        // The counts as the server makes them for this reader (people out of sight left out).
+        var step = page.step
+        if let hearts = json["hearts"]?.int { step.hearts = hearts }
+        if let shares = json["shares"]?.int { step.shares = shares }
+        return .interactions(InteractionsPage(step: step, people: list.compactMap { item in
             guard let at = item["at"]?.string.flatMap(Timestamp.parse) else { return nil }
             return InteractionEntry(name: item["name"]?.string ?? item["user"]?.string ?? "?", share: item["type"]?.string == "share", at: at)
         }))

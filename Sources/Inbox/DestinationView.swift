@@ -75,7 +75,7 @@ public enum DestinationView {
             lines += [TextLine("┌────────────────────┐", .dim), TextLine("│      [ photo ]     │", .dim),
                       TextLine("└────────────────────┘", .dim), TextLine(photo, .dim), .blank]
         }
-        lines += [TextLine("♥ \(step.hearts) hearts · ↗ \(step.shares) shares", .actor), .blank]
+        lines += [TextLine(DestinationView.counts(step), .actor), .blank]
         lines.append(TextLine("Comments (\(page.comments.count))", .section))
         for shown in page.comments {
             let lit = shown.comment.id == page.highlight
@@ -130,11 +130,16 @@ public enum DestinationView {
         return TextLine("\(DestinationView.bell) Alerts \(meaning)  (b changes)", mode == .default ? .dim : .badge)
     }
 
+    /// "♥ 1 heart · ↗ 3 shares".
+    static func counts(_ step: StepEntity) -> String {
+        "♥ \(Plural.count(step.hearts, "heart")) · ↗ \(Plural.count(step.shares, "share"))"
+    }
+
     /// The bell of custom follow alerts (`!` where the terminal has no UTF-8).
     public static let bell = "⍾"
 
     static func interactions(_ page: InteractionsPage, now: Int64) -> [TextLine] {
-        var lines = [TextLine(page.step.caption, .body), TextLine("♥ \(page.step.hearts) hearts · ↗ \(page.step.shares) shares", .dim), .blank]
+        var lines = [TextLine(page.step.caption, .body), TextLine(DestinationView.counts(page.step), .dim), .blank]
         if page.people.isEmpty { lines.append(TextLine("No hearts or shares have reached you on this step yet.", .dim)) }
         for entry in page.people {
             let inside = page.step.publishedAt.map { StepWindow.contains(entry.at, publishedAt: $0) } ?? false

@@ -134,3 +134,10 @@ extension Preview {
         return String(out)
     }
 }
+
+/// Counts in words: "1 heart", "3 hearts", "0 rows".
+public enum Plural {
+    public static func count(_ n: Int, _ singular: String, _ plural: String? = nil) -> String {
+        "\(n) " + (n == 1 ? singular : (plural ?? singular + "s"))
+    }
+}

@@ -60,9 +60,9 @@ let ingestCommand = Command(
     }
     Output.flush()
     if !arguments.has("quiet") {
-        Output.error("stepo ingest: \(report.applied) events applied, \(report.repeated) repeated, "
-                     + "\(report.rejected) rejected, \(report.rows) rows created"
-                     + (report.batchChanges > 0 ? ", \(report.batchChanges) batch changes" : ""))
+        Output.error("stepo ingest: \(Plural.count(report.applied, "event")) applied, \(report.repeated) repeated, "
+                     + "\(report.rejected) rejected, \(Plural.count(report.rows, "row")) created"
+                     + (report.batchChanges > 0 ? ", \(Plural.count(report.batchChanges, "batch change"))" : ""))
         if report.applied == 0 && report.repeated > 0 {
             // Nothing new: every event was already in this store, so it made no rows again.
             Output.error("stepo ingest: every event was already applied to \(Preview.visible(store.path)) (a repeated id is a no-op); "

@@ -94,7 +94,7 @@ let syncCommand = Command(
         do {
             let applied = try client.engine.sync(wait: arguments.has("watch") ? 25 : 0)
             backoff.reset()
-            Output.line("synced \(applied) rows · version \(client.replica.version) · \(client.countsLine)")
+            Output.line("synced \(Plural.count(applied, "row")) · version \(client.replica.version) · \(client.countsLine)")
         } catch let error as Unreachable {
             let pending = (try? client.replica.pendingCount()) ?? 0
             Output.line("offline · \(pending) pending · \(client.countsLine) — \(error.description)")

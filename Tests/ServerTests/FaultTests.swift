@@ -246,11 +246,11 @@ struct DatabaseRestartTests {
             var log = ""
             while Date() < sawHeart {
                 log = String(decoding: FileManager.default.contents(atPath: folder + "/watch.log") ?? Data(), as: UTF8.self)
-                if log.components(separatedBy: "synced 1 rows").count - 1 > cycle { break }
+                if log.components(separatedBy: "synced 1 row ").count - 1 > cycle { break }
                 try await Task.sleep(nanoseconds: 200_000_000)
             }
             #expect(watch.isRunning, "sync --watch exited: \(log)")
-            #expect(log.components(separatedBy: "synced 1 rows").count - 1 > cycle, "\(log)")
+            #expect(log.components(separatedBy: "synced 1 row ").count - 1 > cycle, "\(log)")
             #expect(log.contains("server unavailable") || log.contains("offline"), "\(log)")
         }
     }
