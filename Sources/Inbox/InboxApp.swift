@@ -16,6 +16,8 @@ public final class InboxApp {
     private let themeNamed: Bool
     private let themeFolders: [String]
     private var lastDrawn: Grid?
+    /// The replica's first sync is not done: what the reader saw elsewhere is not known yet.
+    private var awaitingFirstSync = false
 
     /// `theme` is drawn first — when nil, the one for the terminal's background (`light` on a
     /// light one, else `tangerine`); `t` cycles through the themes in `themeFolders`.
@@ -44,7 +46,11 @@ public final class InboxApp {
         let size = Terminal.size
         dispatch(.resized(width: size.width, height: size.height))
         dispatch(.syncChanged(syncLine()))
-        dispatch(.opened(seenThrough: replica.seenThrough))
+        // A replica that has not finished its first sync does not know yet what its reader saw
+        // elsewhere (the server's seen marks come with the rows): nothing is New, nothing is
+        // stamped, until it has — then the tab opens again on what the server says was seen.
+        awaitingFirstSync = !replica.firstSyncDone
+        dispatch(.opened(seenThrough: awaitingFirstSync ? Int.max : replica.seenThrough))
         if let notice { dispatch(.failed(notice)) }
         let flag = changed
         engine.onChange = { flag.set(); Terminal.wake() }
@@ -67,7 +73,12 @@ public final class InboxApp {
             for refusal in engine.takeRefusals() { dispatch(.refused(refusal)) }
             if changed.take() {
                 dispatch(.syncChanged(syncLine()))
-                dispatch(.replicaChanged(unseenArrived: replica.newestRow > replica.seenThrough))
+                if awaitingFirstSync, replica.firstSyncDone {
+                    awaitingFirstSync = false
+                    dispatch(.opened(seenThrough: replica.seenThrough))
+                } else {
+                    dispatch(.replicaChanged(unseenArrived: !awaitingFirstSync && replica.newestRow > replica.seenThrough))
+                }
             }
             if Date().timeIntervalSince(lastTick) >= 1 {
                 // The clock: relative times and the sync line.
@@ -120,6 +131,8 @@ public final class InboxApp {
             dispatch(.membersLoaded(card: card, rows: Array(rows.prefix(InboxApp.membersShown)),
                                     more: max(0, total - InboxApp.membersShown)))
         case .markAllSeen:
+            // Not before the first sync is done: the rows held are only part of what will be seen.
+            guard !awaitingFirstSync else { return false }
             try? replica.markAllSeen(at: InboxApp.now)
             sendSoon()
         case .markRead(let id):

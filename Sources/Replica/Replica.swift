@@ -130,6 +130,9 @@ public final class Replica: @unchecked Sendable {
     }
 
     /// How far a first sync has come: rows received of the reader's rows in all; nil once done.
+    /// Whether a first sync has brought everything once (the server's seen marks among it).
+    public var firstSyncDone: Bool { (try? locked { try meta("initialDone") != nil }) ?? false }
+
     public var initialSync: (received: Int, total: Int)? {
         try? locked {
             guard try meta("initialDone") == nil, let total = try meta("initialTotal").flatMap(Int.init) else { return nil }
