@@ -48,7 +48,9 @@ public enum ActivityView {
     static func list(_ state: InboxState, _ grid: inout Grid) {
         let lines = state.list.lines
         guard !lines.isEmpty else {
-            grid.put("  " + emptyWords(state), x: 0, y: 2, role: .dim)
+            for (offset, line) in TextWidth.wrap(emptyWords(state), width: max(10, state.width - 4), lines: max(1, state.listHeight - 2)).enumerated() {
+                grid.put("  " + line, x: 0, y: 2 + offset, role: .dim)
+            }
             return
         }
         let end = min(lines.count, state.list.top + state.listHeight)
@@ -69,7 +71,16 @@ public enum ActivityView {
 
     /// What an empty list says: no match, a first sync under way, or nothing yet.
     static func emptyWords(_ state: InboxState) -> String {
-        if let filter = state.filter, !filter.text.isEmpty { return "No rows match /\(filter.text)" }
+        if let filter = state.filter, !filter.text.isEmpty {
+            if case .kind(let name)? = filter.rowFilter {
+                let kinds = Kind.allCases.map(\.rawValue)
+                guard kinds.contains(where: { $0.lowercased().hasPrefix(name.lowercased()) }) else {
+                    return "No kind begins with “\(name)”: kind: takes one of \(kinds.joined(separator: ", "))"
+                }
+                return "No rows of kind \(name)… here  (Esc clears the filter)"
+            }
+            return "No rows match /\(filter.text): names and words are searched, case and accents aside  (Esc clears)"
+        }
         if !state.list.loaded { return "Opening…" }
         if let progress = state.sync.progress, progress.received < progress.total { return "Syncing your activity…" }
         return "Nothing here yet: when someone steps with you, it shows up here."

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The copy rules for user text that rides in a notification: no emoji, no controls, one
 /// space between words, at most 150 characters cut at a word with `…`.
 public enum Preview {
@@ -139,5 +141,45 @@ extension Preview {
 public enum Plural {
     public static func count(_ n: Int, _ singular: String, _ plural: String? = nil) -> String {
         "\(n) " + (n == 1 ? singular : (plural ?? singular + "s"))
+    }
+}
+
+/// Text as a search compares it: lower case, without accents or marks, wide forms narrowed
+/// ("Nguyễn" and "Nguye\u{0302}\u{0303}n" both "nguyen"; "Trần" is "tran"). ASCII goes through
+/// by arithmetic; every other character is folded once and remembered.
+public enum SearchKey {
+    nonisolated(unsafe) private static var folded: [UInt32: String] = [:]
+    private static let lock = NSLock()
+
+    public static func of(_ text: String) -> String {
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            let value = scalar.value
+            if value < 0x80 {
+                out.append(value >= 65 && value <= 90 ? Unicode.Scalar(value + 32)! : scalar)
+                continue
+            }
+            out.append(contentsOf: fold(scalar).unicodeScalars)
+        }
+        return String(out)
+    }
+
+    private static func fold(_ scalar: Unicode.Scalar) -> String {
+        lock.lock()
+        if let known = folded[scalar.value] { lock.unlock(); return known }
+        lock.unlock()
+        let result: String
+        if Preview.isMark(scalar) {
+            result = ""
+        } else {
+            let special: [UInt32: String] = [0x0111: "d", 0x0110: "d", 0x00F8: "o", 0x00D8: "o", 0x0142: "l", 0x0141: "l",
+                                             0x00DF: "ss", 0x00E6: "ae", 0x00C6: "ae", 0x0153: "oe", 0x0152: "oe"]
+            result = special[scalar.value]
+                ?? String(scalar).folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
+        }
+        lock.lock()
+        if folded.count < 100_000 { folded[scalar.value] = result }
+        lock.unlock()
+        return result
     }
 }

@@ -138,12 +138,13 @@ extension Replica {
                     SELECT \(Replica.rowColumns) FROM rows WHERE kind IN (\(marks)) AND id < ? ORDER BY id DESC LIMIT ?
                     """, kinds + [below, limit] as [SQLBindable])
             case .text(let text):
-                let pattern = "%" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+                // Case and accents aside: "/tran" finds "Trần", "/Nguyễn" typed either way finds it.
+                let pattern = "%" + SearchKey.of(text).replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
                     .replacingOccurrences(of: "_", with: "\\_") + "%"
                 return try query("""
                     SELECT \(Replica.rowColumns) FROM rows
-                    WHERE id < ? AND (title LIKE ? ESCAPE '\\' OR body LIKE ? ESCAPE '\\') ORDER BY id DESC LIMIT ?
-                    """, [below, pattern, pattern, limit])
+                    WHERE id < ? AND search LIKE ? ESCAPE '\\' ORDER BY id DESC LIMIT ?
+                    """, [below, pattern, limit])
             }
         }
     }

@@ -264,20 +264,20 @@ extension Replica {
         let values: [SQLBindable] = [
             row.version, row.kind.rawValue, row.actor, row.title, row.body, row.media.face, row.media.image,
             row.media.facepile?.joined(separator: "\n"), row.tap.jsonText, row.push.description, row.deleted, row.withheld,
-            row.seenAt, row.readAt, row.id, row.members, row.action?.rawValue,
+            row.seenAt, row.readAt, row.id, row.members, row.action?.rawValue, Replica.searchKey(row),
         ]
         // Most rows of a sync are new: one statement for them, a second only for the rest.
         try db.run("""
             INSERT OR IGNORE INTO rows(version, kind, actor, title, body, face, image, facepile, tap, push, deleted, withheld,
-                                       seen_at, read_at, id, members, action, event, created_at, thread, step, journey, comment,
-                                       tier, card)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                       seen_at, read_at, id, members, action, search, event, created_at, thread, step, journey,
+                                       comment, tier, card)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, binding: values + [row.event, row.createdAt, row.thread, row.subject.step, row.subject.journey, row.subject.comment,
                            row.subject.tier, Replica.cardKey(row)])
         if db.changes > 0 { return true }
         try db.run("""
             UPDATE rows SET version = ?1, kind = ?2, actor = ?3, title = ?4, body = ?5, face = ?6, image = ?7, facepile = ?8,
-                tap = ?9, push = ?10, deleted = ?11, withheld = ?12, members = ?16, action = ?17,
+                tap = ?9, push = ?10, deleted = ?11, withheld = ?12, members = ?16, action = ?17, search = ?18,
                 seen_at = CASE WHEN seen_at IS NULL THEN ?13 WHEN ?13 IS NULL THEN seen_at ELSE min(seen_at, ?13) END,
                 read_at = CASE WHEN read_at IS NULL THEN ?14 WHEN ?14 IS NULL THEN read_at ELSE min(read_at, ?14) END
             WHERE id = ?15
@@ -380,7 +380,9 @@ extension Replica {
             ($0.int(0), Kind(rawValue: $0.string(1)) ?? .announcement, $0.optionalString(2))
         }
         for (id, kind, tier) in found where Copy.quotesContent(kind) {
-            try db.run("UPDATE rows SET body = ?, image = NULL, withheld = 1 WHERE id = ?", Copy.withheld(kind, tier: tier), id)
+            // The search key goes with the words it was made of.
+            try db.run("UPDATE rows SET body = ?, image = NULL, withheld = 1, search = stepo_search_key(title || ' ' || ?) WHERE id = ?",
+                       Copy.withheld(kind, tier: tier), Copy.withheld(kind, tier: tier), id)
         }
     }
 
@@ -434,5 +436,12 @@ extension Replica {
         try db.run("DELETE FROM journey_steps WHERE journey = ?", journey)
         try db.run("DELETE FROM supporters WHERE journey = ?", journey)
         try db.run("DELETE FROM journeys WHERE id = ?", journey)
+    }
+}
+
+extension Replica {
+    /// What the `/` filter compares for a row: its name and words, folded (`SearchKey`).
+    static func searchKey(_ row: ActivityRow) -> String {
+        SearchKey.of(row.title + " " + row.body)
     }
 }

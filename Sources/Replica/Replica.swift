@@ -56,6 +56,7 @@ public final class Replica: @unchecked Sendable {
     private static func open(_ path: String) throws -> Database {
         let db = try Database(path: path)
         try db.execute("PRAGMA secure_delete = ON")
+        try db.function("stepo_search_key", SearchKey.of)
         do {
             try ReplicaSchema.migrator.migrate(db)
             return db
@@ -63,6 +64,7 @@ public final class Replica: @unchecked Sendable {
             for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
             let fresh = try Database(path: path)
             try fresh.execute("PRAGMA secure_delete = ON")
+            try fresh.function("stepo_search_key", SearchKey.of)
             try ReplicaSchema.migrator.migrate(fresh)
             return fresh
         }

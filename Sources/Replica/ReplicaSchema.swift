@@ -153,6 +153,12 @@ enum ReplicaSchema {
         m.register("replica-4", """
             CREATE TABLE alerts (target TEXT PRIMARY KEY NOT NULL, mode TEXT NOT NULL) WITHOUT ROWID;
             """)
+        // What the `/` filter compares: a row's name and words without case or accents
+        // (`stepo_search_key`, registered on every connection before migrating).
+        m.register("replica-5", """
+            ALTER TABLE rows ADD COLUMN search TEXT;
+            UPDATE rows SET search = stepo_search_key(coalesce(title, '') || ' ' || coalesce(body, ''));
+            """)
         return m
     }
 }

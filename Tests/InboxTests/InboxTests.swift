@@ -306,6 +306,17 @@ struct InboxStateTests {
         #expect(grid.cells[3 * width + 3].role == .body)                    // the name is no longer bold
     }
 
+    @Test("a filter that matches nothing says why: an unknown kind lists the kinds; text says how it is searched")
+    func emptyFilterHints() {
+        var state = Fixture.opened()
+        state.filter = FilterState(text: "kind:nosuch", typing: false)
+        #expect(ActivityView.emptyWords(state).hasPrefix("No kind begins with “nosuch”: kind: takes one of steppedWithHeart, "))
+        state.filter = FilterState(text: "kind:heart", typing: false)
+        #expect(ActivityView.emptyWords(state).hasPrefix("No rows of kind heart"))
+        state.filter = FilterState(text: "zzz", typing: false)
+        #expect(ActivityView.emptyWords(state).contains("case and accents aside"))
+    }
+
     @Test("a first sync under way shows how far it has come")
     func syncing() {
         var state = Fixture.opened()
@@ -320,7 +331,7 @@ struct InboxStateTests {
         _ = Inbox.reduce(&state, .keyPressed(.character("/")))
         for c in "zzz" { _ = Inbox.reduce(&state, .keyPressed(.character(c))) }
         _ = Inbox.reduce(&state, .listLoaded(ListPage(request: .top, cards: [], reachedEnd: true)))
-        #expect(ActivityView.render(state).lines[2] == "  No rows match /zzz" + String(repeating: " ", count: 60))
+        #expect(ActivityView.render(state).lines[2].hasPrefix("  No rows match /zzz: names and words are searched"))
     }
 
     @Test("/ filters by text or kind: each key asks the replica again; Esc clears it")

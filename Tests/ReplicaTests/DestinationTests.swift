@@ -72,3 +72,40 @@ struct DestinationTests {
         #expect(try engine.fetch("GET", "/v1/steps/s")["step"]?["hearts"]?.int == 1)
     }
 }
+
+@Suite("The / filter")
+struct FilterTests {
+    let folder = NSTemporaryDirectory() + "stepo-filter-" + UUID().uuidString
+
+    @Test("case and accents aside: /tran finds Trần, /Nguyễn finds a name stored with its marks apart, either way it is typed")
+    func accents() throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let path = try TestEngine.location(folder, "server.db")
+        let store = try Store(location: path)
+        let replica = try Replica(path: folder + "/me.db")
+        let engine = SyncEngine(replica: replica, transport: InProcessTransport(user: "me") { Router(store: try Store(location: path)) })
+        let decomposed = "Nguye\u{0302}\u{0303}n Van"  // ễ as e + two marks
+        let lines = [
+            #"{"id":"u0","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"me","username":"me","name":"Me"}}"#,
+            #"{"id":"u1","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"linh","username":"linh","name":"Linh Trần"}}"#,
+            #"{"id":"u2","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"van","username":"van","name":"\#(decomposed)"}}"#,
+            #"{"id":"u3","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"kofi","username":"kofi","name":"Kofi Asante"}}"#,
+            #"{"id":"f1","type":"follow","at":"2026-11-20T08:01:00Z","actor":"linh","target":"me"}"#,
+            #"{"id":"f2","type":"follow","at":"2026-11-20T08:02:00Z","actor":"van","target":"me"}"#,
+            #"{"id":"f3","type":"follow","at":"2026-11-20T08:03:00Z","actor":"kofi","target":"me"}"#,
+        ]
+        for line in lines { _ = try Ingestor(store: store).apply(Data(line.utf8)) }
+        try engine.sync()
+        func titles(_ typed: String) throws -> [String] {
+            try replica.rows(matching: try #require(RowFilter(typed)), limit: 10).map(\.title)
+        }
+        #expect(try titles("tran") == ["Linh Trần"])
+        #expect(try titles("TRẦN") == ["Linh Trần"])
+        #expect(try titles("Nguyễn") == [decomposed])              // typed precomposed
+        #expect(try titles("nguye\u{0302}\u{0303}n") == [decomposed])   // typed with its marks apart
+        #expect(try titles("nguyen") == [decomposed])
+        #expect(try titles("following").count == 3)
+        #expect(try titles("kind:newF").count == 3)
+        #expect(try titles("kind:nosuch").isEmpty)
+    }
+}
