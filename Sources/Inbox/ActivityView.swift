@@ -265,6 +265,10 @@ public enum ActivityView {
 
     static func listFooter(_ state: InboxState) -> String {
         var keys = "j/k move  Enter open  r sync  ? help  q quit"
+        // New rows came while the top was not on screen: say so, and how to see them.
+        if state.arrivedUnseen && !Inbox.showsNewest(state) {
+            keys = (state.filter == nil ? "↑ new rows: g  " : "new rows: Esc clears the filter  ") + keys
+        }
         if let line = state.list.selectedLine {
             var expand = ""
             if case .card(let card, _) = line, card.isThread { expand = "Space expand  " }

@@ -142,7 +142,7 @@ extension Inbox {
         default: break
         }
         keepSelectionVisible(&state)
-        return nearEdges(&state)
+        return nearEdges(&state) + seeArrivals(&state)
     }
 
     /// Opens a destination over the list.

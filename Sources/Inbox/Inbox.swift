@@ -115,6 +115,7 @@ public enum Inbox {
         keepSelectionVisible(&state)
         // Expanded cards show their rows as they are now.
         return state.expanded.filter { key in page.cards.contains { $0.key == key } }.sorted().map { .loadMembers(card: $0) }
+            + seeArrivals(&state)
     }
 
     /// The index into the cards of the first card on screen (or selected, if earlier).
@@ -141,17 +142,32 @@ public enum Inbox {
             state.listStale = true
             return []
         }
-        // Rows arriving while the list is drawn are seen.
-        var effects: [Effect] = unseenArrived ? [.markAllSeen] : []
-        if state.list.atTop { effects.append(.loadList(.top, newAbove: newAbove, filter: state.filter?.rowFilter)) }
-        return effects
+        // Rows arriving while the list's top is drawn are seen; scrolled away or filtered, they
+        // wait (and a hint says they came) until the top is on screen again.
+        if unseenArrived { state.arrivedUnseen = true }
+        // Read again from the top (when it is held): once drawn, `listLoaded` stamps them.
+        guard state.list.atTop else { return [] }
+        return [.loadList(.top, newAbove: newAbove, filter: state.filter?.rowFilter)]
     }
 
-    /// Back on the list after a screen: what arrived meanwhile is shown, and seen.
+    /// Whether the newest rows are on screen: the list's top, unfiltered, scrolled to it.
+    static func showsNewest(_ state: InboxState) -> Bool {
+        state.showsList && state.filter == nil && state.list.atTop && state.list.top == 0
+    }
+
+    /// What arrived unseen is stamped seen once the newest rows are on screen.
+    static func seeArrivals(_ state: inout InboxState) -> [Effect] {
+        guard state.arrivedUnseen, showsNewest(state) else { return [] }
+        state.arrivedUnseen = false
+        return [.markAllSeen]
+    }
+
+    /// Back on the list after a screen: what arrived meanwhile is shown, and seen when drawn.
     static func listShown(_ state: inout InboxState) -> [Effect] {
-        guard state.listStale, let newAbove = state.newAbove else { return [] }
+        guard state.listStale, let newAbove = state.newAbove else { return seeArrivals(&state) }
         state.listStale = false
-        return [.markAllSeen] + (state.list.atTop ? [.loadList(.top, newAbove: newAbove, filter: state.filter?.rowFilter)] : [])
+        state.arrivedUnseen = true
+        return state.list.atTop ? [.loadList(.top, newAbove: newAbove, filter: state.filter?.rowFilter)] : []
     }
 
     /// Builds the list's lines from the cards held, the open threads and the sections. A

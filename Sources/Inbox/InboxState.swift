@@ -140,8 +140,11 @@ public struct InboxState: Equatable, Sendable {
     public var settings: [String: Bool]?
     /// The reader's custom follow alerts, as the settings screen lists them.
     public var alerts: [AlertItem] = []
-    /// Rows arrived while a screen covered the list: seen (and shown) when it is back.
+    /// Rows arrived while a screen covered the list: shown when it is back.
     public var listStale = false
+    /// Rows arrived that were not drawn yet (the list filtered, scrolled away, or covered):
+    /// stamped seen once the newest rows are on screen, and hinted at meanwhile.
+    public var arrivedUnseen = false
     /// Where the selection should land when the next cards arrive (g and G far away).
     public var jump: ListRequest?
 

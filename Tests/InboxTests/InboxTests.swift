@@ -217,15 +217,42 @@ struct InboxStateTests {
         #expect(state.list.selectedLine == .member(Fixture.kofi, card: "step:s1|1"))
     }
 
-    @Test("rows arriving while the list is drawn are seen; while a screen covers it, when it is back")
+    static let page = ListPage(request: .top, cards: Fixture.cards, reachedEnd: true)
+
+    @Test("rows arriving while the list's top is drawn are seen once drawn; while a screen covers it, when it is back")
     func arriving() {
         var state = Fixture.opened()
-        #expect(Inbox.reduce(&state, .replicaChanged(unseenArrived: true)) == [.markAllSeen, .loadList(.top, newAbove: 2, filter: nil)])
+        #expect(Inbox.reduce(&state, .replicaChanged(unseenArrived: true)) == [.loadList(.top, newAbove: 2, filter: nil)])
+        #expect(Inbox.reduce(&state, .listLoaded(Self.page)) == [.markAllSeen])
         _ = Inbox.reduce(&state, .keyPressed(.character("s")))
         #expect(Inbox.reduce(&state, .replicaChanged(unseenArrived: true)) == [])
         #expect(state.listStale)
-        #expect(Inbox.reduce(&state, .keyPressed(.character("q"))) == [.markAllSeen, .loadList(.top, newAbove: 2, filter: nil)])
+        #expect(Inbox.reduce(&state, .keyPressed(.character("q"))) == [.loadList(.top, newAbove: 2, filter: nil)])
         #expect(!state.listStale)
+        #expect(Inbox.reduce(&state, .listLoaded(Self.page)) == [.markAllSeen])
+    }
+
+    @Test("rows arriving while the list is filtered or scrolled away are not stamped seen until the top is drawn; a hint says they came")
+    func arrivingOffScreen() {
+        var state = Fixture.opened(height: 12)
+        _ = Inbox.reduce(&state, .keyPressed(.character("/")))
+        for c in "Kofi" { _ = Inbox.reduce(&state, .keyPressed(.character(c))) }
+        _ = Inbox.reduce(&state, .keyPressed(.enter))
+        #expect(!Inbox.reduce(&state, .replicaChanged(unseenArrived: true)).contains(.markAllSeen))
+        #expect(!Inbox.reduce(&state, .listLoaded(Self.page)).contains(.markAllSeen))
+        #expect(ActivityView.listFooter(state).contains("new rows: Esc clears the filter"))
+        // The filter cleared: the top is drawn again, and what came is seen.
+        #expect(Inbox.reduce(&state, .keyPressed(.escape)) == [.loadList(.top, newAbove: 2, filter: nil)])
+        #expect(Inbox.reduce(&state, .listLoaded(Self.page)) == [.markAllSeen])
+
+        // Scrolled down, away from the top.
+        for _ in 0..<6 { _ = Inbox.reduce(&state, .keyPressed(.down)) }
+        state.list.top = 3
+        #expect(Inbox.reduce(&state, .replicaChanged(unseenArrived: true)) == [.loadList(.top, newAbove: 2, filter: nil)])
+        #expect(!Inbox.reduce(&state, .listLoaded(Self.page)).contains(.markAllSeen))
+        #expect(ActivityView.listFooter(state).contains("↑ new rows: g"))
+        #expect(Inbox.reduce(&state, .keyPressed(.character("g"))).contains(.markAllSeen))
+        #expect(!state.arrivedUnseen)
     }
 
     @Test("a accepts a follow request; d asks first and declines only on y; f follows back only a new follower")
