@@ -4,7 +4,7 @@ import Wire
 
 /// A key, as the terminal reports it.
 public enum Key: Equatable, Sendable {
-    case up, down, pageUp, pageDown, home, end, enter, space, left, right, escape, backspace
+    case up, down, pageUp, pageDown, home, end, enter, space, left, right, escape, backspace, tab, backTab
     case character(Character)
     /// The mouse, where the terminal reports it: the wheel, and a click on a screen row.
     case wheelUp, wheelDown
@@ -47,6 +47,8 @@ public enum Effect: Equatable, Sendable {
     /// Opening Activity, or rows arriving while it is drawn: one seen mark.
     case markAllSeen
     case markRead(Int)
+    /// Every row held read (and seen): one mark.
+    case markAllRead
     /// Build the destination from the replica (`destinationLoaded`), then ask the server for
     /// a live copy when it can answer (`destinationRefreshed`).
     case loadDestination(DestinationRequest)
@@ -80,6 +82,8 @@ public struct ListPage: Equatable, Sendable {
     public var cards: [ListCard]
     /// Whether the replica has no cards beyond these in the direction asked.
     public var reachedEnd: Bool
+    /// The cards' people whose request is answered, or who are followed back already.
+    public var answered: Set<String> = []
 
     public init(request: ListRequest, cards: [ListCard], reachedEnd: Bool) {
         self.request = request

@@ -34,6 +34,8 @@ public enum ActivityView {
         grid.paint(row: 0, role: .header)
         var x = grid.put(" Activity", x: 0, y: 0, role: .title) + 1
         x += grid.put(" \(state.sync.counts.unseen) " + (state.sync.counts.stale ? "(stale) " : ""), x: x, y: 0, role: .badge)
+        // Beside the badge (unseen), what is still unread, as a mail reader shows it.
+        if state.width >= 60 { x += grid.put("  \(state.sync.counts.unread) unread", x: x, y: 0, role: .status) }
         var status = state.sync.status
         if let progress = state.sync.progress, progress.total > 0 {
             status = "syncing \(min(100, progress.received * 100 / progress.total))%"
@@ -254,38 +256,74 @@ public enum ActivityView {
 
     // MARK: Footer
 
-    /// The keys a row offers: a/d on a follow request, f on a new follower.
-    static func actionKeys(_ row: ActivityRow?) -> String {
-        switch row?.kind {
-        case .followRequest?: return "a accept  d decline  "
-        case .newFollower?: return "f follow back  "
-        default: return ""
+    /// One key hint of a footer, and how much it matters (0 most): a narrow window keeps the
+    /// ones that matter most, in their order, rather than cutting the line at its end.
+    struct Hint: Equatable {
+        var text: String
+        var rank: Int
+        init(_ text: String, _ rank: Int) { self.text = text; self.rank = rank }
+    }
+
+    /// The hints that fit `width`, most important first chosen, shown in their own order.
+    static func fit(_ hints: [Hint], width: Int) -> String {
+        var kept = Set<Int>()
+        var used = 0
+        for (index, hint) in hints.enumerated().sorted(by: { ($0.element.rank, $0.offset) < ($1.element.rank, $1.offset) }) {
+            let cost = TextWidth.cells(hint.text) + (kept.isEmpty ? 0 : 2)
+            guard used + cost <= width else { continue }
+            kept.insert(index)
+            used += cost
         }
+        return hints.indices.filter(kept.contains).map { hints[$0].text }.joined(separator: "  ")
+    }
+
+    /// The keys a row offers: a/d on a follow request not yet answered, f on a new follower
+    /// not yet followed back (this session's acts count: `state.answered`).
+    static func actionHints(_ row: ActivityRow?, _ state: InboxState) -> [Hint] {
+        guard let row, let actor = row.actor, !state.answered.contains(actor) else { return [] }
+        switch row.kind {
+        case .followRequest: return [Hint("a accept", 1), Hint("d decline", 1)]
+        case .newFollower: return [Hint("f follow back", 1)]
+        default: return []
+        }
+    }
+
+    static func listHints(_ state: InboxState) -> [Hint] {
+        var hints: [Hint] = []
+        if let filter = state.filter, !filter.typing { hints.append(Hint("filter /\(filter.text) (Esc clears)", 0)) }
+        // New rows came while the top was not on screen: say so, and how to see them.
+        if state.arrivedUnseen && !Inbox.showsNewest(state) {
+            hints.append(Hint(state.filter == nil ? "↑ new rows: g" : "new rows: Esc clears the filter", 0))
+        }
+        if let line = state.list.selectedLine {
+            hints += actionHints(line.row, state)
+            if case .card(let card, _) = line, card.isThread { hints.append(Hint("Space expand", 5)) }
+        }
+        hints += [Hint("j/k move", 4), Hint("Enter open", 2), Hint("n next unread", 6), Hint("/ filter", 7), Hint("r sync", 8),
+                  Hint("? help", 3), Hint("q quit", 1)]
+        return hints
     }
 
     static func listFooter(_ state: InboxState) -> String {
-        var keys = "j/k move  Enter open  r sync  ? help  q quit"
-        // New rows came while the top was not on screen: say so, and how to see them.
-        if state.arrivedUnseen && !Inbox.showsNewest(state) {
-            keys = (state.filter == nil ? "↑ new rows: g  " : "new rows: Esc clears the filter  ") + keys
-        }
-        if let line = state.list.selectedLine {
-            var expand = ""
-            if case .card(let card, _) = line, card.isThread { expand = "Space expand  " }
-            keys = actionKeys(line.row) + expand + keys
-        }
-        if let filter = state.filter {
-            if filter.typing { return "/" + filter.text + "▏  Enter keep  Esc clear  (text, or kind:NAME)" }
-            if state.confirming == nil, state.notice == nil { return "filter /\(filter.text) (Esc clears)  ·  " + keys }
-        }
-        return footerLine(keys, state)
+        if let filter = state.filter, filter.typing { return "/" + filter.text + "▏  Enter keep  Esc clear  (text, or kind:NAME)" }
+        return footerLine(listHints(state), state)
     }
 
-    /// The footer's words: the question waiting for y/n, else `keys` after the last notice.
-    static func footerLine(_ keys: String, _ state: InboxState) -> String {
+    /// The footer's words: the question waiting for y/n; else the last notice, then the hints
+    /// that fit beside it (all of the notice when it needs the whole line).
+    static func footerLine(_ hints: [Hint], _ state: InboxState) -> String {
         if let question = state.confirming { return "Decline \(question.name)'s request? y / n" }
-        if let notice = state.notice { return notice + "  ·  " + keys }
-        return keys
+        let width = max(10, state.width - 2)
+        guard let notice = state.notice else { return fit(hints, width: width) }
+        let room = width - TextWidth.cells(notice) - 5
+        let keys = room > 8 ? fit(hints.filter { $0.rank <= 3 }, width: room) : ""
+        return keys.isEmpty ? notice : notice + "  ·  " + keys
+    }
+
+    /// Plain key hints (a text screen's), all of equal weight but the last, "q back", kept first.
+    static func footerLine(_ keys: String, _ state: InboxState) -> String {
+        let parts = keys.components(separatedBy: "  ")
+        return footerLine(parts.enumerated().map { Hint($0.element, $0.offset == parts.count - 1 ? 0 : 1 + $0.offset) }, state)
     }
 
     static func putFooter(_ text: String, _ state: InboxState, _ grid: inout Grid) {

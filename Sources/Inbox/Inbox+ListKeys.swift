@@ -19,6 +19,7 @@ extension Inbox {
             return []
         }
         state.notice = "Declined \(question.name)'s request"
+        state.answered.insert(question.user)
         settleProfile(&state, user: question.user) { $0.requestedYou = false }
         return [.act(.declineRequest(user: question.user))]
     }
@@ -36,15 +37,21 @@ extension Inbox {
     /// a accepts and d (after a y) declines a follow request; f follows back a new follower.
     static func act(_ state: inout InboxState, _ key: Key, kind: Kind, actor: String?, name: String) -> [Effect] {
         guard let actor else { return [] }
+        if state.answered.contains(actor), kind == .followRequest || kind == .newFollower {
+            state.notice = kind == .followRequest ? "\(name)'s request is answered already" : "You follow \(name) already"
+            return []
+        }
         switch (key, kind) {
         case (.character("a"), .followRequest):
             state.notice = "Accepted \(name)"
+            state.answered.insert(actor)
             settleProfile(&state, user: actor) { $0.requestedYou = false; $0.followsYou = true }
             return [.act(.acceptRequest(user: actor))]
         case (.character("d"), .followRequest):
             state.confirming = Confirmation(user: actor, name: name)
         case (.character("f"), .newFollower):
             state.notice = "Following \(name)"
+            state.answered.insert(actor)
             settleProfile(&state, user: actor) { $0.following = true }
             return [.act(.followBack(user: actor))]
         default:
@@ -126,6 +133,22 @@ extension Inbox {
         case .character("p"):
             guard let row = selected?.row else { break }
             return open(&state, .push(row))
+        case .tab, .character("n"): moveToUnread(&state, forward: true)
+        case .backTab, .character("N"): moveToUnread(&state, forward: false)
+        case .character("A"):
+            // Mark all read, as mutt's and newsboat's readers do: the marks go at once.
+            state.notice = "Every row marked read"
+            // Shown at once on what is held; the replica's mark makes it so for the rest.
+            for index in state.list.cards.indices where state.list.cards[index].newest.readAt == nil {
+                state.list.cards[index].newest.readAt = state.now
+            }
+            for key in state.members.keys {
+                for index in state.members[key]!.rows.indices where state.members[key]!.rows[index].readAt == nil {
+                    state.members[key]!.rows[index].readAt = state.now
+                }
+            }
+            relist(&state)
+            return [.markAllRead]
         case .character("r"): return [.syncNow]
         case .character("t"): return [.nextTheme]
         case .character("/"):
@@ -173,6 +196,19 @@ extension Inbox {
         if let at = state.list.lines.firstIndex(where: { $0.identity == "card:" + card }) { state.list.selection = at }
         keepSelectionVisible(&state)
         return []
+    }
+
+    /// n / Tab: the next line whose row is not read yet; N / Shift-Tab: the previous one.
+    private static func moveToUnread(_ state: inout InboxState, forward: Bool) {
+        let lines = state.list.lines
+        let start = state.list.selection
+        let candidates = forward ? Array(lines.indices.filter { $0 > start }) : Array(lines.indices.filter { $0 < start }.reversed())
+        if let next = candidates.first(where: { lines[$0].isSelectable && lines[$0].row?.readAt == nil }) {
+            state.list.selection = next
+            return
+        }
+        let beyond = forward ? !state.list.atEnd : !state.list.atTop
+        state.notice = "No unread row \(forward ? "below" : "above")" + (beyond ? " in what is loaded: \(forward ? "G" : "g") goes further" : "")
     }
 
     private static func move(_ state: inout InboxState, by delta: Int) {

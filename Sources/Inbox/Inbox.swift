@@ -98,6 +98,7 @@ public enum Inbox {
         }
         list.loaded = true
         state.list = list
+        state.answered.formUnion(page.answered)
         relist(&state)
         // Where the selection goes: a far jump's end, else the line it was on.
         switch state.jump {

@@ -135,6 +135,9 @@ public final class InboxApp {
             guard !awaitingFirstSync else { return false }
             try? replica.markAllSeen(at: InboxApp.now)
             sendSoon()
+        case .markAllRead:
+            try? replica.markAllRead(at: InboxApp.now)
+            sendSoon()
         case .markRead(let id):
             try? replica.markRead(id, at: InboxApp.now)
             sendSoon()
@@ -198,7 +201,9 @@ public final class InboxApp {
             }
             let rows = (try? replica.rows(matching: filter, before: before, limit: limit)) ?? []
             cards = rows.map { ListCard(single: $0, newAbove: newAbove) }
-            return ListPage(request: request == .bottom ? .top : request, cards: cards, reachedEnd: rows.count < limit)
+            var page = ListPage(request: request == .bottom ? .top : request, cards: cards, reachedEnd: rows.count < limit)
+            page.answered = answered(cards, replica: replica)
+            return page
         }
         switch request {
         case .top:
@@ -210,7 +215,23 @@ public final class InboxApp {
         case .bottom:
             cards = ((try? replica.cards(after: 0, limit: limit, newAbove: newAbove)) ?? []).reversed()
         }
-        return ListPage(request: request, cards: cards, reachedEnd: cards.count < limit)
+        var page = ListPage(request: request, cards: cards, reachedEnd: cards.count < limit)
+        page.answered = answered(cards, replica: replica)
+        return page
+    }
+
+    /// Of the cards' people who asked to follow or followed, those already answered or followed
+    /// back (as the replica knows them): their rows offer nothing more.
+    static func answered(_ cards: [ListCard], replica: Replica) -> Set<String> {
+        var answered = Set<String>()
+        for card in cards {
+            let row = card.newest
+            guard row.kind == .followRequest || row.kind == .newFollower, let actor = row.actor,
+                  let person = try? replica.person(actor) else { continue }
+            let r = person.relationship
+            if row.kind == .followRequest ? !r.requestedYou : (r.following || r.requested) { answered.insert(actor) }
+        }
+        return answered
     }
 
     /// Opens a destination from the replica at once, then asks the server for a live copy.

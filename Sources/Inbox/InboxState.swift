@@ -142,6 +142,9 @@ public struct InboxState: Equatable, Sendable {
     public var alerts: [AlertItem] = []
     /// Rows arrived while a screen covered the list: shown when it is back.
     public var listStale = false
+    /// People whose request was answered, or who were followed back, in this session: their
+    /// rows offer the act no more.
+    public var answered: Set<String> = []
     /// Rows arrived that were not drawn yet (the list filtered, scrolled away, or covered):
     /// stamped seen once the newest rows are on screen, and hinted at meanwhile.
     public var arrivedUnseen = false
@@ -168,9 +171,10 @@ public struct InboxState: Equatable, Sendable {
 
     /// The help screen: every key, one line each.
     public static let helpLines = [
-        "j/k ↑/↓  move", "PgUp/PgDn  page", "g/G  first/last", "Space →/←  expand/collapse a thread",
+        "j/k ↑/↓  move", "PgUp/PgDn  page", "g/G  first/last", "n Tab / N ⇧Tab  next / previous unread row",
+        "Space →/←  expand/collapse a thread",
         "Enter  open the row", "i  on a step: who hearted and shared it", "a / d  accept / decline a follow request",
-        "f  follow back a new follower", "b  on a profile or a journey: its alerts (all, default, off)", "/  filter by text or kind:NAME", "p  preview the row's push",
+        "f  follow back a new follower", "b  on a profile or a journey: its alerts (all, default, off)", "/  filter by text or kind:NAME", "A  mark every row read", "p  preview the row's push",
         "r  sync now", "s  notification settings", "t  next theme",
         "mouse  wheel scrolls, click selects, double click opens", "q Esc ←  back one screen / quit", "?  this help",
     ]

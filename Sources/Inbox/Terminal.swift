@@ -263,6 +263,7 @@ enum Terminal {
             case KEY_END: return .key(.end)
             case KEY_ENTER: return .key(.enter)
             case KEY_BACKSPACE: return .key(.backspace)
+            case KEY_BTAB: return .key(.backTab)
             case KEY_MOUSE:
                 var event = MEVENT()
                 guard getmouse(&event) == OK else { return readOne() }
@@ -278,6 +279,7 @@ enum Terminal {
             }
         }
         switch wide {
+        case 9: return .key(.tab)
         case 10, 13: return .key(.enter)
         case 27: return .key(.escape)
         case 8, 127: return .key(.backspace)

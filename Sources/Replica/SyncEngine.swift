@@ -132,7 +132,7 @@ public final class SyncEngine: @unchecked Sendable {
                         try settle(receipt, sent: [mutation])
                     } else {
                         try replica.acknowledge(upTo: mutation.seq, counts: replica.counts.asCounts)
-                        note("\(describe(mutation)) was refused: \(reply["error"]?["message"]?.string ?? "HTTP \(single)")")
+                        note("\(describe(mutation)) was refused: \(named(reply["error"]?["message"]?.string ?? "HTTP \(single)", mutation))")
                     }
                 }
                 continue
@@ -145,7 +145,7 @@ public final class SyncEngine: @unchecked Sendable {
         try replica.acknowledge(upTo: receipt.applied, counts: receipt.counts)
         for refusal in receipt.refused {
             let mutation = sent.first { $0.seq == refusal.seq }
-            note("\(mutation.map(describe) ?? "A change") was refused: \(refusal.reason)")
+            note("\(mutation.map(describe) ?? "A change") was refused: \(mutation.map { named(refusal.reason, $0) } ?? refusal.reason)")
         }
         // An act on a person changes how the two stand: keep the server's word on it.
         for mutation in sent {
@@ -160,11 +160,33 @@ public final class SyncEngine: @unchecked Sendable {
         }
     }
 
+    /// A person's name as the reader knows them (their id when the replica has no name).
+    private func name(_ user: String) -> String {
+        (try? replica.person(user))?.name ?? user
+    }
+
+    /// The server's words with the people of `mutation` (and the reader) named, not by id.
+    private func named(_ reason: String, _ mutation: Mutation) -> String {
+        var people: [String] = replica.user.map { [$0] } ?? []
+        switch mutation.action {
+        case .acceptRequest(let user), .declineRequest(let user), .followBack(let user): people.append(user)
+        default: break
+        }
+        var words = reason.components(separatedBy: " ")
+        for (index, word) in words.enumerated() {
+            let bare = word.trimmingCharacters(in: .punctuationCharacters)
+            guard people.contains(bare) else { continue }
+            let name = bare == replica.user ? "you" : self.name(bare)
+            words[index] = word.replacingOccurrences(of: bare, with: name)
+        }
+        return words.joined(separator: " ")
+    }
+
     private func describe(_ mutation: Mutation) -> String {
         switch mutation.action {
-        case .acceptRequest(let user): return "Accepting \(user)"
-        case .declineRequest(let user): return "Declining \(user)"
-        case .followBack(let user): return "Following \(user) back"
+        case .acceptRequest(let user): return "Accepting \(name(user))"
+        case .declineRequest(let user): return "Declining \(name(user))"
+        case .followBack(let user): return "Following \(name(user)) back"
         case .read(let row): return "Opening row \(row)"
         case .seen, .readAll: return "Marking Activity seen"
         case .preferences: return "A settings change"

@@ -265,7 +265,8 @@ struct InboxStateTests {
         #expect(Inbox.reduce(&state, .keyPressed(.character("n"))) == [])
         #expect(Inbox.reduce(&state, .keyPressed(.character("d"))) == [])
         #expect(Inbox.reduce(&state, .keyPressed(.character("y"))) == [.act(.declineRequest(user: "an"))])
-        #expect(Inbox.reduce(&state, .keyPressed(.character("a"))) == [.act(.acceptRequest(user: "an"))])
+        // Answered: the row offers nothing more.
+        #expect(Inbox.reduce(&state, .keyPressed(.character("a"))) == [])
         #expect(Inbox.reduce(&state, .keyPressed(.character("f"))) == [])
     }
 
@@ -331,6 +332,63 @@ struct InboxStateTests {
         let width = grid.width
         #expect((0..<width).allSatisfy { grid.cells[3 * width + $0].tint == .newRow })
         #expect(grid.cells[3 * width + 3].role == .body)                    // the name is no longer bold
+    }
+
+    @Test("accepting from the list: the row offers a and d no more, and a second a says it is answered")
+    func answeredFromList() {
+        var state = Fixture.opened()
+        _ = Inbox.reduce(&state, .keyPressed(.down))
+        #expect(state.list.selectedLine?.row?.kind == .followRequest)
+        #expect(ActivityView.listFooter(state).contains("a accept  d decline"))
+        #expect(Inbox.reduce(&state, .keyPressed(.character("a"))) == [.act(.acceptRequest(user: "an"))])
+        #expect(!ActivityView.listFooter(state).contains("a accept"))
+        #expect(Inbox.reduce(&state, .keyPressed(.character("d"))) == [])
+        #expect(state.notice == "An Nguyễn's request is answered already")
+        #expect(state.confirming == nil)
+        // A page that knows the request answered (after a restart, from the replica) offers nothing either.
+        var fresh = Fixture.opened()
+        var page = ListPage(request: .top, cards: Fixture.cards, reachedEnd: true)
+        page.answered = ["an"]
+        _ = Inbox.reduce(&fresh, .listLoaded(page))
+        _ = Inbox.reduce(&fresh, .keyPressed(.down))
+        #expect(!ActivityView.listFooter(fresh).contains("a accept"))
+    }
+
+    @Test("a narrow footer keeps the keys that matter most, in their order, instead of cutting the line to 'q…'",
+          arguments: [40, 60, 80, 100, 140])
+    func narrowFooter(width: Int) {
+        var state = Fixture.opened()
+        _ = Inbox.reduce(&state, .resized(width: width, height: 20))
+        _ = Inbox.reduce(&state, .keyPressed(.down))  // the follow request: a and d offered
+        let footer = ActivityView.listFooter(state)
+        #expect(TextWidth.cells(footer) <= width - 2, "\(footer)")
+        #expect(!footer.contains("…"))
+        for must in ["a accept", "d decline", "Enter open", "? help", "q quit"] where width >= 60 {
+            #expect(footer.contains(must), "\(width): \(footer)")
+        }
+        #expect(footer.contains("q quit") && footer.contains("a accept"))
+    }
+
+    @Test("n and Tab go to the next unread row, N and Shift-Tab to the previous; A marks every row read at once")
+    func unreadKeys() {
+        var state = Fixture.opened()
+        // Lines: New header, Maya's thread (unread), An (unread), a header, Priya (read), a header, Stepo (unread).
+        #expect(state.list.selectedLine?.row?.id == 5)
+        _ = Inbox.reduce(&state, .keyPressed(.character("n")))
+        #expect(state.list.selectedLine?.row?.id == 3)
+        _ = Inbox.reduce(&state, .keyPressed(.tab))
+        #expect(state.list.selectedLine?.row?.id == 1)   // Priya's read row is passed over
+        _ = Inbox.reduce(&state, .keyPressed(.character("n")))
+        #expect(state.list.selectedLine?.row?.id == 1)
+        #expect(state.notice == "No unread row below")
+        _ = Inbox.reduce(&state, .keyPressed(.backTab))
+        #expect(state.list.selectedLine?.row?.id == 3)
+        _ = Inbox.reduce(&state, .keyPressed(.character("N")))
+        #expect(state.list.selectedLine?.row?.id == 5)
+        #expect(Inbox.reduce(&state, .keyPressed(.character("A"))) == [.markAllRead])
+        #expect(state.list.cards.allSatisfy { $0.newest.readAt != nil })
+        _ = Inbox.reduce(&state, .keyPressed(.character("n")))
+        #expect(state.notice == "No unread row below")
     }
 
     @Test("a filter that matches nothing says why: an unknown kind lists the kinds; text says how it is searched")
