@@ -189,32 +189,44 @@ public enum ActivityView {
 
     // MARK: Screens over the list
 
-    static func settings(_ state: InboxState, _ selection: Int, _ grid: inout Grid) {
-        let y0 = 1
-        grid.put(" Notification settings", x: 0, y: y0, role: .section)
+    /// The settings screen's lines, each with the selection index it belongs to (nil: none):
+    /// a switch and (when the window is tall enough) what it covers, then the custom alerts.
+    static func settingsLines(_ state: InboxState, roomy: Bool) -> [(text: String, role: Role, item: Int?)] {
+        var lines: [(String, Role, Int?)] = []
         for (i, item) in InboxState.settingItems.enumerated() {
-            let y = y0 + 2 + i * 2
             let on = state.settings?[item.key]
             let box = item.key == "customFollow" ? "[–]" : (on.map { $0 ? "[x]" : "[ ]" } ?? "[…]")
-            if i == selection { grid.tint(row: y, .selected) }
-            grid.put("  \(box) \(item.name)", x: 0, y: y, role: i == selection ? .selected : .actor)
-            grid.put("      " + TextWidth.fit(item.about, width: state.width - 7), x: 0, y: y + 1, role: .dim)
+            lines.append(("  \(box) \(item.name)", .actor, i))
+            if roomy { lines.append(("      " + item.about, .dim, nil)) }
         }
-        // The custom follow alerts, one line each, under their heading (as many as fit).
-        let first = y0 + 2 + InboxState.settingItems.count * 2
-        if state.alerts.isEmpty {
-            grid.put("      None yet.", x: 0, y: first, role: .dim)
-        }
-        for (i, alert) in state.alerts.enumerated() where first + i < state.height - 1 {
-            let index = InboxState.settingItems.count + i
+        if state.alerts.isEmpty { lines.append(("      None yet.", .dim, nil)) }
+        for (i, alert) in state.alerts.enumerated() {
             let kind: String
             switch alert.target {
             case .person: kind = "person"
             case .journey: kind = "journey"
             }
-            if index == selection { grid.tint(row: first + i, .selected) }
-            grid.put("      \(DestinationView.bell) \(alert.mode.rawValue.padding(toLength: 4, withPad: " ", startingAt: 0))  \(alert.name) (\(kind))",
-                     x: 0, y: first + i, role: index == selection ? .selected : .body)
+            lines.append(("      \(DestinationView.bell) \(alert.mode.rawValue.padding(toLength: 4, withPad: " ", startingAt: 0))  \(alert.name) (\(kind))",
+                          .body, InboxState.settingItems.count + i))
+        }
+        return lines
+    }
+
+    /// The settings screen: it scrolls to keep the selection in view, and drops the lines that
+    /// explain each switch when the window is too short for them — never drawing on its footer.
+    static func settings(_ state: InboxState, _ selection: Int, _ grid: inout Grid) {
+        let y0 = 1
+        grid.put(" Notification settings", x: 0, y: y0, role: .section)
+        let room = max(1, state.height - 1 - (y0 + 2))  // the lines between the title and the footer
+        let roomy = InboxState.settingItems.count * 2 + max(1, state.alerts.count) <= room
+        let lines = settingsLines(state, roomy: roomy)
+        let selected = lines.firstIndex { $0.item == selection } ?? 0
+        let top = max(0, min(selected - room + 1 + (roomy ? 1 : 0), lines.count - room))
+        for (offset, line) in lines.dropFirst(top).prefix(room).enumerated() {
+            let y = y0 + 2 + offset
+            let isSelected = line.item == selection
+            if isSelected { grid.tint(row: y, .selected) }
+            grid.put(TextWidth.fit(line.text, width: state.width - 1), x: 0, y: y, role: isSelected ? .selected : line.role)
         }
         putFooter(footerLine(selection >= InboxState.settingItems.count ? "j/k move  x remove  q back" : "j/k move  Space toggle  q back",
                              state), state, &grid)

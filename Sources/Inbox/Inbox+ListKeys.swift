@@ -225,7 +225,7 @@ extension Inbox {
     }
 
     /// Near either end of the cards held: read more from the replica.
-    private static func nearEdges(_ state: inout InboxState) -> [Effect] {
+    static func nearEdges(_ state: inout InboxState) -> [Effect] {
         guard let newAbove = state.newAbove, state.list.loaded else { return [] }
         let filter = state.filter?.rowFilter
         var effects: [Effect] = []

@@ -11,7 +11,8 @@ public enum Inbox {
             state.width = width
             state.height = height
             keepSelectionVisible(&state)
-            return []
+            // A taller window may show more cards than are held: read them now, not at the next key.
+            return state.showsList ? nearEdges(&state) : []
         case .opened(let seenThrough):
             // Opening the tab: what is unseen now is New, and everything there is gets seen.
             state.newAbove = seenThrough

@@ -391,6 +391,37 @@ struct InboxStateTests {
         #expect(state.notice == "No unread row below")
     }
 
+    @Test("at 60×15 the settings screen keeps off its footer and scrolls to the alerts; the explanations go when there is no room")
+    func narrowSettings() {
+        var state = Fixture.opened()
+        _ = Inbox.reduce(&state, .resized(width: 60, height: 15))
+        _ = Inbox.reduce(&state, .keyPressed(.character("s")))
+        let alerts = [AlertItem(target: .person("maya"), mode: .all, name: "Maya Okonkwo"),
+                      AlertItem(target: .journey("j"), mode: .off, name: "Run the ridge")]
+        _ = Inbox.reduce(&state, .settingsLoaded(["all": true, "stepWith": true, "social": false, "engagement": true, "journeys": true],
+                                                 alerts: alerts))
+        for _ in 0..<7 { _ = Inbox.reduce(&state, .keyPressed(.character("j"))) }
+        #expect(state.screens.last == .settings(selection: 7))
+        let grid = ActivityView.render(state)
+        #expect(grid.lines[14].hasPrefix(" j/k move  x remove  q back"))
+        #expect(grid.lines.contains { $0.contains("Run the ridge (journey)") })
+        let row = try! #require(grid.lines.firstIndex { $0.contains("Run the ridge (journey)") })
+        #expect(grid.cells[row * grid.width + 2].tint == .selected)
+        #expect(!grid.lines.contains { $0.contains("The master switch") })  // no room to explain
+        // Tall enough, every switch is explained.
+        _ = Inbox.reduce(&state, .resized(width: 100, height: 30))
+        #expect(ActivityView.render(state).lines.contains { $0.contains("The master switch — off means off.") })
+    }
+
+    @Test("a window made taller reads the cards it can now show, without waiting for a key")
+    func tallerWindow() {
+        var state = InboxState(now: Fixture.now)
+        _ = Inbox.reduce(&state, .resized(width: 60, height: 15))
+        _ = Inbox.reduce(&state, .opened(seenThrough: 2))
+        _ = Inbox.reduce(&state, .listLoaded(ListPage(request: .top, cards: Fixture.cards, reachedEnd: false)))
+        #expect(Inbox.reduce(&state, .resized(width: 250, height: 70)) == [.loadList(.older(before: 1), newAbove: 2, filter: nil)])
+    }
+
     @Test("a filter that matches nothing says why: an unknown kind lists the kinds; text says how it is searched")
     func emptyFilterHints() {
         var state = Fixture.opened()
