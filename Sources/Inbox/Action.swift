@@ -108,15 +108,18 @@ public struct SyncLine: Equatable, Sendable {
     public var counts: ServerCounts
     /// A first sync under way: rows received, rows in all.
     public var progress: (received: Int, total: Int)?
+    /// Why the server cannot be reached, while it cannot.
+    public var unreachable: String?
 
-    public init(status: String, counts: ServerCounts, progress: (received: Int, total: Int)? = nil) {
+    public init(status: String, counts: ServerCounts, progress: (received: Int, total: Int)? = nil, unreachable: String? = nil) {
         self.status = status
         self.counts = counts
         self.progress = progress
+        self.unreachable = unreachable
     }
 
     public static func == (a: SyncLine, b: SyncLine) -> Bool {
         a.status == b.status && a.counts == b.counts && a.progress?.received == b.progress?.received
-            && a.progress?.total == b.progress?.total
+            && a.progress?.total == b.progress?.total && a.unreachable == b.unreachable
     }
 }

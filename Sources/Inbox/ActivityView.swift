@@ -84,6 +84,9 @@ public enum ActivityView {
             return "No rows match /\(filter.text): names and words are searched, case and accents aside  (Esc clears)"
         }
         if !state.list.loaded { return "Opening…" }
+        if let reason = state.sync.unreachable {
+            return "Cannot reach the server, so nothing is here yet: \(reason). It tries again by itself; r tries now."
+        }
         if let progress = state.sync.progress, progress.received < progress.total { return "Syncing your activity…" }
         return "Nothing here yet: when someone steps with you, it shows up here."
     }

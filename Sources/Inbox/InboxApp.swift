@@ -100,14 +100,17 @@ public final class InboxApp {
     private func syncLine() -> SyncLine {
         let pending = (try? replica.pendingCount()) ?? 0
         let status: String
+        var unreachable: String?
         switch engine.status {
         case .never: status = "syncing…"
         case .synced(let at):
             let ago = RelativeTime.text(Int64(at.timeIntervalSince1970 * 1000), now: WallClock.realNow)
             status = ago == "now" ? "synced just now" : "synced \(ago) ago"
-        case .offline: status = "offline · \(pending) pending"
+        case .offline(_, let reason):
+            status = "offline · \(pending) pending"
+            unreachable = reason
         }
-        return SyncLine(status: status, counts: replica.counts, progress: replica.initialSync)
+        return SyncLine(status: status, counts: replica.counts, progress: replica.initialSync, unreachable: unreachable)
     }
 
     /// Reduces an action and runs its effects; true when the app should quit.

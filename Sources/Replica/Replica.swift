@@ -102,6 +102,16 @@ public final class Replica: @unchecked Sendable {
         return "\(try folder ?? Replica.folder())/\(safe(server))-t\(String(hash, radix: 16)).db"
     }
 
+    /// Removes this replica's files when it holds nothing at all — never synced, nothing
+    /// queued: what a first sync to a wrong address would otherwise leave behind. True when
+    /// it did.
+    @discardableResult
+    public func discardIfEmpty() -> Bool {
+        guard version == 0, rowCount == 0, ((try? pendingCount()) ?? 1) == 0 else { return false }
+        for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+        return true
+    }
+
     // MARK: What the replica knows of itself
 
     public var rowCount: Int { (try? locked { try db.scalar("SELECT count(*) FROM rows") }) ?? 0 }

@@ -31,7 +31,12 @@ struct Client {
             // opens offline too; the user's id is asked once and remembered in it.
             replica = try Replica(path: try Replica.defaultPath(server: url.absoluteString, token: token, in: replicaFolder))
             engine = SyncEngine(replica: replica, transport: transport)
-            try Client.learnUser(replica, transport)
+            do {
+                try Client.learnUser(replica, transport)
+            } catch {
+                replica.discardIfEmpty()  // a refused token keeps no replica
+                throw error
+            }
             user = replica.user ?? "?"
         } else {
             guard arguments["token"] == nil else { throw UsageError(description: "--token goes with --server URL") }
@@ -98,7 +103,12 @@ let syncCommand = Command(
         } catch let error as Unreachable {
             let pending = (try? client.replica.pendingCount()) ?? 0
             Output.line("offline · \(pending) pending · \(client.countsLine) — \(error.description)")
-            if !arguments.has("watch") { Output.flush(); return 1 }
+            if !arguments.has("watch") {
+                // Never reached, nothing held: no replica file is left for a wrong address.
+                if arguments["server"] != nil { client.replica.discardIfEmpty() }
+                Output.flush()
+                return 1
+            }
             let wait = backoff.next()
             Output.line(String(format: "retrying in %.1f s", wait))
             Output.flush()
@@ -108,11 +118,20 @@ let syncCommand = Command(
             // answers what it should not, is waited for.
             let pending = (try? client.replica.pendingCount()) ?? 0
             Output.line("server unavailable · \(pending) pending · \(client.countsLine) — \(error.description)")
-            if !arguments.has("watch") { Output.flush(); return 1 }
+            if !arguments.has("watch") {
+                if arguments["server"] != nil { client.replica.discardIfEmpty() }
+                Output.flush()
+                return 1
+            }
             let wait = backoff.next(after: error.retryAfter)
             Output.line(String(format: "retrying in %.1f s", wait))
             Output.flush()
             Thread.sleep(forTimeInterval: wait)
+        } catch {
+            // Not a stepo server, a refused token: nothing is left behind of a replica that
+            // never held anything.
+            if arguments["server"] != nil { client.replica.discardIfEmpty() }
+            throw error
         }
         Output.flush()
     } while arguments.has("watch")
@@ -128,6 +147,9 @@ let replicaActivity: (Arguments) throws -> Int32 = { arguments in
         } catch {
             // Shown from the replica as it stands (empty, never synced): said, not hidden.
             Output.error("stepo activity: cannot sync, showing the replica as it stands: \(error)")
+            if arguments["server"] != nil, client.replica.discardIfEmpty() {
+                Output.error("stepo activity: nothing was ever synced from \(Preview.visible(arguments["server"] ?? "")): no replica kept")
+            }
         }
     }
     let rows = try client.replica.rows(limit: limit)

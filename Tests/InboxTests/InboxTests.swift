@@ -422,6 +422,20 @@ struct InboxStateTests {
         #expect(Inbox.reduce(&state, .resized(width: 250, height: 70)) == [.loadList(.older(before: 1), newAbove: 2, filter: nil)])
     }
 
+    @Test("an empty list whose server cannot be reached says so, not 'Nothing here yet'")
+    func unreachableEmpty() {
+        var state = InboxState(now: Fixture.now)
+        _ = Inbox.reduce(&state, .resized(width: 80, height: 20))
+        _ = Inbox.reduce(&state, .opened(seenThrough: 0))
+        _ = Inbox.reduce(&state, .listLoaded(ListPage(request: .top, cards: [], reachedEnd: true)))
+        _ = Inbox.reduce(&state, .syncChanged(SyncLine(status: "offline · 0 pending", counts: ServerCounts(unseen: 0, unread: 0, stale: true),
+                                                      unreachable: "no answer from http://127.0.0.1:9: Couldn't connect to server")))
+        let words = ActivityView.emptyWords(state)
+        #expect(words.hasPrefix("Cannot reach the server"))
+        #expect(words.contains("Couldn't connect"))
+        #expect(!words.contains("Nothing here yet"))
+    }
+
     @Test("a filter that matches nothing says why: an unknown kind lists the kinds; text says how it is searched")
     func emptyFilterHints() {
         var state = Fixture.opened()

@@ -49,6 +49,19 @@ struct ClientFaultTests {
 }
 
 extension ClientFaultTests {
+    @Test("a sync to an address that never answers, or is not a stepo server, leaves no replica file behind")
+    func noReplicaLeft() throws {
+        let state = folder + "/state-wrong"
+        let server = try FaultyServer(.garbage)
+        defer { server.stop() }
+        for url in ["http://127.0.0.1:\(try refusedPort())", server.url] {
+            let result = try Stepo.run(["sync", "--server", url, "--token", "stp_wrong"], environment: ["XDG_STATE_HOME": state])
+            #expect(result.status == 1)
+            let left = (try? FileManager.default.contentsOfDirectory(atPath: state + "/stepo/replicas")) ?? []
+            #expect(left.isEmpty, "left behind: \(left)")
+        }
+    }
+
     @Test("stepo sync --watch with no replica yet, against a server answering 503 (or refusing connections), waits and retries: never exits")
     func watchWithoutReplica() throws {
         for fault in ["unavailable", "refused"] {
