@@ -258,7 +258,9 @@ public enum ActivityView {
         var keys = "j/k scroll  q back"
         switch destination {
         case .step: keys = "j/k scroll  i hearts and shares  q back"
+        case .journey(let page) where !page.isOwn: keys = "j/k scroll  b alerts  q back"
         case .profile(let page):
+            if page.person != nil { keys = "j/k scroll  b alerts  q back" }
             switch page.openAction {
             case .acceptDecline: keys = "a accept  d decline  " + keys
             case .followBack: keys = "f follow back  " + keys

@@ -74,10 +74,12 @@ public struct JourneyPage: Equatable, Sendable {
     public var readerTier: String?
     /// The reader's custom follow alert for this journey (`b` cycles it).
     public var alert: AlertMode = .default
+    /// The journey is the reader's own: no alerts (nobody is alerted of their own steps).
+    public var isOwn = false
 
     public static func == (a: JourneyPage, b: JourneyPage) -> Bool {
         a.journey == b.journey && a.ownerName == b.ownerName && a.panel == b.panel && a.readerTier == b.readerTier
-            && a.alert == b.alert
+            && a.alert == b.alert && a.isOwn == b.isOwn
             && a.supporters.map(\.name) == b.supporters.map(\.name) && a.supporters.map(\.tier) == b.supporters.map(\.tier)
     }
 }

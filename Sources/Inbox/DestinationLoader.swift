@@ -62,7 +62,7 @@ public enum DestinationLoader {
         return JourneyPage(journey: journey, ownerName: name(journey.owner, replica: replica), panel: panel,
                            supporters: (journey.people ?? []).map { (name($0.user, replica: replica), $0.tier) },
                            readerTier: journey.people?.first { $0.user == reader }?.tier,
-                           alert: replica.alert(for: .journey(journey.id)))
+                           alert: replica.alert(for: .journey(journey.id)), isOwn: journey.owner == reader)
     }
 
     /// Who hearted and shared a step, as the rows that reached the reader say.

@@ -111,7 +111,7 @@ public enum DestinationView {
         for step in page.journey.steps {
             lines.append(TextLine((step.isFinal ? "★ " : "· ") + (step.caption ?? "a step (shown when online)"), .body))
         }
-        lines += [.blank, alertLine(page.alert, whose: "this journey's")]
+        if !page.isOwn { lines += [.blank, alertLine(page.alert, whose: "this journey's")] }
         if page.panel == .people {
             lines += [.blank, TextLine("People", .section)]
             for supporter in page.supporters { lines.append(TextLine("\(supporter.name) — [\(supporter.tier)]", .actor)) }

@@ -84,6 +84,8 @@ extension Inbox {
                 state.screens[state.screens.count - 1] = .destination(screen)
                 state.notice = "Alerts for \(page.person?.name ?? page.id): \(page.alert.rawValue)"
                 return [.setAlert(.person(page.id), page.alert)]
+            case .journey(let page)? where page.isOwn:
+                state.notice = "Your own journey has no alerts: they are for the journeys you follow"
             case .journey(var page)?:
                 page.alert = page.alert.next
                 screen.destination = .journey(page)

@@ -640,6 +640,19 @@ struct DestinationViewTests {
                     "★ a step (shown when online)", "",
                     "⍾ Alerts default: this journey's new steps push as your Journey updates setting says  (b changes)"])
     }
+
+    @Test("b on the reader's own journey changes nothing and says why; the page offers no alerts")
+    func ownJourney() {
+        let journey = JourneyEntity(id: "mine", title: "My run", owner: "me", steps: [], people: [])
+        let page = JourneyPage(journey: journey, ownerName: "Me", panel: .none, supporters: [], readerTier: nil, isOwn: true)
+        var state = Fixture.opened()
+        _ = Inbox.reduce(&state, .keyPressed(.enter))
+        _ = Inbox.reduce(&state, .destinationLoaded(.journey(page)))
+        #expect(Inbox.reduce(&state, .keyPressed(.character("b"))) == [])
+        #expect(state.notice?.hasPrefix("Your own journey has no alerts") == true)
+        #expect(!DestinationView.lines(.journey(page), width: 80).contains { $0.text.contains("Alerts") })
+        #expect(!ActivityView.render(state).lines.last!.contains("b alerts"))
+    }
 }
 
 @Suite("An ASCII-only terminal")
