@@ -175,8 +175,9 @@ final class Delivery {
                                     at: event.at, step: stepKey)
         }
         outcome.note = "joined batch \(row) (now \(members) people)"
+        // The line names the event that changed the row (the row itself belongs to its first).
         outcome.writtenRows.append(ActivityRow(
-            id: row, event: current.event, recipient: recipientId, kind: .batch, actor: actor.id, title: title, body: body,
+            id: row, event: event.id, recipient: recipientId, kind: .batch, actor: actor.id, title: title, body: body,
             media: Media(image: current.image, facepile: faces), tap: tap, thread: current.thread, push: line,
             subject: RowSubject(step: n.tap.stepId), createdAt: current.createdAt, version: version,
             members: members, action: n.kind))

@@ -224,6 +224,7 @@ extension Store {
                                   at: d.event.at, step: stored.stepKey)
             }
             var written = stored.row
+            written.event = d.event.id  // the change's line names the event that made it
             written.push = state.push.reachesDevice ? .updated : state.push
             d.outcome.writtenRows.append(written)
         }

@@ -110,3 +110,44 @@ struct SampleStreamTests {
         #expect(try SampleStream.movedToToday(original, now: newest - 10 * Timestamp.day) == original)
     }
 }
+
+@Suite("docs/events.md")
+struct EventsDocTests {
+    @Test("the example lines of docs/events.md are lines stepo ingest prints for the sample data (a facepile's … aside)")
+    func examples() throws {
+        let doc = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/events.md").path
+        let text = try String(contentsOfFile: doc, encoding: .utf8)
+        // Each ```json block of the "One line per row" section and below, its lines joined.
+        let blocks = text.components(separatedBy: "```json\n").dropFirst().compactMap { $0.components(separatedBy: "\n```").first }
+            .map { $0.replacingOccurrences(of: "\n ", with: "").replacingOccurrences(of: "\n", with: "") }
+            .filter { $0.hasPrefix(#"{"event":"#) }
+        #expect(blocks.count >= 2)
+        let world = try World()
+        let descriptor = open(SampleWorldTests.samplePath, O_RDONLY)
+        defer { close(descriptor) }
+        let printed = Box2<[String]>([])
+        _ = try Ingestor(store: world.store).ingest(LineReader(fileDescriptor: descriptor),
+                                                    onRow: { printed.value.append($0.contractJSON.serialized) }, onReject: { _, _ in })
+        for block in blocks {
+            let example = try JSON.parse(Data(block.replacingOccurrences(of: #","…""#, with: "").utf8))
+            let found = printed.value.contains { line in
+                guard var row = try? JSON.parse(Data(line.utf8)) else { return false }
+                // The doc shortens a facepile to its first face and "…".
+                if let pile = example["media"]?["facepile"]?.array, let full = row["media"]?["facepile"]?.array,
+                   full.starts(with: pile), case .object(var members) = row, case .object(var media)? = row["media"] {
+                    media = media.map { $0.0 == "facepile" ? ($0.0, .array(pile)) : $0 }
+                    members = members.map { $0.0 == "media" ? ($0.0, .object(media)) : $0 }
+                    row = .object(members)
+                }
+                return row == example
+            }
+            #expect(found, "docs/events.md shows a line the sample data does not print: \(block.prefix(120))")
+        }
+    }
+}
+
+final class Box2<T>: @unchecked Sendable {
+    var value: T
+    init(_ value: T) { self.value = value }
+}
