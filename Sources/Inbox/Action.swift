@@ -60,6 +60,10 @@ public enum Effect: Equatable, Sendable {
     case setAlert(AlertTarget, AlertMode)
     case nextTheme
     case syncNow
+    /// Put `text` on the terminal's clipboard (OSC 52: it reaches the local one over SSH too).
+    case copy(String)
+    /// Open `url` in the reader's browser (`$BROWSER`), when they have one.
+    case openLink(String)
     case quit
 }
 

@@ -149,6 +149,12 @@ extension Inbox {
             }
             relist(&state)
             return [.markAllRead]
+        case .character("y"):
+            guard let row = selected?.row else { break }
+            return copyLink(&state, row.tap.deepLink)
+        case .character("o"):
+            guard let row = selected?.row else { break }
+            return openLink(&state, row.tap.deepLink)
         case .character("r"): return [.syncNow]
         case .character("t"): return [.nextTheme]
         case .character("/"):
@@ -166,6 +172,18 @@ extension Inbox {
         }
         keepSelectionVisible(&state)
         return nearEdges(&state) + seeArrivals(&state)
+    }
+
+    /// y: a row's (or a destination's) link onto the clipboard, and said.
+    static func copyLink(_ state: inout InboxState, _ link: String) -> [Effect] {
+        state.notice = "Copied \(link)"
+        return [.copy(link)]
+    }
+
+    /// o: the link opened in the reader's browser when they have one; always shown.
+    static func openLink(_ state: inout InboxState, _ link: String) -> [Effect] {
+        state.notice = state.browser ? "Opening \(link)" : "Link: \(link)  (y copies it; set $BROWSER to open it)"
+        return state.browser ? [.openLink(link)] : []
     }
 
     /// Opens a destination over the list.

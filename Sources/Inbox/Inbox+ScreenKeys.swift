@@ -67,10 +67,23 @@ extension Inbox {
         return []
     }
 
+    /// The link `y` and `o` act on in a destination: a link page's URL, else the row's deep link.
+    static func destinationLink(_ screen: DestinationScreen) -> String? {
+        if case .link(let page)? = screen.destination, !page.url.isEmpty { return page.url }
+        switch screen.request {
+        case .tap(let row), .push(let row): return row.tap.deepLink
+        case .interactions(let step): return Tap.interactions(step).deepLink
+        }
+    }
+
     private static func destinationKey(_ state: inout InboxState, _ screen: DestinationScreen, _ key: Key) -> [Effect] {
         var screen = screen
         let length = screen.destination.map { DestinationView.lines($0, width: state.width).count } ?? 0
         switch key {
+        case .character("y"), .character("o"):
+            // The destination's link: the announcement's own, or where the row lands.
+            guard let link = destinationLink(screen) else { break }
+            return key == .character("y") ? copyLink(&state, link) : openLink(&state, link)
         case .character("i"):
             // From a step, the people behind its hearts and shares.
             guard case .step(let page)? = screen.destination else { break }

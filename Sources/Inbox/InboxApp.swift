@@ -28,6 +28,7 @@ public final class InboxApp {
         themeNamed = theme != nil
         self.themeFolders = themeFolders
         state = InboxState(now: InboxApp.now)
+        state.browser = !(ProcessInfo.processInfo.environment["BROWSER"] ?? "").isEmpty
     }
 
     static var now: Int64 { WallClock.now }
@@ -126,6 +127,12 @@ public final class InboxApp {
     private func run(_ effect: Effect) -> Bool {
         switch effect {
         case .quit: return true
+        case .copy(let text):
+            Terminal.copyToClipboard(text)
+        case .openLink(let url):
+            if let browser = ProcessInfo.processInfo.environment["BROWSER"], !browser.isEmpty {
+                Terminal.launch([browser, url])
+            }
         case let .loadList(request, newAbove, filter):
             dispatch(.listLoaded(InboxApp.page(request, newAbove: newAbove, filter: filter, replica: replica)))
         case .loadMembers(let card):

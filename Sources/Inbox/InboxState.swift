@@ -142,6 +142,8 @@ public struct InboxState: Equatable, Sendable {
     public var alerts: [AlertItem] = []
     /// Rows arrived while a screen covered the list: shown when it is back.
     public var listStale = false
+    /// Whether `o` can open a link here (`$BROWSER` is set); else it shows it.
+    public var browser = false
     /// People whose request was answered, or who were followed back, in this session: their
     /// rows offer the act no more.
     public var answered: Set<String> = []
@@ -175,6 +177,7 @@ public struct InboxState: Equatable, Sendable {
         "Space →/←  expand/collapse a thread",
         "Enter  open the row", "i  on a step: who hearted and shared it", "a / d  accept / decline a follow request",
         "f  follow back a new follower", "b  on a profile or a journey: its alerts (all, default, off)", "/  filter by text or kind:NAME", "A  mark every row read", "p  preview the row's push",
+        "y / o  copy the row's link (OSC 52) / open it ($BROWSER) or show it",
         "r  sync now", "s  notification settings", "t  next theme",
         "mouse  wheel scrolls, click selects, double click opens", "q Esc ←  back one screen / quit", "?  this help",
     ]

@@ -109,6 +109,32 @@ enum Terminal {
         return (Int(getmaxx(window)), Int(getmaxy(window)))
     }
 
+    /// Puts `text` on the clipboard of the terminal the reader sits at (OSC 52), wherever that
+    /// is: over SSH, inside tmux with `set-clipboard on`, the local one.
+    static func copyToClipboard(_ text: String) {
+        let sequence = "\u{1B}]52;c;" + Data(text.utf8).base64EncodedString() + "\u{07}"
+        FileHandle.standardOutput.write(Data(sequence.utf8))
+    }
+
+    /// Starts `arguments` detached from the terminal (no input, output discarded): a browser.
+    static func launch(_ arguments: [String]) {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd in Int32(0)...2 { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, 0x80)  // POSIX_SPAWN_SETSID (a GNU flag Swift does not import)
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        if posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, environ) == 0 {
+            // Reaped when it ends, without waiting for it here.
+            Thread { var status: Int32 = 0; waitpid(pid, &status, 0) }.start()
+        }
+    }
+
     /// Wakes a `next` waiting on the keyboard (safe from any thread).
     static func wake() {
         guard wakePipe[1] >= 0 else { return }

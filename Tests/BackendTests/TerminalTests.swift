@@ -119,6 +119,28 @@ struct TerminalTests {
         try tmux.keys("q", "q")
     }
 
+    @Test("y puts the row's link on the terminal's clipboard through OSC 52 (here tmux's, with set-clipboard on)")
+    func copiesLink() throws {
+        let tmux = try Tmux(folder: folder)
+        try tmux.start(tmux.inbox())
+        defer { tmux.stop() }
+        try tmux.run(["set-option", "-s", "set-clipboard", "on"])
+        _ = try tmux.waitFor { $0.contains(" New") && $0.contains("synced") }
+        try tmux.keys("y")
+        let screen = try tmux.waitFor { $0.contains("Copied stepo://") }
+        let said = try #require(screen.split(separator: "\n").last { $0.contains("Copied stepo://") })
+        let link = String(said.split(separator: " ").first { $0.hasPrefix("stepo://") } ?? "")
+        var buffer = ""
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            buffer = (try? tmux.run(["show-buffer"])) ?? ""
+            if !buffer.isEmpty { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(!link.isEmpty && buffer == link, "clipboard: \(buffer), said: \(said)")
+        try tmux.keys("q")
+    }
+
     @Test("a new replica knows what was seen elsewhere: after stepo seen, nothing is New on its first open")
     func seenElsewhere() throws {
         let data = folder + "/data/stepo"

@@ -436,6 +436,22 @@ struct InboxStateTests {
         #expect(!words.contains("Nothing here yet"))
     }
 
+    @Test("y copies the row's link; o opens it with $BROWSER when there is one, and shows it either way")
+    func links() {
+        var state = Fixture.opened()
+        #expect(Inbox.reduce(&state, .keyPressed(.character("y"))) == [.copy("stepo://step/s1")])
+        #expect(state.notice == "Copied stepo://step/s1")
+        #expect(Inbox.reduce(&state, .keyPressed(.character("o"))) == [])
+        #expect(state.notice?.hasPrefix("Link: stepo://step/s1") == true)
+        state.browser = true
+        #expect(Inbox.reduce(&state, .keyPressed(.character("o"))) == [.openLink("stepo://step/s1")])
+        // In a destination: an announcement's own link.
+        _ = Inbox.reduce(&state, .keyPressed(.end))
+        _ = Inbox.reduce(&state, .keyPressed(.enter))
+        _ = Inbox.reduce(&state, .destinationLoaded(.link(LinkPage(text: "News", url: "https://stepo.app/news"))))
+        #expect(Inbox.reduce(&state, .keyPressed(.character("y"))) == [.copy("https://stepo.app/news")])
+    }
+
     @Test("a filter that matches nothing says why: an unknown kind lists the kinds; text says how it is searched")
     func emptyFilterHints() {
         var state = Fixture.opened()
