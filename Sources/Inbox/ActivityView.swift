@@ -243,7 +243,8 @@ public enum ActivityView {
         for (offset, index) in (top..<min(lines.count, top + height)).enumerated() {
             let line = lines[index]
             if line.role == .selected { grid.tint(row: y0 + 1 + offset, .selected) }
-            grid.put("  " + TextWidth.fit(line.text, width: state.width - 3), x: 0, y: y0 + 1 + offset, role: line.role)
+            let x = grid.put("  ", x: 0, y: y0 + 1 + offset, role: line.role)
+            grid.put(TextWidth.fit(line.text, width: state.width - 3), x: x, y: y0 + 1 + offset, role: line.role, link: line.link)
         }
     }
 

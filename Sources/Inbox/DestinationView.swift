@@ -6,10 +6,13 @@ import Wire
 public struct TextLine: Equatable, Sendable {
     public var text: String
     public var role: Role
+    /// Where the line leads, drawn as a terminal hyperlink (OSC 8) where the terminal has them.
+    public var link: String?
 
-    public init(_ text: String, _ role: Role) {
+    public init(_ text: String, _ role: Role, link: String? = nil) {
         self.text = text
         self.role = role
+        self.link = link
     }
 
     static let blank = TextLine("", .normal)
@@ -23,7 +26,7 @@ public enum DestinationView {
         case .profile(let page): return profile(page)
         case .journey(let page): return journey(page)
         case .interactions(let page): return interactions(page, now: now)
-        case .link(let page): return [TextLine(page.text, .body), .blank, TextLine("Link: " + page.url, .actor)]
+        case .link(let page): return [TextLine(page.text, .body), .blank, TextLine("Link: " + page.url, .actor, link: page.url.isEmpty ? nil : page.url)]
         case .push(let page): return PushPreviewView.lines(page, width: width)
         case .gone(let page):
             var lines = [TextLine("This content is no longer available", .body), .blank]
@@ -73,7 +76,7 @@ public enum DestinationView {
         var lines = [TextLine(step.caption, .body), TextLine("in \(step.journeyTitle) · by \(page.ownerName)", .dim), .blank]
         if let photo = step.photoUrl {
             lines += [TextLine("┌────────────────────┐", .dim), TextLine("│      [ photo ]     │", .dim),
-                      TextLine("└────────────────────┘", .dim), TextLine(photo, .dim), .blank]
+                      TextLine("└────────────────────┘", .dim), TextLine(photo, .dim, link: photo), .blank]
         }
         lines += [TextLine(DestinationView.counts(step), .actor), .blank]
         lines.append(TextLine("Comments (\(page.comments.count))", .section))

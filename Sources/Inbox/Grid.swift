@@ -12,11 +12,14 @@ public struct Cell: Equatable, Sendable {
     public var character: Character?
     public var role: Role
     public var tint: Role?
+    /// The hyperlink the cell belongs to (OSC 8), if any.
+    public var link: String?
 
-    public init(character: Character?, role: Role, tint: Role? = nil) {
+    public init(character: Character?, role: Role, tint: Role? = nil, link: String? = nil) {
         self.character = character
         self.role = role
         self.tint = tint
+        self.link = link
     }
 }
 
@@ -36,7 +39,7 @@ public struct Grid: Equatable, Sendable {
     /// never past `limit` cells nor the edge, never splitting a wide character. Returns the
     /// cells used.
     @discardableResult
-    public mutating func put(_ text: String, x: Int, y: Int, role: Role, limit: Int? = nil) -> Int {
+    public mutating func put(_ text: String, x: Int, y: Int, role: Role, limit: Int? = nil, link: String? = nil) -> Int {
         guard y >= 0, y < height, x >= 0, x < width else { return 0 }
         let room = min(limit ?? width, width - x)
         var column = x
@@ -51,9 +54,9 @@ public struct Grid: Equatable, Sendable {
             }
             guard column - x + w <= room else { break }
             let tint = cells[y * width + column].tint
-            cells[y * width + column] = Cell(character: character, role: role, tint: tint)
+            cells[y * width + column] = Cell(character: character, role: role, tint: tint, link: link)
             // The cells a wide character covers beyond its first are its own, empty.
-            for extra in 1..<max(1, w) { cells[y * width + column + extra] = Cell(character: nil, role: role, tint: tint) }
+            for extra in 1..<max(1, w) { cells[y * width + column + extra] = Cell(character: nil, role: role, tint: tint, link: link) }
             column += w
         }
         return column - x

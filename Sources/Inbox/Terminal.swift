@@ -64,6 +64,7 @@ enum Terminal {
         }
         screen = made
         set_term(made)
+        hyperlinks = hyperlinksWanted(term: chosen ?? "", environment: ProcessInfo.processInfo.environment)
         window = stepo_stdscr()
         set_escdelay(25)  // Esc answers at once, not after the default second
         cbreak()
@@ -107,6 +108,38 @@ enum Terminal {
     static var size: (width: Int, height: Int) {
         guard let window else { return (80, 24) }
         return (Int(getmaxx(window)), Int(getmaxy(window)))
+    }
+
+    /// Whether to draw links as terminal hyperlinks (OSC 8): not where the terminal is known to
+    /// print unknown sequences, nor in an ASCII-only locale, nor with STEPO_HYPERLINKS=0.
+    nonisolated(unsafe) static var hyperlinks = false
+
+    static func hyperlinksWanted(term: String, environment: [String: String]) -> Bool {
+        guard environment["STEPO_HYPERLINKS"] != "0", !asciiOnly else { return false }
+        return !(term == "dumb" || term.hasPrefix("linux") || term.hasPrefix("vt") || term.hasPrefix("cons"))
+    }
+
+    /// Writes every run of linked cells again, wrapped in OSC 8, after ncurses drew them: the
+    /// same characters in the same style at the same place, so only the link is new.
+    static func writeLinks(_ grid: Grid) {
+        var out = ""
+        for y in 0..<grid.height {
+            var x = 0
+            while x < grid.width {
+                guard let link = grid.cells[y * grid.width + x].link, link.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { x += 1; continue }
+                let start = x
+                var text = ""
+                while x < grid.width, grid.cells[y * grid.width + x].link == link {
+                    if let character = grid.cells[y * grid.width + x].character { text.append(character) }
+                    x += 1
+                }
+                let first = grid.cells[y * grid.width + start]
+                let style = palette.style(first.role, tint: first.tint)
+                out += "\u{1B}[\(y + 1);\(start + 1)H" + style.sgr + "\u{1B}]8;;\(link)\u{1B}\\" + text + "\u{1B}]8;;\u{1B}\\\u{1B}[0m"
+            }
+        }
+        guard !out.isEmpty else { return }
+        FileHandle.standardOutput.write(Data(("\u{1B}7" + out + "\u{1B}8").utf8))
     }
 
     /// Puts `text` on the clipboard of the terminal the reader sits at (OSC 52), wherever that
@@ -234,6 +267,7 @@ enum Terminal {
         }
         wnoutrefresh(window)
         doupdate()
+        if hyperlinks { writeLinks(grid) }
         guard !whole.isEmpty else { return }
         var out = "\u{1B}7"  // save the cursor ncurses believes in
         for item in whole {

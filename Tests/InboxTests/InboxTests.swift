@@ -452,6 +452,22 @@ struct InboxStateTests {
         #expect(Inbox.reduce(&state, .keyPressed(.character("y"))) == [.copy("https://stepo.app/news")])
     }
 
+    @Test("links in a destination are drawn as hyperlinks: their cells carry the URL (OSC 8 where the terminal has it)")
+    func hyperlinks() {
+        var state = Fixture.opened()
+        _ = Inbox.reduce(&state, .keyPressed(.end))
+        _ = Inbox.reduce(&state, .keyPressed(.enter))
+        _ = Inbox.reduce(&state, .destinationLoaded(.link(LinkPage(text: "News", url: "https://stepo.app/news"))))
+        let grid = ActivityView.render(state)
+        let row = try! #require(grid.lines.firstIndex { $0.contains("Link: https://stepo.app/news") })
+        let linked = (0..<grid.width).filter { grid.cells[row * grid.width + $0].link == "https://stepo.app/news" }
+        #expect(linked.count == "Link: https://stepo.app/news".count)
+        #expect(Terminal.hyperlinksWanted(term: "xterm-256color", environment: [:]))
+        #expect(!Terminal.hyperlinksWanted(term: "linux", environment: [:]))
+        #expect(!Terminal.hyperlinksWanted(term: "vt100", environment: [:]))
+        #expect(!Terminal.hyperlinksWanted(term: "xterm-256color", environment: ["STEPO_HYPERLINKS": "0"]))
+    }
+
     @Test("a filter that matches nothing says why: an unknown kind lists the kinds; text says how it is searched")
     func emptyFilterHints() {
         var state = Fixture.opened()
