@@ -3,7 +3,7 @@ import Replica
 import Wire
 
 /// A key, as the terminal reports it.
-public enum Key: Equatable, Sendable {
+public enum Key: Hashable, Sendable {
     case up, down, pageUp, pageDown, home, end, enter, space, left, right, escape, backspace, tab, backTab
     case character(Character)
     /// The mouse, where the terminal reports it: the wheel, and a click on a screen row.
@@ -16,6 +16,8 @@ public enum Key: Equatable, Sendable {
 /// changes the inbox's state is one of these, through `Inbox.reduce`.
 public enum Action: Equatable, Sendable {
     case keyPressed(Key)
+    /// Asked to land on one row (`stepo inbox --open ROW`): it opens, as Enter on it would.
+    case openRow(ActivityRow)
     case resized(width: Int, height: Int)
     /// The tab opened on the replica: rows above `seenThrough` were unseen (the New section).
     case opened(seenThrough: Int)

@@ -22,7 +22,7 @@ public enum ActivityView {
         case .settings(let selection)?:
             settings(state, selection, &grid)
         case .help(let top)?:
-            text(" Keys", InboxState.helpLines.map { TextLine($0, .body) }, top: top, state, &grid)
+            text(" Keys", InboxState.helpLines.map { TextLine($0, .body) } + state.ownHelp.map { TextLine($0, .actor) }, top: top, state, &grid)
             putFooter(footerLine("j/k scroll  q back", state), state, &grid)
         case .destination(let screen)?:
             destination(screen, state, &grid)

@@ -11,7 +11,7 @@ extension Inbox {
         switch screen {
         case .settings(let selection): return settingsKey(&state, selection, key)
         case .help(let top):
-            let top = scrolled(top, key, length: InboxState.helpLines.count, page: state.listHeight - 1)
+            let top = scrolled(top, key, length: InboxState.helpLines.count + state.ownHelp.count, page: state.listHeight - 1)
             state.screens[state.screens.count - 1] = .help(top: top)
             return []
         case .destination(let destination): return destinationKey(&state, destination, key)

@@ -59,6 +59,9 @@ public enum Inbox {
             return []
         case .keyPressed(let key):
             return keyPressed(&state, key)
+        case .openRow(let row):
+            state.screens.removeAll()
+            return (row.readAt == nil ? [.markRead(row.id)] : []) + open(&state, .tap(row))
         }
     }
 

@@ -19,15 +19,23 @@ public final class InboxApp {
     /// The replica's first sync is not done: what the reader saw elsewhere is not known yet.
     private var awaitingFirstSync = false
 
+    /// The reader's keys and colours.
+    private let config: InboxConfig
+    /// The row to land on once the tab is open (`--open ROW`).
+    public var landOn: Int?
+
     /// `theme` is drawn first — when nil, the one for the terminal's background (`light` on a
-    /// light one, else `tangerine`); `t` cycles through the themes in `themeFolders`.
-    public init(replica: Replica, engine: SyncEngine, theme: Theme?, themeFolders: [String]) {
+    /// light one, else `tangerine`); `t` cycles through the themes in `themeFolders`. `config`'s
+    /// keys stand for the functions they are bound to, and its colours go over every theme.
+    public init(replica: Replica, engine: SyncEngine, theme: Theme?, themeFolders: [String], config: InboxConfig = InboxConfig()) {
         self.replica = replica
         self.engine = engine
-        self.theme = theme ?? .mono
+        self.config = config
+        self.theme = theme.map(config.dress) ?? .mono
         themeNamed = theme != nil
         self.themeFolders = themeFolders
         state = InboxState(now: InboxApp.now)
+        state.ownHelp = config.helpLines
         state.browser = !(ProcessInfo.processInfo.environment["BROWSER"] ?? "").isEmpty
     }
 
@@ -40,8 +48,8 @@ public final class InboxApp {
         defer { Terminal.stop() }
         if !themeNamed {
             // The terminal said what its background is (or the environment did): its theme.
-            theme = (try? Theme.load(Terminal.background.defaultTheme, folders: themeFolders))
-                ?? (try? Theme.load("tangerine", folders: themeFolders)) ?? .mono
+            theme = config.dress((try? Theme.load(Terminal.background.defaultTheme, folders: themeFolders))
+                ?? (try? Theme.load("tangerine", folders: themeFolders)) ?? .mono)
             Terminal.apply(theme)
         }
         let size = Terminal.size
@@ -52,6 +60,7 @@ public final class InboxApp {
         // stamped, until it has — then the tab opens again on what the server says was seen.
         awaitingFirstSync = !replica.firstSyncDone
         dispatch(.opened(seenThrough: awaitingFirstSync ? Int.max : replica.seenThrough))
+        land()
         if let notice { dispatch(.failed(notice)) }
         let flag = changed
         engine.onChange = { flag.set(); Terminal.wake() }
@@ -63,7 +72,10 @@ public final class InboxApp {
             for input in Terminal.next(timeout: 1.0) {
                 switch input {
                 case .key(let key):
-                    if dispatch(.keyPressed(key)) { engine.stop(); return 0 }
+                    // The reader's bindings first: a key stands for the function it is bound to
+                    // (the filter's typing takes keys as they are).
+                    let typing = state.filter?.typing == true && state.screens.isEmpty
+                    if dispatch(.keyPressed(typing ? key : config.map(key))) { engine.stop(); return 0 }
                 case let .resized(width, height):
                     dispatch(.resized(width: width, height: height))
                 case .woken:
@@ -77,6 +89,7 @@ public final class InboxApp {
                 if awaitingFirstSync, replica.firstSyncDone {
                     awaitingFirstSync = false
                     dispatch(.opened(seenThrough: replica.seenThrough))
+                    land()
                 } else {
                     dispatch(.replicaChanged(unseenArrived: !awaitingFirstSync && replica.newestRow > replica.seenThrough))
                 }
@@ -87,6 +100,19 @@ public final class InboxApp {
                 dispatch(.ticked(now: InboxApp.now))
                 dispatch(.syncChanged(syncLine()))
             }
+        }
+    }
+
+    /// Opens the row asked for (`--open ROW`) once the replica holds it; says so when its first
+    /// sync is done and it still does not.
+    private func land() {
+        guard let id = landOn else { return }
+        if let row = try? replica.row(id) {
+            landOn = nil
+            dispatch(.openRow(row))
+        } else if !awaitingFirstSync {
+            landOn = nil
+            dispatch(.failed("There is no row \(id) in your activity"))
         }
     }
 
@@ -157,7 +183,7 @@ public final class InboxApp {
             let names = Theme.available(in: themeFolders)
             let next = names.isEmpty ? nil : names[((names.firstIndex(of: theme.name) ?? -1) + 1) % names.count]
             if let next, let loaded = try? Theme.load(next, folders: themeFolders) {
-                theme = loaded
+                theme = config.dress(loaded)
                 Terminal.apply(theme)
                 lastDrawn = nil
                 dispatch(.themeChanged(theme.name))

@@ -142,6 +142,8 @@ public struct InboxState: Equatable, Sendable {
     public var alerts: [AlertItem] = []
     /// Rows arrived while a screen covered the list: shown when it is back.
     public var listStale = false
+    /// The help screen's lines for the reader's own key bindings (from their config).
+    public var ownHelp: [String] = []
     /// Whether `o` can open a link here (`$BROWSER` is set); else it shows it.
     public var browser = false
     /// People whose request was answered, or who were followed back, in this session: their

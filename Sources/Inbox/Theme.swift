@@ -1,4 +1,5 @@
 import Foundation
+import Notifications
 
 /// A colour in a theme: the terminal's default, one of the eight, or one of 256.
 public enum ThemeColor: Equatable, Sendable {
@@ -40,7 +41,7 @@ public struct ThemeError: Error, CustomStringConvertible {
     public let file: String
     public let line: Int
     public let message: String
-    public var description: String { "\(file):\(line): \(message)" }
+    public var description: String { Preview.visible("\(file):\(line): \(message)") }
 }
 
 /// A colour theme: a style for every role, read from a `.theme` file.
@@ -54,26 +55,31 @@ public struct Theme: Equatable, Sendable {
     public static func parse(_ text: String, name: String, file: String) throws -> Theme {
         var styles: [Role: Style] = [:]
         for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
-            guard !words.isEmpty else { continue }
-            func fail(_ message: String) -> ThemeError { ThemeError(file: file, line: number + 1, message: message) }
-            guard words[0] == "color" else { throw fail("expected `color ELEMENT FG BG [ATTR…]`, found \"\(words[0])\"") }
-            guard words.count >= 4 else { throw fail("`color` needs an element, a foreground and a background") }
-            guard let role = Role(rawValue: words[1]) else {
-                throw fail("unknown element \"\(words[1])\" (one of: \(Role.allCases.map(\.rawValue).joined(separator: ", ")))")
-            }
-            guard let fg = ThemeColor(words[2]) else { throw fail("unknown colour \"\(words[2])\"") }
-            guard let bg = ThemeColor(words[3]) else { throw fail("unknown colour \"\(words[3])\"") }
-            let attributes = Set(words.dropFirst(4))
-            if let bad = attributes.subtracting(Theme.attributes).first { throw fail("unknown attribute \"\(bad)\"") }
-            styles[role] = Style(foreground: fg, background: bg, attributes: attributes)
+            styles.merge(try parseStyles(String(raw), file: file, line: number + 1)) { _, new in new }
         }
         let missing = Role.allCases.filter { styles[$0] == nil }
         if !missing.isEmpty {
             throw ThemeError(file: file, line: 0, message: "no style for \(missing.map(\.rawValue).joined(separator: ", "))")
         }
         return Theme(name: name, styles: styles)
+    }
+
+    /// One line of a theme (or a config's `color` line): its style, or none for a blank line.
+    static func parseStyles(_ raw: String, file: String, line number: Int) throws -> [Role: Style] {
+        let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
+        guard !words.isEmpty else { return [:] }
+        func fail(_ message: String) -> ThemeError { ThemeError(file: file, line: number, message: message) }
+        guard words[0] == "color" else { throw fail("expected `color ELEMENT FG BG [ATTR…]`, found \"\(words[0])\"") }
+        guard words.count >= 4 else { throw fail("`color` needs an element, a foreground and a background") }
+        guard let role = Role(rawValue: words[1]) else {
+            throw fail("unknown element \"\(words[1])\" (one of: \(Role.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        guard let fg = ThemeColor(words[2]) else { throw fail("unknown colour \"\(words[2])\"") }
+        guard let bg = ThemeColor(words[3]) else { throw fail("unknown colour \"\(words[3])\"") }
+        let attributes = Set(words.dropFirst(4))
+        if let bad = attributes.subtracting(Theme.attributes).first { throw fail("unknown attribute \"\(bad)\"") }
+        return [role: Style(foreground: fg, background: bg, attributes: attributes)]
     }
 
     /// Loads a theme by name (from the themes folders) or by path.

@@ -173,32 +173,57 @@ let replicaActivity: (Arguments) throws -> Int32 = { arguments in
 let inboxCommand = Command(
     name: "inbox",
     summary: "Open the Activity tab in the terminal (what `stepo` does in a terminal).",
-    usage: "stepo inbox [--db FILE] [--user ID] [--server URL --token T] [--theme NAME|PATH]",
+    usage: "stepo inbox [--db FILE] [--user ID] [--server URL --token T] [--theme NAME|PATH] [--config FILE] [--open ROW]",
     details: """
     Reads only the local replica and keeps it synced in the background. Themes: themes/*.theme
-    (tangerine, high-contrast, mono); NO_COLOR or a terminal without colour uses attributes only.
-    A terminal ncurses does not know (or none) falls back to a known one, or to text.
+    (tangerine, light, high-contrast, mono); with none named, the inbox asks the terminal for
+    its background and draws light or tangerine. NO_COLOR or a terminal without colour uses
+    attributes only. A terminal ncurses does not know (or none) falls back to a known one, or
+    to text. --open ROW lands on that row's destination, as Enter on it would.
+
+    Keys and colours of your own go in $XDG_CONFIG_HOME/stepo/config (~/.config/stepo/config),
+    or the file --config names, written as mutt's are:
+
+      bind <Tab> next-unread     # a key (one character, or <Tab> <Space> <Enter> <Esc> <Up> …)
+      bind x quit                #   and what it does
+      color newRow default color22
+      set theme high-contrast
+
+    Functions: \(InboxConfig.functions.map(\.name).joined(separator: ", ")).
+    A line that cannot be read stops the inbox with its file and line.
 
     Keys:
 
     """ + InboxState.helpLines.map { "  " + $0 }.joined(separator: "\n"),
-    options: ["db", "user", "server", "token", "theme"], flags: []
+    options: ["db", "user", "server", "token", "theme", "config", "open"], flags: []
 ) { arguments in
+    // The reader's keys and colours: --config FILE, else $XDG_CONFIG_HOME/stepo/config.
+    let config: InboxConfig
+    do {
+        config = try InboxConfig.load(arguments["config"] ?? InboxConfig.defaultPath())
+    } catch let error as ThemeError {
+        throw CommandError(description: "config: \(error.description)")
+    }
     guard isatty(0) == 1, isatty(1) == 1 else {
         throw CommandError(description: "the inbox needs a terminal; try stepo activity --replica")
     }
     let folders = themeFolders()
-    // A theme named is drawn; else the inbox picks one for the terminal's background.
+    // A theme named (here, or in the config) is drawn; else the inbox picks one for the
+    // terminal's background.
     let theme: Theme?
     do {
-        theme = try arguments["theme"].map { try Theme.load($0, folders: folders) }
+        theme = try (arguments["theme"] ?? config.theme).map { try Theme.load($0, folders: folders) }
     } catch let error as ThemeError {
         throw CommandError(description: "theme: \(error.description)")
     }
+    let landOn = try arguments.integer("open")
+    if let landOn, landOn <= 0 { throw UsageError(description: "--open takes a row id (a positive number)") }
     let client = try Client(arguments)
     Output.flush()
     do {
-        return try InboxApp(replica: client.replica, engine: client.engine, theme: theme, themeFolders: folders).run()
+        let app = InboxApp(replica: client.replica, engine: client.engine, theme: theme, themeFolders: folders, config: config)
+        app.landOn = landOn
+        return try app.run()
     } catch let error as TerminalUnavailable {
         // Never exit over TERM: say why, and show the activity as text.
         Output.error("stepo: \(error.description); showing the activity as text")

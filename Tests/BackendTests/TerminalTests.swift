@@ -141,6 +141,52 @@ struct TerminalTests {
         try tmux.keys("q")
     }
 
+    @Test("the reader's config binds keys (x quits here); a broken one stops the inbox naming its file and line; --open lands on a row")
+    func configAndOpen() throws {
+        let tmux = try Tmux(folder: folder)
+        let config = folder + "/config"
+        try Data("bind x quit\nbind <Tab> move-down\n".utf8).write(to: URL(fileURLWithPath: config))
+        try tmux.start(tmux.inbox() + " inbox --config \(config)")
+        defer { tmux.stop() }
+        _ = try tmux.waitFor { $0.contains(" New") && $0.contains("synced") }
+        try tmux.keys("?")
+        #expect(try tmux.waitFor { $0.contains("(your config)") }.contains("x  quit  (your config)"))
+        try tmux.keys("q")
+        _ = try tmux.waitFor { !$0.contains(" Keys") }
+        try tmux.keys("x")
+        // The inbox quits, and its session with it.
+        let deadline = Date().addingTimeInterval(10)
+        var quit = false
+        while Date() < deadline, !quit {
+            quit = (try? tmux.screen()).map { !$0.contains(" Activity") } ?? true
+            if !quit { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        #expect(quit, "x did not quit")
+
+        try Data("bind x quit\nbind q fly\n".utf8).write(to: URL(fileURLWithPath: config))
+        let broken = try Stepo.run(["inbox", "--config", config], environment: ["XDG_DATA_HOME": folder + "/data", "XDG_STATE_HOME": folder + "/state"])
+        #expect(broken.status == 1)
+        #expect(broken.stderr.contains("\(config):2: unknown function \"fly\""), "\(broken.stderr)")
+    }
+
+    @Test("stepo inbox --open ROW lands on that row's destination")
+    func openRow() throws {
+        let tmux = try Tmux(folder: folder)
+        // The sample world's newest follow request: An Nguyễn's, which taps to her profile.
+        try tmux.start(tmux.inbox() + " inbox")
+        _ = try tmux.waitFor { $0.contains(" New") && $0.contains("synced") }
+        try tmux.keys("q")
+        tmux.stop()
+        let store = try Store(path: folder + "/data/stepo/stepo.db")
+        let me = try #require(try store.user("chaucao"))
+        let request = try #require(try store.activity(of: me).first { $0.kind == .followRequest })
+        let again = try Tmux(folder: folder + "/again")
+        try again.start("env LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_DATA_HOME=\(folder)/data XDG_STATE_HOME=\(folder)/state TERM=xterm-256color \(Stepo.binary) inbox --open \(request.id)")
+        defer { again.stop() }
+        let landed = try again.waitFor { $0.contains(" Profile") }
+        #expect(landed.contains(request.title))
+    }
+
     @Test("a new replica knows what was seen elsewhere: after stepo seen, nothing is New on its first open")
     func seenElsewhere() throws {
         let data = folder + "/data/stepo"

@@ -82,3 +82,47 @@ struct ThemeTests {
         #expect(Background.light.defaultTheme == "light")
     }
 }
+
+@Suite("The reader's config")
+struct ConfigTests {
+    @Test("bind maps a key to a function, color goes over the theme, set names the theme")
+    func reads() throws {
+        let config = try InboxConfig.parse("""
+            # mine
+            bind x quit
+            bind <Tab> move-down      # why not
+            color newRow default color22 bold
+            set theme high-contrast
+            """, file: "config")
+        #expect(config.map(.character("x")) == .character("q"))
+        #expect(config.map(.tab) == .character("j"))
+        #expect(config.map(.character("k")) == .character("k"))
+        #expect(config.theme == "high-contrast")
+        #expect(config.colors[.newRow] == Style(foreground: .default, background: .indexed(22), attributes: ["bold"]))
+        #expect(config.dress(Theme.mono).styles[.newRow]?.background == .indexed(22))
+        #expect(config.helpLines.contains("x  quit  (your config)"))
+    }
+
+    @Test("a line that cannot be read names its file and line, and what was wrong",
+          arguments: [("bind", "config:1: `bind` takes a key and a function: bind KEY FUNCTION"),
+                      ("bind xx quit", "config:1: unknown key \"xx\""),
+                      ("bind x fly", "config:1: unknown function \"fly\""),
+                      ("\ncolor nowhere red black", "config:2: unknown element \"nowhere\""),
+                      ("set colour red", "config:1: `set` takes: set theme NAME"),
+                      ("macro x y", "config:1: unknown command \"macro\"")])
+    func errors(text: String, said: String) {
+        do {
+            _ = try InboxConfig.parse(text, file: "config")
+            Issue.record("\(text) was accepted")
+        } catch {
+            #expect("\(error)".hasPrefix(said), "\(error)")
+        }
+    }
+
+    @Test("a config that is not there is an empty one; the default lives under XDG_CONFIG_HOME")
+    func absent() throws {
+        #expect(try InboxConfig.load("/nonexistent/stepo/config") == InboxConfig())
+        #expect(InboxConfig.defaultPath(environment: ["XDG_CONFIG_HOME": "/x/conf"]) == "/x/conf/stepo/config")
+        #expect(InboxConfig.defaultPath(environment: ["HOME": "/home/me"]) == "/home/me/.config/stepo/config")
+    }
+}

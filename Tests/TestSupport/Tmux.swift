@@ -31,7 +31,7 @@ public struct Tmux {
     /// `stepo` with no arguments, on data and state folders of this test's own.
     public func inbox(term: String? = "xterm-256color", locale: String = "C.UTF-8") -> String {
         let terminal = term.map { " TERM=\($0)" } ?? ""
-        return "env LANG=\(locale) LC_ALL=\(locale) XDG_DATA_HOME=\(folder)/data XDG_STATE_HOME=\(folder)/state\(terminal) \(Stepo.binary)"
+        return "env LANG=\(locale) LC_ALL=\(locale) XDG_DATA_HOME=\(folder)/data XDG_STATE_HOME=\(folder)/state XDG_CONFIG_HOME=\(folder)/config\(terminal) \(Stepo.binary)"
     }
 
     public func keys(_ keys: String...) throws { try run(["send-keys", "-t", session] + keys) }
