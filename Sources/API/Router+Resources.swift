@@ -25,26 +25,24 @@ extension Router {
 
     func step(_ request: HTTPRequest, _ id: String) throws -> HTTPResponse {
         let (step, visibility) = try visibleStep(request, id)
-        return .ok(.object([("step", try store.stepEntity(step, countedBy: visibility).json),
-                            ("comments", .array(try store.comments(ofStep: step, visibility: visibility).map(\.json)))]))
+        return .ok(StepDetail(step: try store.stepEntity(step, countedBy: visibility),
+                              comments: try store.comments(ofStep: step, visibility: visibility)).json)
     }
 
     func interactions(_ request: HTTPRequest, _ id: String) throws -> HTTPResponse {
         let (step, visibility) = try visibleStep(request, id)
-        let list = try store.interactions(onStep: step, visibility: visibility).map { item in
-            JSON.object([("type", .string(item.interaction.rawValue)), ("user", .string(item.user)),
-                         ("name", .string(item.name)), ("at", .string(Timestamp.format(item.at)))])
+        let items = try store.interactions(onStep: step, visibility: visibility).map { item in
+            InteractionList.Item(kind: item.interaction == .share ? .share : .heart, user: item.user, name: item.name, at: item.at)
         }
         let counted = try store.stepEntity(step, countedBy: visibility)
-        return .ok(.object([("step", .string(step.id)), ("hearts", .int(counted.hearts)), ("shares", .int(counted.shares)),
-                            ("interactions", .array(list))]))
+        return .ok(InteractionList(step: step.id, hearts: counted.hearts, shares: counted.shares, items: items).json)
     }
 
     func profile(_ request: HTTPRequest, _ id: String) throws -> HTTPResponse {
         let visibility = Visibility(store: store, viewer: try user(request))
         guard let person = try store.user(id) else { throw APIError.notFound("no user \(id)") }
         guard try visibility.canSee(person: person) else { throw APIError.gone(fallbackTo: nil) }
-        return .ok(.object([("user", try store.person(person, seenBy: visibility.viewer).json)]))
+        return .ok(ProfileDetail(user: try store.person(person, seenBy: visibility.viewer)).json)
     }
 
     func journey(_ request: HTTPRequest, _ id: String) throws -> HTTPResponse {
@@ -54,7 +52,7 @@ extension Router {
         guard let journey = try store.journey(id) else { throw APIError.notFound("no journey \(id)") }
         guard try visibility.canSee(journey: journey) else { throw try gone(owner: try store.user(key: journey.ownerKey), visibility) }
         let entity = try store.journeyEntity(journey, people: panel == "people", captions: true, visibility: visibility)
-        return .ok(.object([("journey", entity.json)]))
+        return .ok(JourneyDetail(journey: entity).json)
     }
 
     /// `GET /v1/rows/{id}/push?platform=apns|fcm`: the push of one of the user's rows, as it
@@ -97,17 +95,9 @@ extension Router {
             }
             viewer = try store.user(key: viewer.key) ?? viewer
         }
-        let p = viewer.preferences
         // The custom follow alerts: each person or journey set to all or off.
-        let alerts = try store.alerts(of: viewer).map { alert -> JSON in
-            switch alert.target {
-            case .person(let id): return .object([("person", .string(id)), ("mode", .string(alert.mode.rawValue))])
-            case .journey(let id): return .object([("journey", .string(id)), ("mode", .string(alert.mode.rawValue))])
-            }
-        }
-        return .ok(.object([("all", .bool(p.all)), ("stepWith", .bool(p.stepWith)), ("social", .bool(p.social)),
-                            ("engagement", .bool(p.engagement)), ("journeys", .bool(p.journeys)),
-                            ("customFollow", .array(alerts))]))
+        let alerts = try store.alerts(of: viewer).map { PreferencesDocument.Alert(target: $0.target, mode: $0.mode) }
+        return .ok(PreferencesDocument(switches: viewer.preferences, alerts: alerts).json)
     }
 
     /// `GET|POST /v1/devices`: the user's devices; POST registers one (a token registered

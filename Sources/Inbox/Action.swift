@@ -33,8 +33,9 @@ public enum Action: Equatable, Sendable {
     case destinationLoaded(Destination)
     /// A live copy of the open destination, from the server (or its word that it is gone).
     case destinationRefreshed(Destination)
-    case settingsLoaded([String: Bool], alerts: [AlertItem] = [])
-    case themeChanged(String)
+    case settingsLoaded(Preferences, alerts: [AlertItem] = [])
+    /// The theme drawn now (at start, and after `t`).
+    case themeChanged(String, announce: Bool = true)
     /// The server refused something this inbox asked for: the reader is told.
     case refused(String)
     /// Something the background could not do (offline, a failure): shown in the footer.

@@ -197,8 +197,11 @@ public enum ActivityView {
     static func settingsLines(_ state: InboxState, roomy: Bool) -> [(text: String, role: Role, item: Int?)] {
         var lines: [(String, Role, Int?)] = []
         for (i, item) in InboxState.settingItems.enumerated() {
-            let on = state.settings?[item.key]
-            let box = item.key == "customFollow" ? "[–]" : (on.map { $0 ? "[x]" : "[ ]" } ?? "[…]")
+            let box: String
+            switch item.item {
+            case .customFollow: box = "[–]"
+            case .toggle(let name): box = state.settings.map { $0[name] ? "[x]" : "[ ]" } ?? "[…]"
+            }
             lines.append(("  \(box) \(item.name)", .actor, i))
             if roomy { lines.append(("      " + item.about, .dim, nil)) }
         }

@@ -111,29 +111,32 @@ public struct LinkPage: Equatable, Sendable {
 
 /// A row's push as the lock screen would show it, from the payloads the server builds.
 public struct PushPage: Equatable, Sendable {
-    public var apns: JSON
-    public var fcm: JSON
+    /// The push as it goes to each platform (nil when there is none to show).
+    public var apns: PushPreview?
+    public var fcm: PushPreview?
     /// The other pushed rows of the thread, newest first, each as its own APNs payload says.
-    public var stacked: [(title: String, body: String)]
+    public var stacked: [PushPreview]
     /// Why there is no push to show: the server's word that the rules withhold it now (a
     /// block, a deletion, a switch turned off), or that it cannot be asked (offline).
     public var unavailable: String?
 
-    public init(apns: JSON, fcm: JSON, stacked: [(title: String, body: String)], unavailable: String? = nil) {
+    public init(apns: PushPreview, fcm: PushPreview, stacked: [PushPreview]) {
         self.apns = apns
         self.fcm = fcm
         self.stacked = stacked
-        self.unavailable = unavailable
     }
 
     /// No push to show, and why.
     public static func unavailable(_ reason: String) -> PushPage {
-        PushPage(apns: .null, fcm: .null, stacked: [], unavailable: reason)
+        var page = PushPage(apns: nil, fcm: nil)
+        page.unavailable = reason
+        return page
     }
 
-    public static func == (a: PushPage, b: PushPage) -> Bool {
-        a.apns == b.apns && a.fcm == b.fcm && a.stacked.map(\.title) == b.stacked.map(\.title)
-            && a.stacked.map(\.body) == b.stacked.map(\.body) && a.unavailable == b.unavailable
+    private init(apns: PushPreview?, fcm: PushPreview?) {
+        self.apns = apns
+        self.fcm = fcm
+        self.stacked = []
     }
 }
 

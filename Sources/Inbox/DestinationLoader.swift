@@ -87,38 +87,25 @@ public enum DestinationLoader {
     // MARK: Live copies, from the server's answers
 
     /// A step as the server shows it now (all its comments, not only those the replica holds).
-    public static func liveStep(_ json: JSON, like page: StepPage, replica: Replica) -> Destination? {
-        guard let stepJSON = json["step"], let step = try? StepEntity(json: stepJSON) else { return nil }
-        let comments = (json["comments"]?.array ?? []).compactMap { try? CommentEntity(json: $0) }
-        return .step(stepPage(step, comments: comments, mode: page.commentsMode, highlight: page.highlight,
-                              offline: false, replica: replica))
+    public static func liveStep(_ detail: StepDetail, like page: StepPage, replica: Replica) -> Destination {
+        .step(stepPage(detail.step, comments: detail.comments, mode: page.commentsMode, highlight: page.highlight,
+                       offline: false, replica: replica))
     }
 
     /// Who hearted and shared a step, as the server lists them now: every person by name,
-    /// where the replica holds a batch as one row.
-    public static func liveInteractions(_ json: JSON, like page: InteractionsPage) -> Destination? {
-        guard let list = json["interactions"]?.array else { return nil }
-        // The counts as the server makes them for this reader (people out of sight left out).
+    /// where the replica holds a batch as one row; the counts as the server makes them for
+    /// this reader (people out of sight left out).
+    public static func liveInteractions(_ list: InteractionList, like page: InteractionsPage) -> Destination {
         var step = page.step
-        if let hearts = json["hearts"]?.int { step.hearts = hearts }
-        if let shares = json["shares"]?.int { step.shares = shares }
-        return .interactions(InteractionsPage(step: step, people: list.compactMap { item in
-            guard let at = item["at"]?.string.flatMap(Timestamp.parse) else { return nil }
-            return InteractionEntry(name: item["name"]?.string ?? item["user"]?.string ?? "?", share: item["type"]?.string == "share", at: at)
+        step.hearts = list.hearts
+        step.shares = list.shares
+        return .interactions(InteractionsPage(step: step, people: list.items.map {
+            InteractionEntry(name: $0.name, share: $0.kind == .share, at: $0.at)
         }))
     }
 
     /// A journey as the server shows it now (every step's caption).
-    public static func liveJourney(_ json: JSON, like page: JourneyPage, replica: Replica) -> Destination? {
-        guard let journeyJSON = json["journey"], let journey = try? JourneyEntity(json: journeyJSON) else { return nil }
-        return .journey(journeyPage(journey, panel: page.panel, replica: replica))
-    }
-
-    /// The push preview from the payloads `stepo push` builds, and the thread's other pushes.
-    public static func push(apns: JSON, fcm: JSON, stacked: [JSON]) -> Destination {
-        .push(PushPage(apns: apns, fcm: fcm, stacked: stacked.map { payload in
-            let alert = payload["payload"]?["aps"]?["alert"]
-            return (alert?["title"]?.string ?? "", alert?["body"]?.string ?? "")
-        }))
+    public static func liveJourney(_ detail: JourneyDetail, like page: JourneyPage, replica: Replica) -> Destination {
+        .journey(journeyPage(detail.journey, panel: page.panel, replica: replica))
     }
 }

@@ -8,11 +8,21 @@ public struct TextLine: Equatable, Sendable {
     public var role: Role
     /// Where the line leads, drawn as a terminal hyperlink (OSC 8) where the terminal has them.
     public var link: String?
+    /// What of the model the line begins, for a screen to open at it (not found by its words).
+    public var anchor: Anchor?
 
-    public init(_ text: String, _ role: Role, link: String? = nil) {
+    /// A place in a destination a tap can land on.
+    public enum Anchor: Equatable, Sendable {
+        case comments
+        case comment(String)
+        case people
+    }
+
+    public init(_ text: String, _ role: Role, link: String? = nil, anchor: Anchor? = nil) {
         self.text = text
         self.role = role
         self.link = link
+        self.anchor = anchor
     }
 
     static let blank = TextLine("", .normal)
@@ -45,30 +55,24 @@ public enum DestinationView {
     public static func initialTop(_ destination: Destination, height: Int, width: Int) -> Int {
         let all = lines(destination, width: width)
         guard all.count > height else { return 0 }
+        func line(_ anchor: TextLine.Anchor) -> Int? { all.firstIndex { $0.anchor == anchor } }
         let focus: Int
         switch destination {
         case .step(let page):
-            if let highlight = page.highlight, let index = commentLine(page, highlight) {
+            if let highlight = page.highlight, let index = line(.comment(highlight)) {
                 let parent = page.comments.first { $0.comment.id == highlight }?.comment.parent
-                focus = parent.flatMap { commentLine(page, $0) } ?? index
+                focus = parent.flatMap { line(.comment($0)) } ?? index
             } else if page.commentsMode == .open {
-                focus = all.firstIndex { $0.text.hasPrefix("Comments (") } ?? 0
+                focus = line(.comments) ?? 0
             } else {
                 focus = 0
             }
         case .journey(let page) where page.panel == .people:
-            focus = all.firstIndex { $0.text == "People" } ?? 0
+            focus = line(.people) ?? 0
         default:
             focus = 0
         }
         return max(0, min(focus - 1, all.count - height))
-    }
-
-    private static func commentLine(_ page: StepPage, _ id: String) -> Int? {
-        let all = step(page, now: 0)
-        guard let position = page.comments.firstIndex(where: { $0.comment.id == id }),
-              let header = all.firstIndex(where: { $0.text.hasPrefix("Comments (") }) else { return nil }
-        return header + 1 + position * 2
     }
 
     static func step(_ page: StepPage, now: Int64) -> [TextLine] {
@@ -79,11 +83,11 @@ public enum DestinationView {
                       TextLine("└────────────────────┘", .dim), TextLine(photo, .dim, link: photo), .blank]
         }
         lines += [TextLine(DestinationView.counts(step), .actor), .blank]
-        lines.append(TextLine("Comments (\(page.comments.count))", .section))
+        lines.append(TextLine("Comments (\(page.comments.count))", .section, anchor: .comments))
         for shown in page.comments {
             let lit = shown.comment.id == page.highlight
             let when = now > 0 ? " · " + RelativeTime.text(shown.comment.at, now: now) : ""
-            lines.append(TextLine("\(shown.authorName)\(when)", lit ? .selected : .actor))
+            lines.append(TextLine("\(shown.authorName)\(when)", lit ? .selected : .actor, anchor: .comment(shown.comment.id)))
             lines.append(TextLine("  " + (shown.comment.text ?? "(comment removed)"), lit ? .selected : .body))
         }
         return lines
@@ -116,7 +120,7 @@ public enum DestinationView {
         }
         if !page.isOwn { lines += [.blank, alertLine(page.alert, whose: "this journey's")] }
         if page.panel == .people {
-            lines += [.blank, TextLine("People", .section)]
+            lines += [.blank, TextLine("People", .section, anchor: .people)]
             for supporter in page.supporters { lines.append(TextLine("\(supporter.name) — [\(supporter.tier)]", .actor)) }
         }
         return lines

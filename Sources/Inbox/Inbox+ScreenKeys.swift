@@ -57,11 +57,10 @@ extension Inbox {
             state.notice = "Alerts for \(removed.name): back to default"
             return [.setAlert(removed.target, .default)]
         case .space, .enter:
-            let item = InboxState.settingItems[selection]
-            guard item.key != "customFollow", let current = state.settings?[item.key] else { break }
-            state.settings?[item.key] = !current
+            guard case .toggle(let name) = InboxState.settingItems[selection].item, let current = state.settings?[name] else { break }
+            state.settings?[name] = !current
             // The master switch has no category.
-            return [.setPreference(Mutation.PreferenceChange(category: Category(rawValue: item.key), on: !current))]
+            return [.setPreference(Mutation.PreferenceChange(category: name.category, on: !current))]
         default: break
         }
         return []

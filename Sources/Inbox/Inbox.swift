@@ -44,8 +44,9 @@ public enum Inbox {
             state.settings = settings
             state.alerts = alerts
             return []
-        case .themeChanged(let name):
-            state.notice = "Theme: \(name)"
+        case let .themeChanged(name, announce):
+            state.theme = name
+            if announce { state.notice = "Theme: \(name)" }
             return []
         case .refused(let message):
             state.notice = message

@@ -133,11 +133,13 @@ public struct InboxState: Equatable, Sendable {
     /// The screens over the list, innermost last; empty when the list is showing. q goes
     /// back exactly one.
     public var screens: [Screen] = []
+    /// The theme drawn, by name.
+    public var theme = ""
     public var sync = SyncLine(status: "", counts: ServerCounts(unseen: 0, unread: 0, stale: true))
     public var notice: String?
     public var confirming: Confirmation?
     /// The switches of the settings screen (nil until loaded).
-    public var settings: [String: Bool]?
+    public var settings: Preferences?
     /// The reader's custom follow alerts, as the settings screen lists them.
     public var alerts: [AlertItem] = []
     /// Rows arrived while a screen covered the list: shown when it is back.
@@ -163,14 +165,15 @@ public struct InboxState: Equatable, Sendable {
     /// The rows of the list area (the screen less the header and footer).
     public var listHeight: Int { max(1, height - 3) }
 
-    /// The settings screen's lines: the master switch, the four categories, and V2's custom alerts.
-    public static let settingItems: [(key: String, name: String, about: String)] = [
-        ("all", "All notifications", "The master switch — off means off."),
-        ("stepWith", "Step-with alerts", "Hearts, comments and shares inside your 24-hour windows."),
-        ("social", "Social activity", "Follows, follow requests, acceptances, mentions."),
-        ("engagement", "Step engagement", "Hearts, comments and shares after the window, and replies to your comments."),
-        ("journeys", "Journey updates", "First steps, achievements, and new steps in journeys you follow."),
-        ("customFollow", "Custom follow alerts", "Per person and per journey: b on a profile or a journey; x here removes one."),
+    /// The settings screen's lines: the master switch, the four categories, and the custom
+    /// follow alerts (set on a profile or a journey, listed beneath).
+    public static let settingItems: [(item: SettingItem, name: String, about: String)] = [
+        (.toggle(.all), "All notifications", "The master switch — off means off."),
+        (.toggle(.stepWith), "Step-with alerts", "Hearts, comments and shares inside your 24-hour windows."),
+        (.toggle(.social), "Social activity", "Follows, follow requests, acceptances, mentions."),
+        (.toggle(.engagement), "Step engagement", "Hearts, comments and shares after the window, and replies to your comments."),
+        (.toggle(.journeys), "Journey updates", "First steps, achievements, and new steps in journeys you follow."),
+        (.customFollow, "Custom follow alerts", "Per person and per journey: b on a profile or a journey; x here removes one."),
     ]
 
     /// The help screen: every key, one line each.
@@ -183,6 +186,12 @@ public struct InboxState: Equatable, Sendable {
         "r  sync now", "s  notification settings", "t  next theme",
         "mouse  wheel scrolls, click selects, double click opens", "q Esc ←  back one screen / quit", "?  this help",
     ]
+}
+
+/// A line of the settings screen: a switch, or the custom follow alerts' heading.
+public enum SettingItem: Equatable, Sendable {
+    case toggle(Preferences.Switch)
+    case customFollow
 }
 
 /// One custom follow alert as the settings screen lists it.

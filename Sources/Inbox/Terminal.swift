@@ -164,7 +164,8 @@ enum Terminal {
         var pid: pid_t = 0
         if posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, environ) == 0 {
             // Reaped when it ends, without waiting for it here.
-            Thread { var status: Int32 = 0; waitpid(pid, &status, 0) }.start()
+            let child = pid
+            Thread { var status: Int32 = 0; waitpid(child, &status, 0) }.start()
         }
     }
 

@@ -97,9 +97,38 @@ public struct Preferences: Equatable, Sendable {
         self.journeys = journeys
     }
 
-    /// The switches by name, as events, the API and the settings screen spell them:
-    /// the master switch first, then the four categories.
-    public static let switchNames = ["all", "stepWith", "social", "engagement", "journeys"]
+    /// One of the switches, named as events, the API and the settings screen spell them: the
+    /// master switch first, then the four categories.
+    public enum Switch: String, CaseIterable, Sendable {
+        case all, stepWith, social, engagement, journeys
+
+        /// The category it turns off (nil: the master switch).
+        public var category: Category? { Category(rawValue: rawValue) }
+    }
+
+    /// The switches by name, master first.
+    public static let switchNames = Switch.allCases.map(\.rawValue)
+
+    public subscript(name: Switch) -> Bool {
+        get {
+            switch name {
+            case .all: return all
+            case .stepWith: return stepWith
+            case .social: return social
+            case .engagement: return engagement
+            case .journeys: return journeys
+            }
+        }
+        set {
+            switch name {
+            case .all: all = newValue
+            case .stepWith: stepWith = newValue
+            case .social: social = newValue
+            case .engagement: engagement = newValue
+            case .journeys: journeys = newValue
+            }
+        }
+    }
 
     /// Whether a push of `kind` may go out. Announcements obey only the master switch. For a
     /// journey update (a step's publish: first step, achievement, new step), `alert` is the

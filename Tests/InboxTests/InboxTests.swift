@@ -398,7 +398,7 @@ struct InboxStateTests {
         _ = Inbox.reduce(&state, .keyPressed(.character("s")))
         let alerts = [AlertItem(target: .person("maya"), mode: .all, name: "Maya Okonkwo"),
                       AlertItem(target: .journey("j"), mode: .off, name: "Run the ridge")]
-        _ = Inbox.reduce(&state, .settingsLoaded(["all": true, "stepWith": true, "social": false, "engagement": true, "journeys": true],
+        _ = Inbox.reduce(&state, .settingsLoaded(Preferences(social: false),
                                                  alerts: alerts))
         for _ in 0..<7 { _ = Inbox.reduce(&state, .keyPressed(.character("j"))) }
         #expect(state.screens.last == .settings(selection: 7))
@@ -548,10 +548,10 @@ struct InboxStateTests {
         var state = Fixture.opened()
         #expect(Inbox.reduce(&state, .keyPressed(.character("s"))) == [.loadSettings])
         #expect(state.screens == [.settings(selection: 0)])
-        _ = Inbox.reduce(&state, .settingsLoaded(["all": true, "stepWith": true, "social": true, "engagement": true, "journeys": true]))
+        _ = Inbox.reduce(&state, .settingsLoaded(Preferences()))
         _ = Inbox.reduce(&state, .keyPressed(.character("j")))
         #expect(Inbox.reduce(&state, .keyPressed(.space)) == [.setPreference(Mutation.PreferenceChange(category: .stepWith, on: false))])
-        #expect(state.settings?["stepWith"] == false)
+        #expect(state.settings?[.stepWith] == false)
         #expect(ActivityView.render(state).lines[5].hasPrefix("  [ ] Step-with alerts"))
         for _ in 0..<5 { _ = Inbox.reduce(&state, .keyPressed(.character("j"))) }
         #expect(Inbox.reduce(&state, .keyPressed(.space)) == [])
@@ -580,7 +580,7 @@ struct InboxStateTests {
         var state = Fixture.opened()
         _ = Inbox.reduce(&state, .resized(width: 80, height: 30))
         _ = Inbox.reduce(&state, .keyPressed(.character("s")))
-        _ = Inbox.reduce(&state, .settingsLoaded(["all": true, "stepWith": true, "social": true, "engagement": true, "journeys": false],
+        _ = Inbox.reduce(&state, .settingsLoaded(Preferences(journeys: false),
                                                  alerts: [AlertItem(target: .person("maya"), mode: .all, name: "Maya Okonkwo"),
                                                           AlertItem(target: .journey("guitar"), mode: .off, name: "Learn to play guitar")]))
         var text = ActivityView.render(state).lines.joined(separator: "\n")
@@ -600,7 +600,7 @@ struct InboxStateTests {
     }
 
     @Test("p previews the push from the payloads the server builds: a private actor's push is masked there too")
-    func pushPreview() {
+    func pushPreview() throws {
         var state = Fixture.opened()
         _ = Inbox.reduce(&state, .resized(width: 80, height: 40))
         #expect(Inbox.reduce(&state, .keyPressed(.character("p"))) == [.loadDestination(.push(Fixture.maya))])
@@ -608,8 +608,10 @@ struct InboxStateTests {
                                   image: nil, face: "https://cdn/ray.jpg", thread: "step:s1", deepLink: "stepo://step/s1", badge: 3)
         let other = PushContent(rowId: 4, kind: .newStep, title: "Ray Delgado", body: "Posted a new step", image: nil,
                                 face: nil, thread: "step:s1", deepLink: "stepo://step/s1", badge: 3)
-        _ = Inbox.reduce(&state, .destinationLoaded(DestinationLoader.push(apns: Payload.apns(content), fcm: Payload.fcm(content),
-                                                                           stacked: [Payload.apns(other)])))
+        let page = PushPage(apns: try PushPreview(platform: .apns, request: Payload.apns(content)),
+                            fcm: try PushPreview(platform: .fcm, request: Payload.fcm(content)),
+                            stacked: [try PushPreview(platform: .apns, request: Payload.apns(other))])
+        _ = Inbox.reduce(&state, .destinationLoaded(.push(page)))
         let text = ActivityView.render(state).lines.joined(separator: "\n")
         #expect(text.contains("│ (face) Ray Delgado · now"))
         #expect(text.contains("│ 1 more notification"))

@@ -51,8 +51,8 @@ struct DestinationTests {
         // Offline, from the rows that reached the replica: the batch as one entry.
         #expect(page.people.map(\.name) == ["Kofi and 2 others"])
         // Live, as the inbox refreshes it from the server: everyone, newest first.
-        let json = try engine.fetch("GET", "/v1/steps/s/interactions")
-        guard case .interactions(let live)? = DestinationLoader.liveInteractions(json, like: page) else {
+        let list = try #require(try engine.interactions(onStep: "s").value)
+        guard case .interactions(let live) = DestinationLoader.liveInteractions(list, like: page) else {
             Issue.record("no live interactions list"); return
         }
         #expect(live.people.map(\.name) == ["Kofi", "Ana", "Jules"])
@@ -62,14 +62,14 @@ struct DestinationTests {
         // are left out of the list (the count never says more than the list can show).
         try apply(store, [#"{"id":"x1","type":"account","at":"2026-11-20T09:00:00Z","user":"p0","state":"banned"}"#,
                           #"{"id":"x2","type":"block","at":"2026-11-20T09:01:00Z","actor":"me","target":"p2"}"#])
-        let after = try engine.fetch("GET", "/v1/steps/s/interactions")
-        guard case .interactions(let fewer)? = DestinationLoader.liveInteractions(after, like: page) else {
+        let after = try #require(try engine.interactions(onStep: "s").value)
+        guard case .interactions(let fewer) = DestinationLoader.liveInteractions(after, like: page) else {
             Issue.record("no live interactions list"); return
         }
         #expect(fewer.people.map(\.name) == ["Ana"])
         #expect(fewer.step.hearts == 1 && fewer.step.shares == 0)
         #expect(DestinationView.lines(.interactions(fewer), width: 80).contains { $0.text == "♥ 1 heart · ↗ 0 shares" })
-        #expect(try engine.fetch("GET", "/v1/steps/s")["step"]?["hearts"]?.int == 1)
+        #expect(try engine.step("s").value?.step.hearts == 1)
     }
 }
 

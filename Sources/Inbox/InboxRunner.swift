@@ -1,0 +1,403 @@
+import Foundation
+import Notifications
+import Replica
+import Wire
+
+/// What the inbox asks of the place it is drawn in, beside the replica and the server: the
+/// terminal, or nothing at all (a test, `stepo qa walk`).
+public protocol InboxHost: AnyObject {
+    /// Put `text` on the clipboard (the terminal's OSC 52).
+    func copy(_ text: String)
+    /// Open `url` in the reader's browser.
+    func open(_ url: String)
+    /// Draw the next theme; its name, or nil when there is no other.
+    func nextTheme() -> String?
+    /// Background work finished: its actions wait in the runner (see `poll`).
+    func wake()
+}
+
+/// A host that draws nowhere: it remembers what was copied and opened.
+public final class HeadlessHost: InboxHost, @unchecked Sendable {
+    public private(set) var copied: [String] = []
+    public private(set) var opened: [String] = []
+    public init() {}
+    public func copy(_ text: String) { copied.append(text) }
+    public func open(_ url: String) { opened.append(url) }
+    public func nextTheme() -> String? { nil }
+    public func wake() {}
+}
+
+/// The inbox without its terminal: the state, the reducer, and the effects run against the
+/// replica and the server. Actions are queued and reduced one at a time, in order: an effect
+/// that learns something sends an action, which waits its turn (never reduced inside
+/// another's effects). Work that needs the server runs off this thread; what it learns comes
+/// back through `poll()`.
+public final class InboxRunner {
+    public private(set) var state: InboxState
+    public let replica: Replica
+    public let engine: SyncEngine
+    private weak var host: InboxHost?
+    private var queue: [Action] = []
+    private var draining = false
+    private let mailbox = Mailbox()
+    private let changed = ChangeFlag()
+    /// Background work not finished yet (see `settle`).
+    private let inFlight = Counter()
+    /// The replica's first sync is not done: what the reader saw elsewhere is not known yet.
+    private var awaitingFirstSync = false
+    /// The row to land on once the tab is open (`--open ROW`).
+    public var landOn: Int?
+    /// Whether a quit was asked for.
+    public private(set) var quitting = false
+
+    public init(replica: Replica, engine: SyncEngine, host: InboxHost, now: Int64 = WallClock.now) {
+        self.replica = replica
+        self.engine = engine
+        self.host = host
+        state = InboxState(now: now)
+    }
+
+    /// Sets part of the state before the tab opens (size, the reader's own help lines).
+    public func configure(_ change: (inout InboxState) -> Void) { change(&state) }
+
+    /// Opens the tab at once from the replica. A replica that has not finished its first sync
+    /// does not know yet what its reader saw elsewhere (the server's seen marks come with the
+    /// rows): nothing is New, nothing is stamped, until it has — then the tab opens again on
+    /// what the server says was seen (see `poll`).
+    public func open() {
+        send(.syncChanged(syncLine()))
+        awaitingFirstSync = !replica.firstSyncDone
+        send(.opened(seenThrough: awaitingFirstSync ? Int.max : replica.seenThrough))
+        land()
+        let flag = changed
+        let host = HostBox(host)
+        engine.onChange = { flag.set(); host.wake() }
+        engine.onProgress = { _, _ in flag.set(); host.wake() }
+    }
+
+    /// Reduces `action` and runs its effects; actions sent meanwhile wait their turn.
+    public func send(_ action: Action) {
+        queue.append(action)
+        guard !draining else { return }
+        draining = true
+        defer { draining = false }
+        while !queue.isEmpty {
+            let next = queue.removeFirst()
+            for effect in Inbox.reduce(&state, next) { run(effect) }
+        }
+    }
+
+    /// Takes in what happened in the background: actions of finished work, refusals, a
+    /// changed replica, the clock. Returns whether anything came.
+    @discardableResult
+    public func poll(now: Int64? = nil) -> Bool {
+        var any = false
+        for action in mailbox.takeAll() { send(action); any = true }
+        for refusal in engine.takeRefusals() { send(.refused(refusal)); any = true }
+        if changed.take() {
+            any = true
+            send(.syncChanged(syncLine()))
+            if awaitingFirstSync, replica.firstSyncDone {
+                awaitingFirstSync = false
+                send(.opened(seenThrough: replica.seenThrough))
+                land()
+            } else {
+                send(.replicaChanged(unseenArrived: !awaitingFirstSync && replica.newestRow > replica.seenThrough))
+            }
+        }
+        if let now {
+            send(.ticked(now: now))
+            send(.syncChanged(syncLine()))
+        }
+        return any
+    }
+
+    /// Waits (up to `timeout` seconds) until no background work is left, taking in what it
+    /// learned: for tests and the QA walk, which read the state as a person would after it.
+    @discardableResult
+    public func settle(timeout: Double = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        repeat {
+            // Work finished before `idle` was read has posted all it learned: one more poll
+            // takes it, and if that brings nothing (and so starts nothing), all is settled.
+            let idle = inFlight.value == 0
+            if !poll() {
+                if idle { return true }
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+        } while Date() < deadline
+        return false
+    }
+
+    /// The screen as it stands.
+    public func render() -> Grid { ActivityView.render(state) }
+
+    /// Opens the row asked for (`--open ROW`) once the replica holds it; says so when its first
+    /// sync is done and it still does not.
+    private func land() {
+        guard let id = landOn else { return }
+        if let row = try? replica.row(id) {
+            landOn = nil
+            send(.openRow(row))
+        } else if !awaitingFirstSync {
+            landOn = nil
+            send(.failed("There is no row \(id) in your activity"))
+        }
+    }
+
+    /// The header's words for where sync stands.
+    public func syncLine() -> SyncLine {
+        let pending = (try? replica.pendingCount()) ?? 0
+        let status: String
+        var unreachable: String?
+        switch engine.status {
+        case .never: status = "syncing…"
+        case .synced(let at):
+            let ago = RelativeTime.text(Int64(at.timeIntervalSince1970 * 1000), now: WallClock.realNow)
+            status = ago == "now" ? "synced just now" : "synced \(ago) ago"
+        case .offline(_, let reason):
+            status = "offline · \(pending) pending"
+            unreachable = reason
+        }
+        return SyncLine(status: status, counts: replica.counts, progress: replica.initialSync, unreachable: unreachable)
+    }
+
+    // MARK: Effects
+
+    private func run(_ effect: Effect) {
+        switch effect {
+        case .quit: quitting = true
+        case .copy(let text): host?.copy(text)
+        case .openLink(let url): host?.open(url)
+        case let .loadList(request, newAbove, filter):
+            send(.listLoaded(InboxRunner.page(request, newAbove: newAbove, filter: filter, replica: replica)))
+        case .loadMembers(let card):
+            let shown = InboxRunner.membersShown
+            let rows = (try? replica.rows(inCard: card, limit: shown + 1)) ?? []
+            let total = rows.count > shown ? ((try? replica.rowCount(inCard: card)) ?? rows.count) : rows.count
+            send(.membersLoaded(card: card, rows: Array(rows.prefix(shown)), more: max(0, total - shown)))
+        case .markAllSeen:
+            // Not before the first sync is done: the rows held are only part of what will be seen.
+            guard !awaitingFirstSync else { return }
+            try? replica.markAllSeen(at: WallClock.now)
+            sendSoon()
+        case .markAllRead:
+            try? replica.markAllRead(at: WallClock.now)
+            sendSoon()
+        case .markRead(let id):
+            try? replica.markRead(id, at: WallClock.now)
+            sendSoon()
+        case .syncNow:
+            sendSoon()
+        case .nextTheme:
+            if let name = host?.nextTheme() { send(.themeChanged(name)) }
+        case .loadSettings:
+            let replica = self.replica
+            background { engine in
+                let document = try engine.preferences()
+                let alerts = document.alerts.map { alert -> AlertItem in
+                    let name: String
+                    switch alert.target {
+                    case .person(let id): name = (try? replica.person(id))?.name ?? id
+                    case .journey(let id): name = (try? replica.journey(id))?.title ?? id
+                    }
+                    return AlertItem(target: alert.target, mode: alert.mode, name: name)
+                }
+                try? replica.replaceAlerts(alerts.map { ($0.target, $0.mode) })
+                return .settingsLoaded(document.switches, alerts: alerts)
+            }
+        case .setPreference(let change):
+            try? replica.enqueue(.preferences([change]))
+            sendSoon()
+        case let .setAlert(target, mode):
+            try? replica.enqueue(.alert(target, mode))
+            sendSoon()
+        case .act(let action):
+            try? replica.enqueue(action)
+            sendSoon()
+        case .loadDestination(let request):
+            load(request)
+        }
+    }
+
+    /// Rows of an expanded card shown at most; the rest are counted.
+    public static let membersShown = 200
+
+    /// Cards (or, with a filter, rows as cards) for the part of the list asked for.
+    public static func page(_ request: ListRequest, newAbove: Int, filter: RowFilter?, replica: Replica) -> ListPage {
+        let limit = ListWindow.page
+        var cards: [ListCard]
+        if let filter {
+            let before: Int?
+            switch request {
+            case .older(let id): before = id
+            case .top, .bottom, .newer: before = nil
+            }
+            let rows = (try? replica.rows(matching: filter, before: before, limit: limit)) ?? []
+            cards = rows.map { ListCard(single: $0, newAbove: newAbove) }
+            var page = ListPage(request: request == .bottom ? .top : request, cards: cards, reachedEnd: rows.count < limit)
+            page.answered = answered(cards, replica: replica)
+            return page
+        }
+        switch request {
+        case .top:
+            cards = (try? replica.cards(limit: limit, newAbove: newAbove)) ?? []
+        case .older(let before):
+            cards = (try? replica.cards(before: before, limit: limit, newAbove: newAbove)) ?? []
+        case .newer(let after):
+            cards = ((try? replica.cards(after: after, limit: limit, newAbove: newAbove)) ?? []).reversed()
+        case .bottom:
+            cards = ((try? replica.cards(after: 0, limit: limit, newAbove: newAbove)) ?? []).reversed()
+        }
+        var page = ListPage(request: request, cards: cards, reachedEnd: cards.count < limit)
+        page.answered = answered(cards, replica: replica)
+        return page
+    }
+
+    /// Of the cards' people who asked to follow or followed, those already answered or followed
+    /// back (as the replica knows them): their rows offer nothing more.
+    static func answered(_ cards: [ListCard], replica: Replica) -> Set<String> {
+        var answered = Set<String>()
+        for card in cards {
+            let row = card.newest
+            guard row.kind == .followRequest || row.kind == .newFollower, let actor = row.actor,
+                  let person = try? replica.person(actor) else { continue }
+            let r = person.relationship
+            if row.kind == .followRequest ? !r.requestedYou : (r.following || r.requested) { answered.insert(actor) }
+        }
+        return answered
+    }
+
+    /// Opens a destination from the replica at once, then asks the server for a live copy.
+    private func load(_ request: DestinationRequest) {
+        let replica = self.replica
+        if case .push(let row) = request {
+            let others = (try? replica.rows(inThread: row.thread, limit: 4)) ?? []
+            background { engine in
+                do {
+                    guard case .found(let apns) = try engine.pushPreview(row: row.id, platform: .apns),
+                          case .found(let fcm) = try engine.pushPreview(row: row.id, platform: .fcm) else {
+                        // The rules withhold it now, or its content is gone: said on the screen.
+                        let why = try engine.pushPreview(row: row.id, platform: .apns)
+                        if case .gone(let reason) = why { return .destinationLoaded(.push(.unavailable(reason))) }
+                        return .destinationLoaded(.push(.unavailable("The server has no push for this row now.")))
+                    }
+                    let stacked = others.filter { $0.id != row.id && $0.push == .sent && !$0.deleted }.prefix(3).compactMap {
+                        (try? engine.pushPreview(row: $0.id, platform: .apns))?.value
+                    }
+                    return .destinationLoaded(.push(PushPage(apns: apns, fcm: fcm, stacked: stacked)))
+                } catch is Unreachable {
+                    return .destinationLoaded(.push(.unavailable("The push preview is built by the server, which cannot be reached now.")))
+                }
+            }
+            return
+        }
+        let offline = DestinationLoader.load(request, replica: replica)
+        send(.destinationLoaded(offline))
+        let gone = { () -> Action in .destinationRefreshed(DestinationLoader.tap(.init(gone: request), replica: replica)) }
+        switch offline {
+        case .step(let page):
+            background { engine in
+                switch try engine.step(page.step.id) {
+                case .found(let detail): return .destinationRefreshed(DestinationLoader.liveStep(detail, like: page, replica: replica))
+                case .gone: return gone()
+                }
+            }
+        case .journey(let page):
+            background { engine in
+                switch try engine.journey(page.journey.id) {
+                case .found(let detail): return .destinationRefreshed(DestinationLoader.liveJourney(detail, like: page, replica: replica))
+                case .gone: return gone()
+                }
+            }
+        case .interactions(let page):
+            background { engine in
+                switch try engine.interactions(onStep: page.step.id) {
+                case .found(let list): return .destinationRefreshed(DestinationLoader.liveInteractions(list, like: page))
+                case .gone: return gone()
+                }
+            }
+        default:
+            return
+        }
+    }
+
+    /// Runs `work` off this thread; its action (or its failure) comes back through `poll`,
+    /// and the host is woken for it. Offline, the replica's copy stands and the footer says so.
+    private func background(_ work: @escaping @Sendable (SyncEngine) throws -> Action?) {
+        let mailbox = self.mailbox
+        let host = HostBox(host)
+        let inFlight = self.inFlight
+        inFlight.add(1)
+        Thread { [engine] in
+            do {
+                if let action = try work(engine) { mailbox.post(action) }
+            } catch is Unreachable {
+                mailbox.post(.failed("Offline: that needs the server"))
+            } catch {
+                mailbox.post(.failed("\(error)"))
+            }
+            inFlight.add(-1)
+            host.wake()
+        }.start()
+    }
+
+    /// Sends queued stamps now, beside the background long-poll.
+    private func sendSoon() {
+        let flag = changed
+        let host = HostBox(host)
+        let inFlight = self.inFlight
+        inFlight.add(1)
+        Thread { [engine] in
+            _ = try? engine.sync()
+            flag.set()
+            inFlight.add(-1)
+            host.wake()
+        }.start()
+    }
+}
+
+private extension ActivityRow {
+    /// The row a gone destination falls back from.
+    init(gone request: DestinationRequest) {
+        switch request {
+        case .tap(let row), .push(let row):
+            self = row
+            self.deleted = true
+        case .interactions(let step):
+            self.init(id: 0, event: "", recipient: "", kind: .heart, actor: nil, title: "", body: "", media: Media(),
+                      tap: .interactions(step), thread: "", push: .sent, createdAt: 0, version: 0, deleted: true)
+        }
+    }
+}
+
+/// The host, held weakly, handed to background threads.
+private final class HostBox: @unchecked Sendable {
+    weak var host: InboxHost?
+    init(_ host: InboxHost?) { self.host = host }
+    func wake() { host?.wake() }
+}
+
+/// Actions from background threads, taken by `poll`.
+final class Mailbox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var actions: [Action] = []
+    func post(_ action: Action) { lock.lock(); actions.append(action); lock.unlock() }
+    func takeAll() -> [Action] { lock.lock(); defer { actions = []; lock.unlock() }; return actions }
+}
+
+/// Set from the sync threads, taken by `poll`.
+final class ChangeFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.lock(); value = true; lock.unlock() }
+    func take() -> Bool { lock.lock(); defer { value = false; lock.unlock() }; return value }
+}
+
+/// A count shared with background threads.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add(_ n: Int) { lock.lock(); count += n; lock.unlock() }
+    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+}
