@@ -112,7 +112,10 @@ public final class Router {
     ]
 
     private func route(_ request: HTTPRequest) throws -> HTTPResponse {
-        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true)
+        // Each segment decoded on its own: an id's "/" (sent as %2F) stays inside its segment.
+        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map { part in
+            part.removingPercentEncoding.map { Substring($0) } ?? part
+        }
         for endpoint in Router.endpoints {
             guard let id = endpoint.match(parts) else { continue }
             guard endpoint.methods.contains(request.method) else { throw APIError.methodNotAllowed(endpoint.methods) }

@@ -41,9 +41,12 @@ static inline void *stepo_mhd_socket_context(struct MHD_Connection *connection) 
     return info ? info->socket_context : NULL;
 }
 
-/* Percent-decoding of the URL and its arguments, as libmicrohttpd's own, except that a %00 is
-   kept as written: decoded, the NUL would cut the text short (an id "abc%00def" read as "abc").
-   The handler refuses a path that still holds "%00". */
+/* Percent-decoding of the URL and its arguments, as libmicrohttpd's own, except for three
+   escapes kept as written. A %00: decoded, the NUL would cut the text short (an id "abc%00def"
+   read as "abc"); the handler refuses a path that still holds "%00". A %2F and a %25: an id may
+   hold a "/" or a "%", and decoded here the "/" would split its path segment in two (and the
+   "%" be read again as an escape); the router decodes them within each segment, and the
+   handler within each argument. */
 static inline int stepo_hex_value(char c) {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -57,7 +60,7 @@ static inline size_t stepo_mhd_unescape(void *cls, struct MHD_Connection *connec
     while (*read) {
         int high, low;
         if (read[0] == '%' && (high = stepo_hex_value(read[1])) >= 0 && (low = stepo_hex_value(read[2])) >= 0
-            && (high | low) != 0) {
+            && (high | low) != 0 && high * 16 + low != '/' && high * 16 + low != '%') {
             *write++ = (char)(high * 16 + low);
             read += 3;
         } else {

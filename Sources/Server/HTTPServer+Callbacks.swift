@@ -36,7 +36,10 @@ func stepoCollectValue(_ context: UnsafeMutableRawPointer?, _ kind: MHD_ValueKin
     guard let context, let key else { return .YES }
     let box = Unmanaged<ValuesBox>.fromOpaque(context).takeUnretainedValue()
     let name = String(cString: key)
-    box.values[name] = value.map { String(cString: $0) } ?? ""
+    // The shim left a "%2F" and a "%25" as written (see its unescaper): an argument's value is
+    // decoded whole here.
+    let text = value.map { String(cString: $0) } ?? ""
+    box.values[name] = kind == .GET_ARGUMENT_KIND ? (text.removingPercentEncoding ?? text) : text
     box.counts[name.lowercased(), default: 0] += 1
     return .YES
 }

@@ -55,6 +55,23 @@ struct HTTPServerTests {
         #expect(activity["rows"]?.array?.first?["body"] == "Started following you")
     }
 
+    @Test("an id holding / % ? or a space travels as one path segment, escaped, and comes back whole")
+    func escapedIds() async throws {
+        let store = try Store(location: try TestEngine.location(folder, "http.db"))
+        for line in [#"{"id":"u3","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"ana/1%?x","username":"ana","name":"Ana"}}"#,
+                     #"{"id":"j1","type":"journey","at":"2026-11-20T08:00:00Z","journey":{"id":"j%2F1","owner":"chaucao","title":"Runs"}}"#] {
+            _ = try Ingestor(store: store).apply(Data(line.utf8))
+        }
+        let (status, profile) = try await call("GET", "/v1/users/ana%2F1%25%3Fx", token: token)
+        #expect(status == 200 && profile["user"]?["id"] == "ana/1%?x", "\(status) \(profile)")
+        // An id that itself looks escaped is sent with its % escaped, and is not decoded twice.
+        let (found, journey) = try await call("GET", "/v1/journeys/j%252F1?panel=%70eople", token: token)
+        #expect(found == 200 && journey["journey"]?["id"] == "j%2F1", "\(found) \(journey)")
+        // Decoded, a / in an argument is still part of it: not a panel.
+        #expect(try await call("GET", "/v1/journeys/j%252F1?panel=people%2F", token: token).0 == 400)
+        #expect(try await call("GET", "/v1/users/ana/1", token: token).0 == 404)
+    }
+
     /// One raw request; the status line's code, the whole answer, and how long it took.
     func raw(_ text: String) throws -> (status: Int, answer: String, seconds: Double) {
         let start = Date()

@@ -1,0 +1,156 @@
+import Foundation
+import TestSupport
+import Notifications
+import Testing
+import Wire
+@testable import API
+@testable import Backend
+@testable import Replica
+@testable import Inbox
+
+/// The inbox's runner — the state, the reducer, the effects — against the real API in this
+/// process (the embedded default's transport) over a real SQLite store of the sample world:
+/// everything the terminal app does but draw.
+@Suite("The inbox runner over the in-process API")
+struct RunnerTests {
+    let folder = NSTemporaryDirectory() + "stepo-runner-" + UUID().uuidString
+    let storePath: String
+    let store: Store
+    let replica: Replica
+    let engine: SyncEngine
+    let host = HeadlessHost()
+
+    init() throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        storePath = try TestEngine.location(folder, "server.db")
+        store = try Store(location: storePath)
+        let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("sample-data/events.ndjson")
+        for line in try String(contentsOf: sample, encoding: .utf8).split(separator: "\n") {
+            _ = try Ingestor(store: store).apply(Data(line.utf8))
+        }
+        replica = try Replica(path: folder + "/chaucao.db")
+        let path = storePath
+        engine = SyncEngine(replica: replica, transport: InProcessTransport(user: "chaucao") { Router(store: try Store(location: path)) })
+    }
+
+    func runner(synced: Bool = true) throws -> InboxRunner {
+        if synced { try engine.sync() }
+        let runner = InboxRunner(replica: replica, engine: engine, host: host)
+        runner.send(.resized(width: 100, height: 30))
+        runner.open()
+        #expect(runner.settle(), "background work did not finish")
+        return runner
+    }
+
+    var serverCounts: Counts {
+        get throws { try store.recount(for: try #require(try store.user("chaucao")).key) }
+    }
+
+    @Test("the tab opens from the replica, draws the New section, and its seen stamp reaches the server")
+    func opens() throws {
+        #expect(try serverCounts.unseen > 0)
+        let runner = try runner()
+        let screen = runner.render().lines.joined(separator: "\n")
+        #expect(screen.contains("New"))
+        #expect(runner.state.list.loaded && !runner.state.list.cards.isEmpty)
+        #expect(try serverCounts.unseen == 0)
+        #expect(runner.state.sync.counts.unseen == 0)
+    }
+
+    @Test("Enter opens the replica's copy at once, and the server's live copy replaces it when it comes")
+    func destinationGoesLive() throws {
+        let runner = try runner()
+        let row = try #require(try replica.rows(limit: 500).first { $0.kind == .comment && !$0.deleted })
+        runner.send(.openRow(row))
+        guard case .destination(let opened)? = runner.state.screens.last, case .step(let offline)? = opened.destination else {
+            Issue.record("Enter on a comment did not open its step"); return
+        }
+        #expect(offline.offline && offline.commentsMode == .open)
+        #expect(runner.settle())
+        guard case .destination(let live)? = runner.state.screens.last, case .step(let page)? = live.destination else {
+            Issue.record("the live copy did not come"); return
+        }
+        #expect(!page.offline)
+        // The server's comments of the step, as the reader may see them — every one.
+        let detail = try #require(try engine.step(page.step.id).value)
+        #expect(page.comments.map(\.comment) == detail.comments)
+        // Opened at the comments: the screen shows the Comments heading.
+        #expect(runner.render().lines.contains { $0.contains("Comments (\(detail.comments.count))") })
+        // The read stamp went to the server.
+        #expect(try store.row(row.id, of: try #require(try store.user("chaucao")))?.readAt != nil)
+    }
+
+    @Test("content deleted on the server after the sync: the live answer turns the screen into 'no longer available'")
+    func goneOnTheServer() throws {
+        let runner = try runner()
+        let row = try #require(try replica.rows(limit: 500).first {
+            if case .step("ridge-3", _, _) = $0.tap { return !$0.deleted }
+            return false
+        })
+        // The long-poll is not running: the replica does not know yet.
+        _ = try Ingestor(store: store).apply(Data(#"{"id":"gone-1","type":"delete","at":"2026-11-30T00:00:00Z","step":"ridge-3"}"#.utf8))
+        runner.send(.openRow(row))
+        #expect(runner.settle())
+        guard case .destination(let screen)? = runner.state.screens.last, case .gone? = screen.destination else {
+            Issue.record("a step deleted on the server still shows: \(String(describing: runner.state.screens.last))"); return
+        }
+        #expect(runner.render().lines.contains { $0.contains("This content is no longer available") })
+    }
+
+    @Test("p: the push preview comes typed from the server, as the lock screen would show the row")
+    func pushPreview() throws {
+        let runner = try runner()
+        let row = try #require(try replica.rows(limit: 500).first { $0.push == .sent && !$0.deleted })
+        runner.send(.openRow(row))
+        runner.send(.keyPressed(.character("q")))
+        runner.send(.keyPressed(.character("p")))
+        #expect(runner.settle())
+        guard case .destination(let screen)? = runner.state.screens.last, case .push(let page)? = screen.destination else {
+            Issue.record("p did not open a push preview"); return
+        }
+        let apns = try #require(page.apns)
+        #expect(page.unavailable == nil)
+        #expect(apns.request == (try #require(try engine.pushPreview(row: apns.rowIdForTest, platform: .apns).value)).request)
+        #expect(runner.render().lines.contains { $0.contains("iOS · collapsed") })
+    }
+
+    @Test("settings load typed from the server; Space on a switch reaches the server's preferences")
+    func settings() throws {
+        let runner = try runner()
+        runner.send(.keyPressed(.character("s")))
+        #expect(runner.settle())
+        #expect(runner.state.settings == Preferences())
+        runner.send(.keyPressed(.character("j")))
+        runner.send(.keyPressed(.character("j")))
+        runner.send(.keyPressed(.space))
+        #expect(runner.settle())
+        #expect(try store.user("chaucao")?.preferences == Preferences(social: false))
+        #expect(try engine.preferences().switches == Preferences(social: false))
+    }
+
+    @Test("y copies the row's deep link through the host; with no server, settings say they need it")
+    func hostAndOffline() throws {
+        let runner = try runner()
+        runner.send(.keyPressed(.character("y")))
+        let row = try #require(runner.state.list.selectedLine?.row)
+        #expect(host.copied == [row.tap.deepLink])
+
+        // The same replica with a server that refuses connections: the list still opens.
+        let offline = SyncEngine(replica: replica, transport: HTTPTransport(baseURL: URL(string: "http://127.0.0.1:9")!, token: "t"))
+        let away = InboxRunner(replica: replica, engine: offline, host: HeadlessHost())
+        away.send(.resized(width: 100, height: 30))
+        away.open()
+        #expect(away.settle(timeout: 20))
+        #expect(!away.state.list.cards.isEmpty)
+        away.send(.keyPressed(.character("s")))
+        #expect(away.settle(timeout: 20))
+        #expect(away.state.notice == "Offline: that needs the server")
+        #expect(away.state.settings == nil)
+    }
+}
+
+private extension PushPreview {
+    /// The row the preview is of, as its payload carries it.
+    var rowIdForTest: Int { request["payload"]?["rowId"]?.int ?? -1 }
+}
