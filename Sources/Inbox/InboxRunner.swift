@@ -47,6 +47,8 @@ public final class InboxRunner {
     private var awaitingFirstSync = false
     /// The row to land on once the tab is open (`--open ROW`).
     public var landOn: Int?
+    /// Whether seen and read stamps are made (a walk that only reads turns them off).
+    public var stamping = true
     /// Whether a quit was asked for.
     public private(set) var quitting = false
 
@@ -178,13 +180,15 @@ public final class InboxRunner {
             send(.membersLoaded(card: card, rows: Array(rows.prefix(shown)), more: max(0, total - shown)))
         case .markAllSeen:
             // Not before the first sync is done: the rows held are only part of what will be seen.
-            guard !awaitingFirstSync else { return }
+            guard !awaitingFirstSync, stamping else { return }
             try? replica.markAllSeen(at: WallClock.now)
             sendSoon()
         case .markAllRead:
+            guard stamping else { return }
             try? replica.markAllRead(at: WallClock.now)
             sendSoon()
         case .markRead(let id):
+            guard stamping else { return }
             try? replica.markRead(id, at: WallClock.now)
             sendSoon()
         case .syncNow:

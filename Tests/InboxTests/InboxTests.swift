@@ -661,6 +661,29 @@ struct DestinationViewTests {
         #expect(lines[top + 3].role == .selected)
     }
 
+    @Test("a comment opens at the comments and a tier at the people, found in the model: a caption that reads like a heading does not move them")
+    func anchors() {
+        var step = Self.step
+        step.caption = "Comments (2) welcome"
+        let many = (1...20).map { Self.comment("c\($0)", "P\($0)") }
+        let page = StepPage(step: step, ownerName: "Me", comments: many, commentsMode: .open, highlight: nil, offline: true)
+        let lines = DestinationView.lines(.step(page), width: 80)
+        let top = DestinationView.initialTop(.step(page), height: 10, width: 80)
+        #expect(top > 0)
+        #expect(lines[top + 1].text == "Comments (20)")
+        let journey = JourneyEntity(id: "g", title: "People", owner: "marco",
+                                    steps: (1...20).map { .init(id: "s\($0)", isFinal: false, publishedAt: 0, caption: "People") },
+                                    people: [.init(user: "me", tier: "Celebrator", at: 0)])
+        let people = Destination.journey(JourneyPage(journey: journey, ownerName: "Marco", panel: .people,
+                                                     supporters: [("Me", "Celebrator")], readerTier: "Celebrator"))
+        let journeyLines = DestinationView.lines(people, width: 80)
+        let journeyTop = DestinationView.initialTop(people, height: 10, width: 80)
+        // The page ends with the panel: it opens scrolled to its end, the panel in view.
+        let view = journeyLines[journeyTop..<journeyTop + 10]
+        #expect(journeyTop > 0 && view.contains { $0.text == "People" && $0.role == .section })
+        #expect(view.last?.text == "Me — [Celebrator]")
+    }
+
     @Test("a journey shows the reader's tier chip; a step not held says it shows when online")
     func journey() {
         let journey = JourneyEntity(id: "g", title: "Learn to play guitar", owner: "marco",
