@@ -90,6 +90,15 @@ public final class Replica: @unchecked Sendable {
         "\(try folder ?? Replica.folder())/embedded-\(safe(store))-\(safe(user)).db"
     }
 
+    /// Every embedded replica of the store whose identity is `store`, whoever's (in `folder`,
+    /// or the replicas' folder): what a reset store leaves behind.
+    public static func embeddedPaths(store: String, in folder: String? = nil) throws -> [String] {
+        let folder = try folder ?? Replica.folder()
+        let prefix = "embedded-\(safe(store))-"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+            .filter { $0.hasPrefix(prefix) && $0.hasSuffix(".db") }.sorted().map { folder + "/" + $0 }
+    }
+
     /// The replica of a user token on a server: named by a stable fingerprint of the token
     /// (FNV-1a), never the secret itself, so it opens offline too. The store behind the server
     /// is checked on every pull (`ActivityPage.store`).

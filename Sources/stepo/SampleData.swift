@@ -2,6 +2,7 @@ import Backend
 import Foundation
 import Inbox
 import Notifications
+import Replica
 
 /// Finding and loading the demo world in `sample-data/`.
 enum SampleData {
@@ -53,6 +54,47 @@ enum SampleData {
     }
 }
 
+extension SampleData {
+    /// Removes the SQLite store at `path` and its embedded replicas, so the next open seeds the
+    /// sample world afresh. Refuses while another process holds the store open.
+    static func reset(_ path: String) throws {
+        guard !Store.isPostgresURL(path) else { throw UsageError(description: "--reset resets a SQLite store, not a PostgreSQL one") }
+        guard FileManager.default.fileExists(atPath: path) else { return }  // nothing to reset: it is seeded below
+        let holders = processes(holding: path)
+        guard holders.isEmpty else {
+            let named = holders.map { "\($0.pid) (\(Preview.visible($0.name)))" }.joined(separator: ", ")
+            throw CommandError(description: "\(Preview.visible(path)) is open in process \(named): stop it, then reset")
+        }
+        let identity = try Store(location: path).identity
+        var removed = 0
+        for replica in try Replica.embeddedPaths(store: identity) {
+            for suffix in ["", "-wal", "-shm"] { unlink(replica + suffix) }
+            removed += 1
+        }
+        for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+        Output.error("stepo: reset \(Preview.visible(path)) and \(Plural.count(removed, "replica")) of it")
+    }
+
+    /// Other processes with `path` (or its WAL) open, from /proc: their pids and names.
+    static func processes(holding path: String) -> [(pid: Int32, name: String)] {
+        let targets = Set([path, path + "-wal"].map { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path })
+        var found: [(Int32, String)] = []
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(entry), pid != getpid() else { continue }
+            let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(entry)/fd")) ?? []
+            let holds = descriptors.contains { fd in
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(entry)/fd/\(fd)")).map(targets.contains) ?? false
+            }
+            if holds {
+                let name = (try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+                found.append((pid, name))
+            }
+        }
+        return found
+    }
+}
+
 /// Where a file of the project (`relative` to its root) may be, in order: beside or above the
 /// executable (`.build/debug/stepo` in a checkout, `share/stepo` when installed), then the
 /// source tree this binary was built from, then the working directory.
@@ -80,10 +122,18 @@ extension CommandLine {
 let demoCommand = Command(
     name: "demo",
     summary: "Seed the default store from sample-data on first run and show the demo user's activity.",
-    usage: "stepo demo [--db FILE] [--user ID] [--json]",
-    details: "What `stepo` prints when it has no terminal to open the inbox in.",
-    options: ["db", "user"], flags: ["json"]
+    usage: "stepo demo [--db FILE] [--user ID] [--json] [--reset]",
+    details: """
+    What `stepo` prints when it has no terminal to open the inbox in.
+
+    --reset starts the demo afresh: the store (the default one, or --db FILE) and every inbox
+    replica of it are removed, and the sample world is seeded again, moved to today — every row
+    New and unread, every request unanswered. It refuses while another process has the store
+    open (a `stepo serve` or an inbox): stop it first.
+    """,
+    options: ["db", "user"], flags: ["json", "reset"]
 ) { arguments in
+    if arguments.has("reset") { try SampleData.reset(try storeLocation(arguments)) }
     let store = try openStore(arguments)
     try SampleData.seedIfEmpty(store)
     let id = arguments["user"] ?? SampleData.demoUser

@@ -253,6 +253,28 @@ struct CommandLineTests {
         #expect(try store.hasPendingRequest(from: an.key, to: me.key))
     }
 
+    @Test("demo --reset starts afresh: every row New again, the store's replicas gone; not while another process holds the store")
+    func demoReset() throws {
+        let env = ["XDG_DATA_HOME": folder + "/xdg", "XDG_STATE_HOME": folder + "/state"]
+        #expect(try Stepo.run(["demo"], environment: env).stdout.contains("106 unseen · 106 unread"))
+        #expect(try Stepo.run(["seen", "--user", "chaucao"], environment: env).status == 0)
+        #expect(try Stepo.run(["sync"], environment: env).status == 0)
+        let replicas = folder + "/state/stepo/replicas"
+        #expect(try FileManager.default.contentsOfDirectory(atPath: replicas).count == 1)
+        #expect(try Stepo.run(["demo"], environment: env).stdout.contains("0 unseen · 106 unread"))
+        // Held open by this process: refused, and nothing removed.
+        do {
+            let held = try Store(path: folder + "/xdg/stepo/stepo.db")
+            let refused = try Stepo.run(["demo", "--reset"], environment: env)
+            #expect(refused.status == 1 && refused.stderr.contains("is open in process \(getpid())"), "\(refused.stderr)")
+            #expect(try held.user("chaucao") != nil)
+        }
+        let reset = try Stepo.run(["demo", "--reset"], environment: env)
+        #expect(reset.status == 0 && reset.stderr.contains("and 1 replica of it"), "\(reset.stderr)")
+        #expect(reset.stdout.contains("106 unseen · 106 unread"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: replicas).isEmpty)
+    }
+
     @Test("every subcommand answers --help with its usage", arguments: ["demo", "ingest", "explain", "push", "activity", "seen", "read",
                                                                          "bench", "sync", "serve", "token", "devices", "deliver", "inbox", "qa"])
     func help(command: String) throws {
