@@ -52,11 +52,12 @@ struct ScreensDocTests {
              press: { try $0.keys("i") }, ready: { $0.contains(" Interactions") }),
         Stop(title: "Back on the list: what was opened is read",
              prose: """
-             q goes back one screen at a time, to the row that was left. The row that was opened lost its \
-             dot and its bold name (read rows are drawn plain); it keeps the New section's tint until the \
-             tab is next opened. Rows seen on an earlier visit and not opened carry ○.
+             q goes back one screen at a time, to the row that was left (the cursor › marks the selected \
+             row, with or without colour). The row that was opened lost its dot and its bold name (read \
+             rows are drawn plain); it keeps the New section's tint until the tab is next opened. Rows seen \
+             on an earlier visit and not opened carry ○. The header counts what is still unread.
              """,
-             press: { try $0.keys("q", "q") }, ready: { $0.contains("      Linh Trần Stepped with you") }),
+             press: { try $0.keys("q", "q") }, ready: { $0.contains("›     Linh Trần Stepped with you") }),
         Stop(title: "A follow request's profile",
              prose: """
              A request taps to the requester's profile, with the relation as the replica knows it and \
@@ -84,15 +85,19 @@ struct ScreensDocTests {
              """,
              press: { try $0.keys("q", "Escape"); try $0.filter("kind:batch") }, ready: { $0.contains("Jules and 6 others") }),
         Stop(title: "Who is in a batch",
-             prose: "Enter opens the step; `i` there lists everyone, newest first, as the server has them.",
-             press: { try $0.keys("Enter"); _ = try $0.waitFor { $0.contains(" Step") }; try $0.keys("i") },
+             prose: """
+             Enter on a batch lands where the board's tap column says: the list of who did it, newest \
+             first, everyone by name as the server has them (the counts leave out people the reader may \
+             not see).
+             """,
+             press: { try $0.keys("Enter") },
              ready: { $0.contains(" Interactions") && $0.contains("♥ Jules · ") }),
         Stop(title: "Push preview",
              prose: """
              `p` draws the push this row sends, from the same payload `stepo push` builds: the iOS banner \
              collapsed and expanded, the Android banner, and the grouped thread.
              """,
-             press: { try $0.keys("q", "q", "Escape", "g", "p") }, ready: { $0.contains(" Push preview") && $0.contains("Grouped") }),
+             press: { try $0.keys("q", "Escape", "g", "p") }, ready: { $0.contains(" Push preview") && $0.contains("Grouped") }),
         Stop(title: "A filter",
              prose: "`/` filters the list by text, or by kind with `kind:NAME`; Esc clears it.",
              press: { try $0.keys("q"); try $0.filter("kind:follow") }, ready: { $0.contains("kind:follow") }),
