@@ -30,9 +30,11 @@ public enum Action: Equatable, Sendable {
     case syncChanged(SyncLine)
     /// The clock moved (relative times, sections).
     case ticked(now: Int64)
-    case destinationLoaded(Destination)
+    /// The destination built for `request` (nil: for the screen on top). An answer for a
+    /// screen since closed is dropped: it never lands on the one opened after it.
+    case destinationLoaded(Destination, for: DestinationRequest? = nil)
     /// A live copy of the open destination, from the server (or its word that it is gone).
-    case destinationRefreshed(Destination)
+    case destinationRefreshed(Destination, for: DestinationRequest? = nil)
     case settingsLoaded(Preferences, alerts: [AlertItem] = [])
     /// The theme drawn now (at start, and after `t`).
     case themeChanged(String, announce: Bool = true)

@@ -34,11 +34,11 @@ public enum Inbox {
             state.now = now
             if minuteChanged { relist(&state) }
             return []
-        case .destinationLoaded(let destination):
-            updateDestination(&state, destination, live: false)
+        case let .destinationLoaded(destination, request):
+            updateDestination(&state, destination, for: request, live: false)
             return []
-        case .destinationRefreshed(let destination):
-            updateDestination(&state, destination, live: true)
+        case let .destinationRefreshed(destination, request):
+            updateDestination(&state, destination, for: request, live: true)
             return []
         case let .settingsLoaded(settings, alerts):
             state.settings = settings
@@ -197,8 +197,9 @@ public enum Inbox {
         clampSelection(&state)
     }
 
-    private static func updateDestination(_ state: inout InboxState, _ destination: Destination, live: Bool) {
-        guard case .destination(var screen)? = state.screens.last else { return }
+    private static func updateDestination(_ state: inout InboxState, _ destination: Destination, for request: DestinationRequest?,
+                                          live: Bool) {
+        guard case .destination(var screen)? = state.screens.last, request == nil || request == screen.request else { return }
         let first = screen.destination == nil
         screen.destination = destination
         if first || !live {

@@ -68,7 +68,7 @@ public final class InboxApp: InboxHost {
                     // (the filter's typing takes keys as they are).
                     let typing = runner.state.filter?.typing == true && runner.state.screens.isEmpty
                     runner.send(.keyPressed(typing ? key : config.map(key)))
-                    if runner.quitting { engine.stop(); return 0 }
+                    if runner.quitting { runner.drawn(); engine.stop(); return 0 }
                 case let .resized(width, height):
                     runner.send(.resized(width: width, height: height))
                 case .woken:
@@ -84,10 +84,18 @@ public final class InboxApp: InboxHost {
 
     /// Draws when the screen would change, and only then: an idle inbox is idle.
     private func draw() {
-        let grid = runner.render()
-        guard grid != lastDrawn else { return }
-        Terminal.draw(grid)
-        lastDrawn = grid
+        var grid = runner.render()
+        if grid != lastDrawn {
+            Terminal.draw(grid)
+            lastDrawn = grid
+        }
+        // The stamps this frame earned, written after it; their counts drawn at once.
+        guard runner.drawn() else { return }
+        grid = runner.render()
+        if grid != lastDrawn {
+            Terminal.draw(grid)
+            lastDrawn = grid
+        }
     }
 
     // MARK: InboxHost

@@ -51,6 +51,8 @@ public final class InboxRunner {
     public var stamping = true
     /// Whether a quit was asked for.
     public private(set) var quitting = false
+    /// Seen and read stamps waiting for the screen that shows them to be drawn (see `drawn`).
+    private var stamps: [() -> Void] = []
 
     public init(replica: Replica, engine: SyncEngine, host: InboxHost, now: Int64 = WallClock.now) {
         self.replica = replica
@@ -93,7 +95,7 @@ public final class InboxRunner {
     /// changed replica, the clock. Returns whether anything came.
     @discardableResult
     public func poll(now: Int64? = nil) -> Bool {
-        var any = false
+        var any = drawn()
         for action in mailbox.takeAll() { send(action); any = true }
         for refusal in engine.takeRefusals() { send(.refused(refusal)); any = true }
         if changed.take() {
@@ -133,6 +135,22 @@ public final class InboxRunner {
 
     /// The screen as it stands.
     public func render() -> Grid { ActivityView.render(state) }
+
+    /// The screen was drawn: the stamps it earned are written now, after the frame, so a
+    /// stamp's commit (a sync to disk, slow while the machine writes back a fresh replica)
+    /// never holds up what the reader sees. `poll` calls it too, for hosts that draw nowhere.
+    /// Returns whether any stamp was written (the counts in the state follow it).
+    @discardableResult
+    public func drawn() -> Bool {
+        guard !stamps.isEmpty else { return false }
+        while !stamps.isEmpty {
+            let waiting = stamps
+            stamps = []
+            for stamp in waiting { stamp() }
+        }
+        send(.syncChanged(syncLine()))
+        return true
+    }
 
     /// Opens the row asked for (`--open ROW`) once the replica holds it; says so when its first
     /// sync is done and it still does not.
@@ -181,16 +199,16 @@ public final class InboxRunner {
         case .markAllSeen:
             // Not before the first sync is done: the rows held are only part of what will be seen.
             guard !awaitingFirstSync, stamping else { return }
-            try? replica.markAllSeen(at: WallClock.now)
-            sendSoon()
+            let at = WallClock.now
+            stamp { try $0.replica.markAllSeen(at: at) }
         case .markAllRead:
             guard stamping else { return }
-            try? replica.markAllRead(at: WallClock.now)
-            sendSoon()
+            let at = WallClock.now
+            stamp { try $0.replica.markAllRead(at: at) }
         case .markRead(let id):
             guard stamping else { return }
-            try? replica.markRead(id, at: WallClock.now)
-            sendSoon()
+            let at = WallClock.now
+            stamp { try $0.replica.markRead(id, at: at) }
         case .syncNow:
             sendSoon()
         case .nextTheme:
@@ -221,6 +239,15 @@ public final class InboxRunner {
             sendSoon()
         case .loadDestination(let request):
             load(request)
+        }
+    }
+
+    /// A stamp, made once the frame that shows it is drawn (see `drawn`), with the time it
+    /// was earned; then the server is told soon.
+    private func stamp(_ write: @escaping (InboxRunner) throws -> Void) {
+        stamps.append { [unowned self] in
+            try? write(self)
+            sendSoon()
         }
     }
 
@@ -283,41 +310,41 @@ public final class InboxRunner {
                           case .found(let fcm) = try engine.pushPreview(row: row.id, platform: .fcm) else {
                         // The rules withhold it now, or its content is gone: said on the screen.
                         let why = try engine.pushPreview(row: row.id, platform: .apns)
-                        if case .gone(let reason) = why { return .destinationLoaded(.push(.unavailable(reason))) }
-                        return .destinationLoaded(.push(.unavailable("The server has no push for this row now.")))
+                        if case .gone(let reason) = why { return .destinationLoaded(.push(.unavailable(reason)), for: request) }
+                        return .destinationLoaded(.push(.unavailable("The server has no push for this row now.")), for: request)
                     }
                     let stacked = others.filter { $0.id != row.id && $0.push == .sent && !$0.deleted }.prefix(3).compactMap {
                         (try? engine.pushPreview(row: $0.id, platform: .apns))?.value
                     }
-                    return .destinationLoaded(.push(PushPage(apns: apns, fcm: fcm, stacked: stacked)))
+                    return .destinationLoaded(.push(PushPage(apns: apns, fcm: fcm, stacked: stacked)), for: request)
                 } catch is Unreachable {
-                    return .destinationLoaded(.push(.unavailable("The push preview is built by the server, which cannot be reached now.")))
+                    return .destinationLoaded(.push(.unavailable("The push preview is built by the server, which cannot be reached now.")), for: request)
                 }
             }
             return
         }
         let offline = DestinationLoader.load(request, replica: replica)
-        send(.destinationLoaded(offline))
-        let gone = { () -> Action in .destinationRefreshed(DestinationLoader.tap(.init(gone: request), replica: replica)) }
+        send(.destinationLoaded(offline, for: request))
+        let gone = { () -> Action in .destinationRefreshed(DestinationLoader.tap(.init(gone: request), replica: replica), for: request) }
         switch offline {
         case .step(let page):
             background { engine in
                 switch try engine.step(page.step.id) {
-                case .found(let detail): return .destinationRefreshed(DestinationLoader.liveStep(detail, like: page, replica: replica))
+                case .found(let detail): return .destinationRefreshed(DestinationLoader.liveStep(detail, like: page, replica: replica), for: request)
                 case .gone: return gone()
                 }
             }
         case .journey(let page):
             background { engine in
                 switch try engine.journey(page.journey.id) {
-                case .found(let detail): return .destinationRefreshed(DestinationLoader.liveJourney(detail, like: page, replica: replica))
+                case .found(let detail): return .destinationRefreshed(DestinationLoader.liveJourney(detail, like: page, replica: replica), for: request)
                 case .gone: return gone()
                 }
             }
         case .interactions(let page):
             background { engine in
                 switch try engine.interactions(onStep: page.step.id) {
-                case .found(let list): return .destinationRefreshed(DestinationLoader.liveInteractions(list, like: page))
+                case .found(let list): return .destinationRefreshed(DestinationLoader.liveInteractions(list, like: page), for: request)
                 case .gone: return gone()
                 }
             }

@@ -50,6 +50,28 @@ struct WholeStateTests {
         expectNext(&state, .keyPressed(.character("q"))) { $0.screens = [] }
     }
 
+    @Test("a late answer for a screen since closed is dropped: it never lands on the screen opened after it")
+    func lateAnswer() {
+        var state = Fixture.opened()
+        _ = Inbox.reduce(&state, .keyPressed(.enter))
+        _ = Inbox.reduce(&state, .keyPressed(.character("q")))
+        _ = Inbox.reduce(&state, .keyPressed(.character("p")))
+        guard case .destination(let push)? = state.screens.last, case .push = push.request else {
+            Issue.record("p opened no push preview: \(state.screens)"); return
+        }
+        let step = StepEntity(id: "s1", journey: "j1", journeyTitle: "Trail", owner: "me", caption: "Trail run", photoUrl: nil,
+                              isFinal: false, publishedAt: Fixture.now - 600_000, deleted: false, hearts: 2, shares: 1)
+        let page = StepPage(step: step, ownerName: "Me", comments: [], commentsMode: .closed, highlight: nil, offline: false)
+        // The step's live copy, asked for by the screen q closed, comes now: nothing changes.
+        expectNext(&state, .destinationRefreshed(.step(page), for: .tap(Fixture.maya)))
+        expectNext(&state, .destinationLoaded(.step(page), for: .tap(Fixture.maya)))
+        // The answer for the screen on top lands.
+        let preview = PushPage.unavailable("The server has no push for this row now.")
+        expectNext(&state, .destinationLoaded(.push(preview), for: push.request)) {
+            $0.screens = [.destination(DestinationScreen(request: push.request, destination: .push(preview)))]
+        }
+    }
+
     @Test("settings: s asks for them, they load typed, Space flips one switch and asks the server for it")
     func settings() {
         var state = Fixture.opened()

@@ -58,6 +58,25 @@ struct RunnerTests {
         #expect(runner.state.sync.counts.unseen == 0)
     }
 
+    @Test("a stamp waits for the frame that earned it: nothing is written before the screen is drawn")
+    func stampsAfterTheFrame() throws {
+        try engine.sync()
+        let before = replica.seenThrough
+        let runner = InboxRunner(replica: replica, engine: engine, host: host)
+        runner.send(.resized(width: 100, height: 30))
+        runner.open()
+        #expect(runner.state.list.loaded)
+        #expect(replica.seenThrough == before, "the seen stamp was written before the tab was drawn")
+        _ = runner.render()
+        runner.drawn()
+        #expect(replica.seenThrough > before)
+        let row = try #require(try replica.rows(limit: 500).first { $0.kind == .comment && !$0.deleted && $0.readAt == nil })
+        runner.send(.openRow(row))
+        #expect(try replica.row(row.id)?.readAt == nil, "the read stamp was written before its screen was drawn")
+        runner.drawn()
+        #expect(try replica.row(row.id)?.readAt != nil)
+    }
+
     @Test("Enter opens the replica's copy at once, and the server's live copy replaces it when it comes")
     func destinationGoesLive() throws {
         let runner = try runner()
@@ -107,7 +126,7 @@ struct RunnerTests {
         runner.send(.keyPressed(.character("p")))
         #expect(runner.settle())
         guard case .destination(let screen)? = runner.state.screens.last, case .push(let page)? = screen.destination else {
-            Issue.record("p did not open a push preview"); return
+            Issue.record("p did not open a push preview: \(String(describing: runner.state.screens.last))"); return
         }
         let apns = try #require(page.apns)
         #expect(page.unavailable == nil)
