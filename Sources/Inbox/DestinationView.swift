@@ -143,7 +143,7 @@ public enum DestinationView {
     }
 
     /// The bell of custom follow alerts (`!` where the terminal has no UTF-8).
-    public static let bell = "⍾"
+    public static let bell = "⚑"
 
     static func interactions(_ page: InteractionsPage, now: Int64) -> [TextLine] {
         var lines = [TextLine(page.step.caption, .body), TextLine(DestinationView.counts(page.step), .dim), .blank]

@@ -567,7 +567,7 @@ struct InboxStateTests {
         _ = Inbox.reduce(&state, .destinationLoaded(.profile(InboxStateTests.anProfile)))
         #expect(Inbox.reduce(&state, .keyPressed(.character("b"))) == [.setAlert(.person("an"), .all)])
         #expect(state.notice == "Alerts for An Nguyễn: all")
-        #expect(ActivityView.render(state).lines.contains { $0.contains("⍾ Alerts all: their new steps always push") })
+        #expect(ActivityView.render(state).lines.contains { $0.contains("⚑ Alerts all: their new steps always push") })
         #expect(Inbox.reduce(&state, .keyPressed(.character("b"))) == [.setAlert(.person("an"), .off)])
         #expect(Inbox.reduce(&state, .keyPressed(.character("b"))) == [.setAlert(.person("an"), .default)])
         // Not on the list: b there does nothing.
@@ -584,15 +584,15 @@ struct InboxStateTests {
                                                  alerts: [AlertItem(target: .person("maya"), mode: .all, name: "Maya Okonkwo"),
                                                           AlertItem(target: .journey("guitar"), mode: .off, name: "Learn to play guitar")]))
         var text = ActivityView.render(state).lines.joined(separator: "\n")
-        #expect(text.contains("⍾ all   Maya Okonkwo (person)"))
-        #expect(text.contains("⍾ off   Learn to play guitar (journey)"))
+        #expect(text.contains("⚑ all   Maya Okonkwo (person)"))
+        #expect(text.contains("⚑ off   Learn to play guitar (journey)"))
         for _ in 0..<7 { _ = Inbox.reduce(&state, .keyPressed(.character("j"))) }
         #expect(state.screens == [.settings(selection: 7)])
         #expect(Inbox.reduce(&state, .keyPressed(.character("x"))) == [.setAlert(.journey("guitar"), .default)])
         #expect(state.alerts.map(\.name) == ["Maya Okonkwo"])
         #expect(state.screens == [.settings(selection: 6)])
         text = ActivityView.render(state).lines.joined(separator: "\n")
-        #expect(!text.contains("⍾ off") && text.contains("back to default"))
+        #expect(!text.contains("⚑ off") && text.contains("back to default"))
         // Space on a switch still toggles it.
         _ = Inbox.reduce(&state, .keyPressed(.character("g")))
         for _ in 0..<6 { _ = Inbox.reduce(&state, .keyPressed(.character("k"))) }
@@ -695,7 +695,7 @@ struct DestinationViewTests {
         #expect(DestinationView.lines(.journey(page), width: 80).map(\.text)
                 == ["Learn to play guitar", "by Marco Ferri", "[ You're a Celebrator ]", "", "· First chord",
                     "★ a step (shown when online)", "",
-                    "⍾ Alerts default: this journey's new steps push as your Journey updates setting says  (b changes)"])
+                    "⚑ Alerts default: this journey's new steps push as your Journey updates setting says  (b changes)"])
     }
 
     @Test("b on the reader's own journey changes nothing and says why; the page offers no alerts")
