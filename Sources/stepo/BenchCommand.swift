@@ -3,7 +3,7 @@ import Foundation
 let benchCommand = Command(
     name: "bench",
     summary: "Run a benchmark and print its figures (build with -c release).",
-    usage: "stepo bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER]  |  stepo bench sync [--rows 10000,100000,1000000] [--first-only] [--seconds 30]  |  stepo bench inbox [--rows 10000,100000,1000000] [--seconds 60]  |  stepo bench deliver [--only throughput|latency] [--scale 1,4] [--fraction F] [--standins FILE] [--batch N] [--streams N]  |  stepo bench scaleout [--only load|fanout] [--scale 1,4] [--clients 500] [--rate 1000] [--seconds 60] [--followers 250000] [--statements]",
+    usage: "stepo bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER]  |  stepo bench sync [--rows 10000,100000,1000000] [--first-only] [--seconds 30]  |  stepo bench inbox [--rows 10000,100000,1000000] [--seconds 60]  |  stepo bench deliver [--only throughput|latency] [--scale 1,4] [--fraction F] [--standins FILE] [--batch N] [--streams N]  |  stepo bench scaleout [--only throughput|load|fanout] [--scale 1,4] [--posters 16] [--pgbench-seconds 20] [--clients 500] [--rate 1000] [--seconds 60] [--followers 250000] [--statements]",
     details: """
     engine: uniform worlds — one publish to 100,000 followers into a store of 1,000,000 rows
     (against a raw INSERT … SELECT of the same rows), counts for a user with 10,000 rows,
@@ -21,12 +21,15 @@ let benchCommand = Command(
     one connection per provider), and 1,000 follows a second for 10 s, each row's commit to
     its provider's answer (p99 ≤ 200 ms); each at 1× and 4×.
     scaleout: the store on PostgreSQL (a throwaway cluster of the bench's own) behind three
-    `stepo serve` processes: --clients long-polls (500; ×4 at 4×) under --rate hearts a second
+    `stepo serve` processes: pgbench's TPC-B on the same cluster (--posters clients, for
+    --pgbench-seconds: 20), then --posters (16) keep-alive clients posting hearts and comments
+    as fast as they are answered for --seconds (20) — events/s ≥ 0.30 × pgbench's tps, no
+    errors; --clients long-polls (500; ×4 at 4×) under --rate hearts a second
     (1,000) for --seconds (60) — errors, each post's time (p99 ≤ 50 ms), a post to its owner's
     long-poll answer on whichever server (p99 ≤ 200 ms); and one publish to --followers × the
     scale (250,000: a million at 4×) against a raw INSERT … SELECT in psql (≤ 2×).
     """,
-    options: ["dir", "only", "scale", "fraction", "seconds", "role", "port", "tokens", "rows", "standins", "batch", "streams", "clients", "rate", "followers"], flags: ["first-only", "statements"]
+    options: ["dir", "only", "scale", "fraction", "seconds", "role", "port", "tokens", "rows", "standins", "batch", "streams", "clients", "rate", "followers", "posters", "pgbench-seconds"], flags: ["first-only", "statements"]
 ) { arguments in
     switch arguments.positionals.first {
     case "engine":

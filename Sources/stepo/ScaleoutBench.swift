@@ -19,7 +19,9 @@ struct ScaleoutBench {
     func run() throws -> Int32 {
         let scales = try BenchFigures.scales(arguments)
         let only = arguments["only"]
-        guard only == nil || only == "load" || only == "fanout" else { throw UsageError(description: "--only takes load or fanout") }
+        guard only == nil || ["throughput", "load", "fanout"].contains(only!) else {
+            throw UsageError(description: "--only takes throughput, load or fanout")
+        }
         print("stepo bench scaleout · \(ProcessInfo.processInfo.activeProcessorCount) cores · one PostgreSQL, three servers")
         // --statements: which statements took PostgreSQL's time (pg_stat_statements), printed after the load.
         let statements = arguments.has("statements")
@@ -28,10 +30,20 @@ struct ScaleoutBench {
                                            + (statements ? ["shared_preload_libraries=pg_stat_statements"] : []))
         print("PostgreSQL: a throwaway cluster in \(cluster.folder)")
         var figures = BenchFigures()
-        if only != "fanout" {
+        if only == nil || only == "throughput" {
+            let floor = try pgbench(cluster: cluster)
+            var rates: [Int: Double] = [:]
+            for scale in scales { rates[scale] = try throughput(scale: scale, cluster: cluster, floor: floor, figures: &figures) }
+            if let small = scales.min(), let large = scales.max(), small != large, let a = rates[small], let b = rates[large] {
+                // The same work per event on a world four times the size: the time an event takes grows by a/b.
+                figures.line("  events/s: ×\(large) against ×\(small), as time per event", String(format: "%.2f×", a / max(b, 1e-9)),
+                             met: a / max(b, 1e-9) <= 4.5, target: "≤ 4.5×")
+            }
+        }
+        if only == nil || only == "load" {
             for scale in scales { try load(scale: scale, cluster: cluster, figures: &figures) }
         }
-        if only != "load" {
+        if only == nil || only == "fanout" {
             var times: [Int: (publish: Double, raw: Double)] = [:]
             for scale in scales { times[scale] = try fanout(scale: scale, cluster: cluster, figures: &figures) }
             // How the publish grew with its size, beside how the database's own insert grew:
@@ -54,34 +66,9 @@ struct ScaleoutBench {
         let rate = try arguments.integer("rate") ?? 1000
         let seconds = try arguments.integer("seconds") ?? 60
         guard clients > 0, rate > 0, seconds > 0 else { throw UsageError(description: "--clients, --rate and --seconds must be positive") }
-        // Users 1 … clients each own a journey and a step; the hearts come from the next 60,001
-        // people, each (step, person) pair once (the two counts share no factor).
-        let actors = 60_001
-        let url = try cluster.createDatabase()
-        let store = try Store(postgres: url)
-        let bulk = BulkWorld(store)
-        let published = Timestamp.parse("2026-11-01T00:00:00Z")!
-        try bulk.build {
-            try bulk.addUsers(1...(clients + actors))
-            try bulk.addJourneys(clients, owners: clients)
-            try bulk.addSteps(clients, journeys: clients, publishedAt: published)
-        }
-        var tokens: [String] = []
-        for key in 1...clients {
-            guard let user = try store.user(key: key) else { throw CommandError(description: "the world lost user \(key)") }
-            tokens.append(try store.createToken(for: user, admin: false, at: 0))
-        }
-        let admin = try store.createToken(for: nil, admin: true, at: 0)
-        let folder = cluster.folder + "/load-\(scale)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        var servers: [(child: Child, address: String)] = []
-        defer { for server in servers { server.child.stop() } }
-        for index in 0..<3 {
-            let log = folder + "/serve-\(index).log"
-            let child = try Child.start([CommandLine.executablePath, "serve", "--database", url, "--port", "0", "--quiet",
-                                         "--per-address", "0", "--threads", "2"], log: log)
-            servers.append((child, try Child.address(in: log)))
-        }
+        let world = try LoadWorld(cluster: cluster, clients: clients, actors: 60_001, folder: cluster.folder + "/load-\(scale)")
+        defer { world.stop() }
+        let (url, servers, tokens, admin, actors) = (world.url, world.servers, world.tokens, world.admin, world.actors)
         let driver = LoadDriver(servers: servers.map(\.address), tokens: tokens, admin: admin, rate: rate,
                                 seconds: Double(seconds), actors: actors, clients: clients)
         let result = try driver.run()
@@ -115,6 +102,58 @@ struct ScaleoutBench {
         let achieved = Double(result.posted) / Double(seconds)
         figures.line("  events posted per second", String(format: "%.0f", achieved), met: achieved >= Double(rate) * 0.98,
                      target: "≥ \(rate) (98%)")
+    }
+
+    // MARK: Throughput
+
+    /// PostgreSQL's own figure on this cluster: pgbench's TPC-B (five statements a transaction)
+    /// with as many clients as the throughput workload posts with, for as long. Returns its tps.
+    func pgbench(cluster: ThrowawayCluster) throws -> Double {
+        let clients = try arguments.integer("posters") ?? 16
+        let seconds = try arguments.integer("pgbench-seconds") ?? 20
+        let url = try cluster.createDatabase()
+        let database = String(url.dropFirst("postgresql:///".count).prefix { $0 != "?" })
+        let pgbench = cluster.binaries + "/pgbench"
+        let common = ["-h", cluster.folder, "-U", "postgres"]
+        let initialize = try Child.start([pgbench, "-i", "-q", "-s", "16"] + common + [database], log: cluster.folder + "/pgbench-init.log")
+        guard initialize.wait().status == 0 else {
+            throw CommandError(description: "pgbench -i failed: \((try? String(contentsOfFile: cluster.folder + "/pgbench-init.log", encoding: .utf8)) ?? "")")
+        }
+        let log = cluster.folder + "/pgbench.log"
+        let run = try Child.start([pgbench, "-n", "-c", "\(clients)", "-j", "2", "-T", "\(seconds)"] + common + [database], log: log)
+        _ = run.wait()
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        guard let range = text.range(of: #"tps = [0-9.]+"#, options: .regularExpression), let tps = Double(text[range].dropFirst(6)) else {
+            throw CommandError(description: "pgbench printed no tps: \(text.suffix(400))")
+        }
+        let latency = text.range(of: #"latency average = [0-9.]+ ms"#, options: .regularExpression).map { String(text[$0]) } ?? ""
+        print(String(format: "pgbench TPC-B on this cluster (scale 16, %d clients, 2 threads, %d s): %.0f tps, %@", clients, seconds, tps, latency))
+        return tps
+    }
+
+    /// `--posters` (16) keep-alive clients post hearts and comments (alternately) through the
+    /// three servers as fast as they are answered, for `--seconds`; the world has 500 × scale
+    /// step owners. Returns the events accepted per second.
+    func throughput(scale: Int, cluster: ThrowawayCluster, floor: Double, figures: inout BenchFigures) throws -> Double {
+        let posters = try arguments.integer("posters") ?? 16
+        let seconds = try arguments.integer("seconds") ?? 20
+        let clients = 500 * scale
+        let world = try LoadWorld(cluster: cluster, clients: clients, actors: 60_001, folder: cluster.folder + "/throughput-\(scale)")
+        defer { world.stop() }
+        let driver = LoadDriver(servers: world.servers.map(\.address), tokens: world.tokens, admin: world.admin, rate: 1,
+                                seconds: Double(seconds), actors: world.actors, clients: clients, posters: posters,
+                                closedLoop: true, polls: false)
+        let result = try driver.run()
+        let accepted = Double(result.posted - result.errors) / Double(seconds)
+        print("\(posters) clients posting hearts and comments through 3 servers for \(seconds) s (\(clients) step owners, \(scale)×): \(result.posted) events")
+        let kinds = result.kinds.sorted { $0.value > $1.value }.map { "\($0.value) × \($0.key)" }.joined(separator: "; ")
+        figures.line("  errors", "\(result.errors)" + (kinds.isEmpty ? "" : " (\(kinds))"), met: result.errors == 0, target: "0")
+        figures.line("  events/s accepted, against pgbench's TPC-B tps", String(format: "%.0f/s (%.2f × %.0f tps); post median %.1f ms, p99 %.1f ms",
+                                                                        accepted, accepted / floor, floor,
+                                                                        BenchFigures.median(result.mutations) * 1000,
+                                                                        BenchFigures.percentile(result.mutations, 0.99) * 1000),
+                     met: accepted >= 0.30 * floor, target: "≥ 0.30 × pgbench")
+        return accepted
     }
 
     // MARK: Fan-out
@@ -190,6 +229,54 @@ struct ScaleoutBench {
     }
 }
 
+/// The world the load workloads post to: users 1 … clients each own a journey and a step, the
+/// hearts and comments come from the next `actors` people (each (step, person) pair once: the
+/// two counts share no factor); three `stepo serve` on the database.
+final class LoadWorld {
+    let url: String
+    let tokens: [String]
+    let admin: String
+    let actors: Int
+    private(set) var servers: [(child: Child, address: String)] = []
+
+    init(cluster: ThrowawayCluster, clients: Int, actors: Int, folder: String) throws {
+        self.actors = actors
+        url = try cluster.createDatabase()
+        let store = try Store(postgres: url)
+        let bulk = BulkWorld(store)
+        let published = Timestamp.parse("2026-11-01T00:00:00Z")!
+        try bulk.build {
+            try bulk.addUsers(1...(clients + actors))
+            try bulk.addJourneys(clients, owners: clients)
+            try bulk.addSteps(clients, journeys: clients, publishedAt: published)
+        }
+        var tokens: [String] = []
+        for key in 1...clients {
+            guard let user = try store.user(key: key) else { throw CommandError(description: "the world lost user \(key)") }
+            tokens.append(try store.createToken(for: user, admin: false, at: 0))
+        }
+        self.tokens = tokens
+        admin = try store.createToken(for: nil, admin: true, at: 0)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        do {
+            for index in 0..<3 {
+                let log = folder + "/serve-\(index).log"
+                let child = try Child.start([CommandLine.executablePath, "serve", "--database", url, "--port", "0", "--quiet",
+                                             "--per-address", "0", "--threads", "2"], log: log)
+                servers.append((child, try Child.address(in: log)))
+            }
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    func stop() {
+        for server in servers { server.child.stop() }
+        servers = []
+    }
+}
+
 /// The load's clients, in one thread: every long-poll and every post is a keep-alive HTTP/1.1
 /// connection on a `poll(2)` loop, so 2,000 clients cost the machine little beside the servers.
 final class LoadDriver {
@@ -218,7 +305,16 @@ final class LoadDriver {
         var wakes: [Double] = []
     }
 
-    init(servers: [String], tokens: [String], admin: String, rate: Int, seconds: Double, actors: Int, clients: Int) {
+    /// Connections that post events.
+    let posters: Int
+    /// Each poster posts its next event as soon as the last is answered (no schedule), and an
+    /// event's time counts from its sending; every other event is a comment instead of a heart.
+    let closedLoop: Bool
+    /// Whether each client holds a long-poll (without: the clients only own the steps).
+    let polls: Bool
+
+    init(servers: [String], tokens: [String], admin: String, rate: Int, seconds: Double, actors: Int, clients: Int,
+         posters: Int = 48, closedLoop: Bool = false, polls: Bool = true) {
         self.servers = servers
         self.tokens = tokens
         self.admin = admin
@@ -226,6 +322,9 @@ final class LoadDriver {
         self.seconds = seconds
         self.actors = actors
         self.clients = clients
+        self.posters = posters
+        self.closedLoop = closedLoop
+        self.polls = polls
     }
 
     /// One connection: what it is for, its socket, what it has read.
@@ -304,8 +403,7 @@ final class LoadDriver {
         var result = Result()
         var links: [Link] = []
         // Every client's long-poll, each on a server of its own turn.
-        for client in 0..<clients { links.append(Link(role: .poll(client: client), server: client % servers.count)) }
-        let posters = 48
+        for client in 0..<(polls ? clients : 0) { links.append(Link(role: .poll(client: client), server: client % servers.count)) }
         for index in 0..<posters { links.append(Link(role: .post, server: index % servers.count)) }
         for link in links { try connect(link) }
         defer { for link in links { close(link.socket) } }
@@ -329,7 +427,8 @@ final class LoadDriver {
         while true {
             let now = LoadDriver.now()
             // Posts due by now, on idle connections (a post waiting for one counts from when it was due).
-            let due = now < end ? Int((now - start) * Double(rate)) : Int(seconds) * rate
+            let due = closedLoop ? (now < end ? Int.max : scheduled)
+                                 : (now < end ? Int((now - start) * Double(rate)) : Int(seconds) * rate)
             // The longest idle first, so every connection stays in use.
             while scheduled < due, !idlePosters.isEmpty {
                 let link = idlePosters.removeFirst()
@@ -339,8 +438,10 @@ final class LoadDriver {
                 let owner = step % clients  // step i is in journey 1 + i % clients, owned by user 1 + i % clients (index i % clients)
                 let actor = clients + 1 + k % actors
                 let at = Timestamp.format(base + Int64(k))
-                let body = #"{"id":"h\#(k)","type":"heart","at":"\#(at)","actor":"u\#(actor)","step":"s\#(step)"}"#
-                link.due = start + Double(k) / Double(rate)
+                let body = closedLoop && k % 2 == 1
+                    ? #"{"id":"c\#(k)","type":"comment","at":"\#(at)","actor":"u\#(actor)","step":"s\#(step)","comment":{"id":"bc\#(k)","text":"what a view"}}"#
+                    : #"{"id":"h\#(k)","type":"heart","at":"\#(at)","actor":"u\#(actor)","step":"s\#(step)"}"#
+                link.due = closedLoop ? now : start + Double(k) / Double(rate)
                 link.owner = owner
                 send(link, "POST /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(admin)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
             }
@@ -381,6 +482,7 @@ final class LoadDriver {
                             result.error("post \(status) \(json?["error"]?["message"]?.string ?? json?["rejected"]?.array?.first?["reason"]?.string ?? "")")
                             continue
                         }
+                        guard polls else { continue }
                         let client = link.owner
                         // Brought already by an answer that beat this post's own answer here?
                         if let early = answered[client].first(where: { $0.next >= version }) {
