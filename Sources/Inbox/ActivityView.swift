@@ -85,7 +85,7 @@ public enum ActivityView {
         }
         if !state.list.loaded { return "Opening…" }
         if let reason = state.sync.unreachable {
-            return "Cannot reach the server, so nothing is here yet: \(reason). It tries again by itself; r tries now."
+            return "Cannot sync with the server, so nothing is here yet: \(reason). It tries again by itself; r tries now."
         }
         if let progress = state.sync.progress, progress.received < progress.total { return "Syncing your activity…" }
         return "Nothing here yet: when someone steps with you, it shows up here."

@@ -13,8 +13,11 @@ public final class HTTPTransport: Transport, @unchecked Sendable {
     public let baseURL: URL
     private let token: String
     private let client: HTTPClient
-    /// Above the longest long-poll the API holds (60 s).
-    static let timeout: TimeInterval = 75
+    /// A request that is not a long-poll: a page of 5,000 rows is well under a second, so a
+    /// server silent this long is counted unreachable (the sync tries again later).
+    static let requestTimeout: TimeInterval = 20
+    /// A long-poll: what it asked the server to wait, and this much more.
+    static let longPollMargin: TimeInterval = 15
     /// A server that does not accept a connection in this long is counted unreachable.
     static let connectTimeout: TimeInterval = 5
 
@@ -28,6 +31,13 @@ public final class HTTPTransport: Transport, @unchecked Sendable {
     public var serverName: String { baseURL.absoluteString }
 
     public func perform(method: String, path: String, query: [String: String], body: Data?) throws -> (status: Int, body: Data) {
+        let timeout = query["wait"].flatMap(Double.init).map { $0 + HTTPTransport.longPollMargin } ?? HTTPTransport.requestTimeout
+        return try perform(method: method, path: path, query: query, body: body, timeout: timeout)
+    }
+
+    /// As `perform`, giving up after `timeout` seconds.
+    public func perform(method: String, path: String, query: [String: String], body: Data?,
+                        timeout: TimeInterval) throws -> (status: Int, body: Data) {
         guard var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false) else {
             throw Unreachable(description: "\(serverName) is not a URL this client can use")
         }
@@ -37,10 +47,14 @@ public final class HTTPTransport: Transport, @unchecked Sendable {
         if body != nil { headers.append(("Content-Type", "application/json")) }
         do {
             let answer = try client.perform(method: method, url: url, headers: headers, body: body,
-                                            timeout: HTTPTransport.timeout, connectTimeout: HTTPTransport.connectTimeout)
+                                            timeout: timeout, connectTimeout: HTTPTransport.connectTimeout)
             return (answer.status, answer.body)
         } catch let failure as HTTPFailure {
-            throw Unreachable(description: "no answer from \(serverName): \(failure.description)")
+            switch failure.reason {
+            case .timeout: throw Unreachable(description: "no answer from \(serverName) within \(Int(timeout)) s")
+            case .connect: throw Unreachable(description: "cannot connect to \(serverName)")
+            case .tooLarge, .other: throw Unreachable(description: "no answer from \(serverName): \(failure.description)")
+            }
         }
     }
 }

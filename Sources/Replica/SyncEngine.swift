@@ -112,8 +112,14 @@ public final class SyncEngine: @unchecked Sendable {
             // The server answers but cannot serve now: as good as offline until it can.
             if case .offline = status {} else { setStatus(.offline(since: Date(), reason: error.description)) }
             throw error
+        } catch let error as SyncError {
+            // An answer it cannot use: no sync until the server answers otherwise, and said so.
+            setStatus(.offline(since: Date(), reason: error.description))
+            throw error
         } catch let error as WireError {
-            throw SyncError(status: 200, description: "the server's answer was not understood: \(error.description)")
+            let failure = SyncError(status: 200, description: "the server's answer was not understood: \(error.description)")
+            setStatus(.offline(since: Date(), reason: failure.description))
+            throw failure
         }
     }
 

@@ -59,8 +59,10 @@ struct Client {
     /// Asks the server whose token this is, once, and remembers it in the replica. Only a
     /// refusal of the token (401, 403) is an error: a server that cannot answer now (offline, a
     /// 503, a 429, an answer not understood) is asked again later.
-    static func learnUser(_ replica: Replica, _ transport: Transport) throws {
-        guard replica.user == nil, let (status, body) = try? transport.perform(method: "GET", path: "/v1/me", query: [:], body: nil) else { return }
+    static func learnUser(_ replica: Replica, _ transport: HTTPTransport) throws {
+        // Asked before anything is drawn: a server silent for three seconds is asked again later.
+        guard replica.user == nil,
+              let (status, body) = try? transport.perform(method: "GET", path: "/v1/me", query: [:], body: nil, timeout: 3) else { return }
         if status == 401 || status == 403 {
             let message = (try? JSON.parse(body))?["error"]?["message"]?.string ?? "HTTP \(status)"
             throw CommandError(description: "the server refused the token: \(Preview.visible(message))")

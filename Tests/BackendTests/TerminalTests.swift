@@ -384,6 +384,38 @@ struct TerminalTests {
         #expect(try tmux.screen().contains("Maya Okonkwo — Started following you"))
     }
 
+    @Test("a server that accepts and never answers: the inbox draws within seconds, says it is waiting, and q quits")
+    func silentServer() throws {
+        let server = try FaultyServer(.silent)
+        defer { server.stop() }
+        let tmux = try Tmux(folder: folder)
+        let started = Date()
+        try tmux.start(tmux.inbox() + " inbox --server \(server.url) --token stp_silent", width: 100, height: 30)
+        defer { tmux.stop() }
+        let text = try tmux.waitFor(seconds: 10) { $0.contains("Activity") }
+        #expect(Date().timeIntervalSince(started) < 8, "the first screen took \(Date().timeIntervalSince(started)) s")
+        #expect(text.contains("syncing"))
+        try tmux.keys("q")
+        // Quit: the inbox ends, and its tmux session with it.
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline, let screen = try? tmux.screen(), screen.contains("Activity") { Thread.sleep(forTimeInterval: 0.1) }
+        #expect((try? tmux.screen())?.contains("Activity") != true, "q did not quit while the server was silent")
+    }
+
+    @Test("a server whose answers are not JSON: the inbox says it cannot sync and why, and shows none of its bytes")
+    func nonsenseServer() throws {
+        let server = try FaultyServer(.nonsense)
+        defer { server.stop() }
+        let tmux = try Tmux(folder: folder)
+        try tmux.start(tmux.inbox() + " inbox --server \(server.url) --token stp_nonsense", width: 120, height: 30)
+        defer { tmux.stop() }
+        let text = try tmux.waitFor(seconds: 15) { $0.contains("Cannot sync with the server") }
+        #expect(text.contains("not understood"))
+        #expect(text.contains("offline"))
+        #expect(!text.contains("pwned") || text.contains("␛"), "the server's escape reached the screen raw")
+        try tmux.keys("q")
+    }
+
     @Test("a first sync paints as it goes: rows on screen under 'syncing N%', then all of them, synced")
     func paintsWhileSyncing() throws {
         // One person with 40,000 unseen rows on the embedded default, never opened before.

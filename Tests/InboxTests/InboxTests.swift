@@ -431,7 +431,7 @@ struct InboxStateTests {
         _ = Inbox.reduce(&state, .syncChanged(SyncLine(status: "offline · 0 pending", counts: ServerCounts(unseen: 0, unread: 0, stale: true),
                                                       unreachable: "no answer from http://127.0.0.1:9: Couldn't connect to server")))
         let words = ActivityView.emptyWords(state)
-        #expect(words.hasPrefix("Cannot reach the server"))
+        #expect(words.hasPrefix("Cannot sync with the server"))
         #expect(words.contains("Couldn't connect"))
         #expect(!words.contains("Nothing here yet"))
     }

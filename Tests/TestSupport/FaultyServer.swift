@@ -14,6 +14,11 @@ public final class FaultyServer: @unchecked Sendable {
         case half
         /// Answers bytes that are not HTTP, then closes.
         case garbage
+        /// Accepts and reads, then never answers (the connection stays open until `stop`).
+        case silent
+        /// Answers 200 with a well-formed HTTP response whose JSON body is not JSON (and
+        /// carries terminal escapes), then closes.
+        case nonsense
         /// Answers every request 503 storeUnavailable with Retry-After: 1, as a server whose
         /// database is away does.
         case unavailable
@@ -26,6 +31,8 @@ public final class FaultyServer: @unchecked Sendable {
     private var stopped = false
     /// Connections accepted so far.
     public private(set) var accepted = 0
+    /// Connections held open, unanswered (`silent`).
+    private var held: [Int32] = []
 
     public init(_ mode: Mode) throws {
         self.mode = mode
@@ -60,8 +67,11 @@ public final class FaultyServer: @unchecked Sendable {
         lock.lock()
         let first = !stopped
         stopped = true
+        let open = held
+        held = []
         lock.unlock()
         if first { shutdown(fd, Int32(SHUT_RDWR)); close(fd) }
+        for client in open { close(client) }
     }
 
     private func serve() {
@@ -90,6 +100,16 @@ public final class FaultyServer: @unchecked Sendable {
                 _ = text.withCString { Glibc.send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
             case .garbage:
                 let text = "\u{1B}[31mSSH-2.0-not-http\r\n\u{0}\u{7}"
+                _ = text.withCString { Glibc.send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+            case .silent:
+                lock.lock()
+                held.append(client)
+                lock.unlock()
+                continue
+            case .nonsense:
+                let body = "\u{1B}]0;pwned\u{7}<html>this is not JSON</html>"
+                let text = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
+                    + "Connection: close\r\n\r\n\(body)"
                 _ = text.withCString { Glibc.send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
             case .unavailable:
                 let body = #"{"error":{"code":"storeUnavailable","message":"the server's database cannot be reached just now","retryAfter":1}}"#
