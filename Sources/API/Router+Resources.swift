@@ -76,8 +76,8 @@ extension Router {
             case nil, .deleted?:
                 // Its content is gone: fall back as a tap on the row would, to its actor.
                 let actor = try row.actor.flatMap { try store.user($0) }
-                throw try gone(owner: actor, Visibility(store: store, viewer: viewer)).with(message: error.description)
-            case .some: throw APIError(410, "pushWithheld", error.description)
+                throw try gone(owner: actor, Visibility(store: store, viewer: viewer)).with(message: error.sentence)
+            case .some: throw APIError(410, "pushWithheld", error.sentence)
             }
         }
         return .ok(platform == "apns" ? Payload.apns(content) : Payload.fcm(content))

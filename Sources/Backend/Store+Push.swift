@@ -19,6 +19,15 @@ public enum PushUnavailable: Error, CustomStringConvertible {
         }
     }
 
+    /// The same for a reader of the row (the inbox's push preview): no ids, no codes.
+    public var sentence: String {
+        switch self {
+        case .noSuchRow: return "There is no such row."
+        case .withheld(_, .deleted): return "Its content was deleted, so no push goes out for it."
+        case .withheld(_, let reason): return "No push goes out for it now: \(PushUnavailable.explain(reason))."
+        }
+    }
+
     /// The reason a push was withheld, when it was.
     public var reason: Reason? {
         if case .withheld(_, let reason) = self { return reason }

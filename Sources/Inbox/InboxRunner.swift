@@ -303,6 +303,11 @@ public final class InboxRunner {
     private func load(_ request: DestinationRequest) {
         let replica = self.replica
         if case .push(let row) = request {
+            // Struck through here: its content is gone, which the replica knows without the server.
+            if row.deleted {
+                send(.destinationLoaded(.push(.unavailable("Its content was deleted, so no push goes out for it.")), for: request))
+                return
+            }
             let others = (try? replica.rows(inThread: row.thread, limit: 4)) ?? []
             background { engine in
                 do {

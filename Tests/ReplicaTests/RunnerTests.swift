@@ -134,6 +134,31 @@ struct RunnerTests {
         #expect(runner.render().lines.contains { $0.contains("iOS · collapsed") })
     }
 
+    @Test("p on a struck-through row says its content was deleted, with no server at all, and names no id or code")
+    func pushOfDeletedRow() throws {
+        try engine.sync()
+        let nowhere = try #require(URL(string: "http://127.0.0.1:\(try refusedPort())"))
+        let offline = SyncEngine(replica: replica, transport: HTTPTransport(baseURL: nowhere, token: "stp_nowhere"))
+        let runner = InboxRunner(replica: replica, engine: offline, host: host)
+        runner.send(.resized(width: 100, height: 30))
+        runner.open()
+        #expect(runner.settle())
+        // Down the list to the struck-through row (j, as a reader would).
+        for _ in 0..<200 where runner.state.list.selectedLine?.row?.deleted != true {
+            runner.send(.keyPressed(.character("j")))
+            _ = runner.settle()
+        }
+        #expect(runner.state.list.selectedLine?.row?.deleted == true)
+        runner.send(.keyPressed(.character("p")))
+        #expect(runner.settle())
+        guard case .destination(let screen)? = runner.state.screens.last, case .push(let page)? = screen.destination else {
+            Issue.record("p did not open a push preview"); return
+        }
+        #expect(page.unavailable == "Its content was deleted, so no push goes out for it.")
+        let text = runner.render().lines.joined(separator: "\n")
+        #expect(!text.contains("cannot be reached") && !text.contains("suppressed:"))
+    }
+
     @Test("settings load typed from the server; Space on a switch reaches the server's preferences")
     func settings() throws {
         let runner = try runner()
