@@ -95,7 +95,8 @@ enum Terminal {
     /// the monochrome theme's attributes alone when it has none or NO_COLOR is set.
     static func apply(_ theme: Theme) {
         let colourful = has_colors() && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
-        palette = Palette(theme: colourful ? theme : .mono, colours: Int(stepo_colors()), colourful: colourful)
+        palette = Palette(theme: colourful ? theme : .mono, colours: Int(stepo_colors()), colourful: colourful,
+                          light: background == .light || theme.name == "light")
     }
 
     static func stop() {
@@ -399,19 +400,22 @@ struct Palette {
     let theme: Theme
     let colours: Int
     let colourful: Bool
+    /// Drawn on a light background (what eight colours become depends on it).
+    let light: Bool
     private var inks: [String: Ink] = [:]
     private var nextPair: Int16 = 1
 
-    init(theme: Theme, colours: Int, colourful: Bool) {
+    init(theme: Theme, colours: Int, colourful: Bool, light: Bool = false) {
         self.theme = theme
         self.colours = colours
         self.colourful = colourful
+        self.light = light
     }
 
     mutating func style(_ role: Role, tint: Role?) -> Ink {
         let key = role.rawValue + "|" + (tint?.rawValue ?? "")
         if let known = inks[key] { return known }
-        let resolved = theme.resolve(role, tint: tint, colourful: colourful)
+        let resolved = Palette.resolve(theme, role, tint: tint, colourful: colourful, colours: colours)
         let names = resolved.attributes
         var attributes = stepo_a_normal()
         var sgr = "\u{1B}[0"
@@ -440,8 +444,20 @@ struct Palette {
         return ink
     }
 
+    /// The theme's style for `role` under `tint`, on a terminal of `colours` colours.
+    static func resolve(_ theme: Theme, _ role: Role, tint: Role?, colourful: Bool, colours: Int) -> Style {
+        guard colours < 16, tint == .selected || role == .selected else {
+            return theme.resolve(role, tint: tint, colourful: colourful)
+        }
+        // Eight colours have no grey to lay under a row that stays readable on both
+        // backgrounds (the bar vanished on black): the selection is reversed instead.
+        var style = theme.resolve(role == .selected ? .body : role, tint: nil, colourful: colourful)
+        style.attributes.insert("reverse")
+        return style
+    }
+
     private func number(_ colour: ThemeColor) -> Int16 {
-        switch colour.degraded(to: colours) {
+        switch colour.degraded(to: colours, light: light) {
         case .default: return -1
         case .indexed(let n): return Int16(n)
         }

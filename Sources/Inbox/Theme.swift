@@ -16,14 +16,17 @@ public enum ThemeColor: Equatable, Sendable {
     }
 
     /// The nearest colour a terminal of `colors` colours has (256 → 8: a rough map by hue).
-    func degraded(to colors: Int) -> ThemeColor {
+    /// The nearest of the first `colors` colours. On a light background (`light`) an orange
+    /// becomes red: the eight-colour yellow is unreadable on white.
+    func degraded(to colors: Int, light: Bool = false) -> ThemeColor {
         guard case .indexed(let n) = self, n >= colors else { return self }
         if colors < 8 { return .default }
         switch n {
-        case 202...214, 166...172, 130...136, 94...100, 58...64: return .indexed(3)   // oranges, browns: yellow
+        case 202...214, 166...172, 130...136, 94...100, 58...64: return .indexed(light ? 1 : 3)   // oranges, browns: yellow (red on light)
         case 52...57, 88...93, 124...129, 160...165, 196...201: return .indexed(1)    // reds
         case 232...243: return .indexed(0)
-        case 244...255: return .indexed(7)
+        case 244...249: return .indexed(light ? 0 : 7)   // a mid grey is text: black on white
+        case 250...255: return .indexed(7)
         default: return .indexed(7)
         }
     }
@@ -110,6 +113,11 @@ public struct Theme: Equatable, Sendable {
         guard let tint, let under = styles[tint] else { return style }
         if colourful, under.background != .default {
             style.background = under.background
+            // A selection that names its ink draws the whole row in it (black on yellow).
+            if tint == .selected, under.foreground != .default {
+                style.foreground = under.foreground
+                style.attributes.formUnion(under.attributes)
+            }
         } else {
             style.attributes.formUnion(under.attributes)
         }

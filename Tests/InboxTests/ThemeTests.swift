@@ -7,7 +7,7 @@ struct ThemeTests {
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("themes").path
 
-    @Test("the shipped themes load and style every element", arguments: ["tangerine", "high-contrast", "mono"])
+    @Test("the shipped themes load and style every element", arguments: ["tangerine", "light", "high-contrast", "mono"])
     func shipped(name: String) throws {
         let theme = try Theme.load(name, folders: [Self.folder])
         #expect(theme.name == name)
@@ -20,6 +20,44 @@ struct ThemeTests {
         #expect(theme.styles[.dot]?.foreground == .indexed(208))
         #expect(theme.styles[.dot]?.foreground.degraded(to: 8) == .indexed(3))
         #expect(theme.styles[.dot]?.foreground.degraded(to: 256) == .indexed(208))
+    }
+
+    @Test("on eight colours the light theme's oranges turn red, not a yellow unreadable on white")
+    func lightOnEight() throws {
+        let theme = try Theme.load("light", folders: [Self.folder])
+        for role in [Role.section, .title, .dot] {
+            let colour = try #require(theme.styles[role]?.foreground)
+            #expect(colour.degraded(to: 8, light: true) == .indexed(1), "\(role)")
+            #expect(colour.degraded(to: 8, light: false) == .indexed(3), "\(role)")
+        }
+    }
+
+    @Test("on eight colours the selection is reversed in every theme, so it shows on black and on white")
+    func selectionOnEight() throws {
+        for name in ["tangerine", "light", "high-contrast"] {
+            let theme = try Theme.load(name, folders: [Self.folder])
+            for role in [Role.actor, .body, .time] {
+                let style = Palette.resolve(theme, role, tint: .selected, colourful: true, colours: 8)
+                #expect(style.attributes.contains("reverse"), "\(name) \(role)")
+                #expect(style.background == theme.styles[role]?.background, "\(name) \(role)")
+                // On 256 colours: the bar's own background.
+                let rich = Palette.resolve(theme, role, tint: .selected, colourful: true, colours: 256)
+                #expect(rich.background == theme.styles[.selected]?.background)
+            }
+        }
+    }
+
+    @Test("a selection that names its ink draws the whole row in it: high contrast is black on yellow")
+    func selectionInk() throws {
+        let theme = try Theme.load("high-contrast", folders: [Self.folder])
+        for role in [Role.actor, .body, .dot, .time] {
+            let style = theme.resolve(role, tint: .selected, colourful: true)
+            #expect(style.foreground == theme.styles[.selected]?.foreground, "\(role)")
+            #expect(style.background == theme.styles[.selected]?.background, "\(role)")
+        }
+        // A selection without ink of its own keeps each role's (light, tangerine).
+        let light = try Theme.load("light", folders: [Self.folder])
+        #expect(light.resolve(.actor, tint: .selected, colourful: true).foreground == light.styles[.actor]?.foreground)
     }
 
     @Test("a broken theme is an error naming the file and the line", arguments: [
