@@ -115,8 +115,9 @@ public enum ActivityView {
                 title = newest.title
                 body = newest.body
             }
-            // A thread's header keeps the dot while it holds new rows; its members show their own.
-            let standing: Standing = card.isThread && isNew ? .new : Standing(isNew: isNew, read: newest.readAt != nil)
+            // A thread's header stands as its newest row (reading wins: once that is read,
+            // by Enter or by A, the dot goes); its members show their own.
+            let standing = Standing(isNew: isNew, read: newest.readAt != nil)
             row(title: title, body: body, at: newest.createdAt, state: standing,
                 deleted: card.allDeleted, carries: marks, y: y, now: state.now, width: state.width, &grid)
         case let .member(member, _):

@@ -225,6 +225,10 @@ extension Inbox {
             state.list.selection = next
             return
         }
+        guard state.sync.counts.unread > 0 else {
+            state.notice = "Nothing is unread"
+            return
+        }
         let beyond = forward ? !state.list.atEnd : !state.list.atTop
         state.notice = "No unread row \(forward ? "below" : "above")" + (beyond ? " in what is loaded: \(forward ? "G" : "g") goes further" : "")
     }

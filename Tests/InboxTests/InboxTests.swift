@@ -372,6 +372,7 @@ struct InboxStateTests {
     @Test("n and Tab go to the next unread row, N and Shift-Tab to the previous; A marks every row read at once")
     func unreadKeys() {
         var state = Fixture.opened()
+        state.sync.counts = ServerCounts(unseen: 0, unread: 3, stale: false)
         // Lines: New header, Maya's thread (unread), An (unread), a header, Priya (read), a header, Stepo (unread).
         #expect(state.list.selectedLine?.row?.id == 5)
         _ = Inbox.reduce(&state, .keyPressed(.character("n")))
@@ -389,6 +390,13 @@ struct InboxStateTests {
         #expect(state.list.cards.allSatisfy { $0.newest.readAt != nil })
         _ = Inbox.reduce(&state, .keyPressed(.character("n")))
         #expect(state.notice == "No unread row below")
+        // The stamp reached the counts: nothing is unread anywhere, and n says so. No card
+        // keeps its dot, the thread's header included (reading wins over New).
+        _ = Inbox.reduce(&state, .syncChanged(SyncLine(status: "synced just now", counts: ServerCounts(unseen: 0, unread: 0, stale: false))))
+        _ = Inbox.reduce(&state, .keyPressed(.character("n")))
+        #expect(state.notice == "Nothing is unread")
+        let screen = ActivityView.render(state).lines.joined(separator: "\n")
+        #expect(!screen.contains("●") && !screen.contains("○"), "\(screen)")
     }
 
     @Test("at 60×15 the settings screen keeps off its footer and scrolls to the alerts; the explanations go when there is no room")
