@@ -22,7 +22,8 @@ public enum ActivityView {
         case .settings(let selection)?:
             settings(state, selection, &grid)
         case .help(let top)?:
-            text(" Keys", InboxState.helpLines.map { TextLine($0, .body) } + state.ownHelp.map { TextLine($0, .actor) }, top: top, state, &grid)
+            let keys = InboxState.helpLines.compactMap { relabel($0, state.keyLabels, separator: "  ") }
+            text(" Keys", keys.map { TextLine($0, .body) } + state.ownHelp.map { TextLine($0, .actor) }, top: top, state, &grid)
             putFooter(footerLine("j/k scroll  q back", state), state, &grid)
         case .destination(let screen)?:
             destination(screen, state, &grid)
@@ -335,6 +336,10 @@ public enum ActivityView {
     /// that fit beside it (all of the notice when it needs the whole line).
     static func footerLine(_ hints: [Hint], _ state: InboxState) -> String {
         if let question = state.confirming { return "Decline \(question.name)'s request? y / n" }
+        // The reader's bindings name the keys: a key bound elsewhere is not offered for its old work.
+        let hints = state.keyLabels.isEmpty ? hints : hints.compactMap { hint in
+            relabel(hint.text, state.keyLabels).map { Hint($0, hint.rank) }
+        }
         let width = max(10, state.width - 2)
         guard let notice = state.notice else { return fit(hints, width: width) }
         let room = width - TextWidth.cells(notice) - 5
@@ -346,6 +351,26 @@ public enum ActivityView {
     static func footerLine(_ keys: String, _ state: InboxState) -> String {
         let parts = keys.components(separatedBy: "  ")
         return footerLine(parts.enumerated().map { Hint($0.element, $0.offset == parts.count - 1 ? 0 : 1 + $0.offset) }, state)
+    }
+
+    /// `text` (keys, then after `separator` what they do) with each key the reader bound to
+    /// other work replaced by the keys that do this work now (`labels`: "" when none does: the
+    /// line goes).
+    static func relabel(_ text: String, _ labels: [String: String], separator: String = " ") -> String? {
+        guard !labels.isEmpty, let split = text.range(of: separator) else { return text }
+        var changed = false
+        let groups = text[..<split.lowerBound].split(separator: " ").compactMap { group -> String? in
+            let keys = group == "/" ? ["/"] : group.split(separator: "/").map(String.init)
+            let mapped = keys.compactMap { key -> String? in
+                guard let label = labels[key] else { return key }
+                changed = true
+                return label.isEmpty ? nil : label
+            }
+            return mapped.isEmpty ? nil : mapped.joined(separator: "/")
+        }
+        guard changed else { return text }
+        guard !groups.isEmpty else { return nil }
+        return groups.joined(separator: " ") + text[split.lowerBound...]
     }
 
     static func putFooter(_ text: String, _ state: InboxState, _ grid: inout Grid) {

@@ -48,11 +48,23 @@ public struct InboxConfig: Equatable, Sendable {
         return base + "/stepo/config"
     }
 
-    /// Reads `path`; a file that is not there is an empty config.
-    public static func load(_ path: String) throws -> InboxConfig {
-        guard FileManager.default.fileExists(atPath: path) else { return InboxConfig() }
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-            throw ThemeError(file: path, line: 0, message: "cannot read it as UTF-8 text")
+    /// Reads `path`. A file that is not there is an empty config, unless it was asked for by
+    /// name (`required`: `--config FILE`).
+    public static func load(_ path: String, required: Bool = false) throws -> InboxConfig {
+        var folder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &folder) else {
+            if required { throw ThemeError(file: path, line: 0, message: "there is no such file") }
+            return InboxConfig()
+        }
+        guard !folder.boolValue else { throw ThemeError(file: path, line: 0, message: "this is a folder, not a config file") }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ThemeError(file: path, line: 0, message: "cannot be read (\(String(cString: strerror(errno))))")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            // Name the first line that is not UTF-8.
+            let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+            let bad = lines.firstIndex { String(data: Data($0), encoding: .utf8) == nil } ?? 0
+            throw ThemeError(file: path, line: bad + 1, message: "this line is not UTF-8 text")
         }
         return try parse(text, file: path)
     }
@@ -107,6 +119,24 @@ public struct InboxConfig: Equatable, Sendable {
             guard let name = InboxConfig.functions.first(where: { $0.key == target })?.name else { return nil }
             return "\(InboxConfig.describe(key))  \(name)  (your config)"
         }
+    }
+
+    /// For each default key that no longer does its work (bound to another), the keys that do
+    /// it now, as the footer and the help name keys ("" when none does).
+    public var labels: [String: String] {
+        var labels: [String: String] = [:]
+        for (_, key) in InboxConfig.functions {
+            guard let now = bindings[key], now != key else { continue }
+            let doers = bindings.filter { $0.value == key }.map(\.key).map(InboxConfig.label).sorted()
+            labels[InboxConfig.label(key)] = doers.joined(separator: "/")
+        }
+        return labels
+    }
+
+    /// A key as the footer names it: `q`, `Enter`, `Tab`.
+    static func label(_ key: Key) -> String {
+        if case .character(let c) = key { return String(c) }
+        return keyNames.first { $0.value == key }?.key ?? "?"
     }
 
     static func describe(_ key: Key) -> String {

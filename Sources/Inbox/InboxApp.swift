@@ -50,6 +50,7 @@ public final class InboxApp: InboxHost {
         let (config, browser) = (self.config, !(ProcessInfo.processInfo.environment["BROWSER"] ?? "").isEmpty)
         runner.configure { state in
             state.ownHelp = config.helpLines
+            state.keyLabels = config.labels
             state.browser = browser
         }
         runner.landOn = landOn

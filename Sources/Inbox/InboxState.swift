@@ -146,6 +146,9 @@ public struct InboxState: Equatable, Sendable {
     public var listStale = false
     /// The help screen's lines for the reader's own key bindings (from their config).
     public var ownHelp: [String] = []
+    /// A default key the reader bound to other work → the keys that do its work now ("": none),
+    /// for the footer and the help (`InboxConfig.labels`).
+    public var keyLabels: [String: String] = [:]
     /// Whether `o` can open a link here (`$BROWSER` is set); else it shows it.
     public var browser = false
     /// People whose request was answered, or who were followed back, in this session: their

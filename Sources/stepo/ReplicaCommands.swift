@@ -202,7 +202,7 @@ let inboxCommand = Command(
     // The reader's keys and colours: --config FILE, else $XDG_CONFIG_HOME/stepo/config.
     let config: InboxConfig
     do {
-        config = try InboxConfig.load(arguments["config"] ?? InboxConfig.defaultPath())
+        config = try InboxConfig.load(arguments["config"] ?? InboxConfig.defaultPath(), required: arguments["config"] != nil)
     } catch let error as ThemeError {
         throw CommandError(description: "config: \(error.description)")
     }

@@ -157,6 +157,40 @@ struct ConfigTests {
         }
     }
 
+    @Test("a key bound to other work is not offered for its old one: the footer and the help name the keys that do it now")
+    func hintsFollowBindings() throws {
+        let config = try InboxConfig.parse("bind q move-down\nbind x quit\nbind j theme\n", file: "config")
+        #expect(config.labels == ["q": "x", "j": "q"])
+        var state = Fixture.opened()
+        state.keyLabels = config.labels
+        let footer = ActivityView.render(state).lines.last ?? ""
+        #expect(footer.contains("x quit") && !footer.contains("q quit"), "\(footer)")
+        #expect(footer.contains("q/k move") && !footer.contains("j/k"), "\(footer)")
+        _ = Inbox.reduce(&state, .keyPressed(.character("?")))
+        let help = ActivityView.render(state).lines.joined(separator: "\n")
+        #expect(help.contains("q/k ↑/↓  move"), "\(help)")
+        #expect(ActivityView.relabel("q Esc ←  back one screen / quit", config.labels, separator: "  ") == "x Esc ←  back one screen / quit")
+        // Unbound, nothing changes.
+        #expect(ActivityView.relabel("q quit", [:]) == "q quit")
+        #expect(ActivityView.relabel("/ filter", ["/": ""]) == nil)
+    }
+
+    @Test("a config named with --config must exist and be a readable text file; a bad byte names its line")
+    func unreadable() throws {
+        let folder = NSTemporaryDirectory() + "stepo-config-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect(throws: ThemeError.self) { try InboxConfig.load(folder + "/none", required: true) }
+        #expect(try InboxConfig.load(folder + "/none") == InboxConfig())
+        do { _ = try InboxConfig.load(folder, required: true); Issue.record("a folder was read") } catch {
+            #expect("\(error)".contains("this is a folder"), "\(error)")
+        }
+        try Data("bind x quit\n# ok\nbind \u{FF}".utf8.map { $0 == 0xC3 ? 0xFF : $0 }).write(to: URL(fileURLWithPath: folder + "/bad"))
+        do { _ = try InboxConfig.load(folder + "/bad"); Issue.record("invalid UTF-8 was read") } catch let error as ThemeError {
+            #expect(error.line == 3 && error.message == "this line is not UTF-8 text", "\(error)")
+        }
+    }
+
     @Test("a config that is not there is an empty one; the default lives under XDG_CONFIG_HOME")
     func absent() throws {
         #expect(try InboxConfig.load("/nonexistent/stepo/config") == InboxConfig())
