@@ -11,7 +11,17 @@ public enum ActivityView {
     public static func render(_ state: InboxState) -> Grid {
         var grid = Grid(width: state.width, height: state.height)
         guard state.width >= minimumWidth, state.height >= minimumHeight else {
-            grid.put("Window too small (need \(minimumWidth)×\(minimumHeight))", x: 0, y: 0, role: .status)
+            // Word by word over the lines there are: all of it shows at 20×5.
+            var y = 0, line = ""
+            for word in "Window too small: need \(minimumWidth)×\(minimumHeight)".split(separator: " ") {
+                if !line.isEmpty, TextWidth.cells(line) + 1 + TextWidth.cells(String(word)) > state.width {
+                    grid.put(TextWidth.fit(line, width: state.width), x: 0, y: y, role: .status)
+                    y += 1
+                    line = ""
+                }
+                line += (line.isEmpty ? "" : " ") + word
+            }
+            grid.put(TextWidth.fit(line, width: state.width), x: 0, y: y, role: .status)
             return grid
         }
         header(state, &grid)

@@ -146,6 +146,8 @@ public enum Inbox {
         guard let newAbove = state.newAbove else { return [] }
         guard state.showsList else {
             state.listStale = true
+            // Only rows that arrived unseen earn the hint once the list is back.
+            if unseenArrived { state.arrivedUnseen = true }
             return []
         }
         // Rows arriving while the list's top is drawn are seen; scrolled away or filtered, they
@@ -172,7 +174,6 @@ public enum Inbox {
     static func listShown(_ state: inout InboxState) -> [Effect] {
         guard state.listStale, let newAbove = state.newAbove else { return seeArrivals(&state) }
         state.listStale = false
-        state.arrivedUnseen = true
         return state.list.atTop ? [.loadList(.top, newAbove: newAbove, filter: state.filter?.rowFilter)] : []
     }
 
@@ -228,6 +229,10 @@ public enum Inbox {
         var top = state.list.top
         if state.list.selection < top { top = max(0, state.list.selection - 1) }
         if state.list.selection >= top + height { top = state.list.selection - height + 1 }
+        // A section header just above the window comes back into it while the selection still
+        // fits (after a window too short for it grew again, or g).
+        let lines = state.list.lines
+        while top > 0, top - 1 < lines.count, !lines[top - 1].isSelectable, state.list.selection < top - 1 + height { top -= 1 }
         state.list.top = max(0, min(top, max(0, state.list.lines.count - 1)))
     }
 }

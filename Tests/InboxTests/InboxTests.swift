@@ -534,6 +534,39 @@ struct InboxStateTests {
         var state = Fixture.opened()
         _ = Inbox.reduce(&state, .resized(width: 30, height: 8))
         #expect(ActivityView.render(state).lines[0].hasPrefix("Window too small"))
+        // At 20×5 all of it shows, over the lines there are.
+        _ = Inbox.reduce(&state, .resized(width: 20, height: 5))
+        let words = ActivityView.render(state).lines.joined(separator: " ").split(separator: " ").joined(separator: " ")
+        #expect(words == "Window too small: need 40×10", "\(ActivityView.render(state).lines)")
+    }
+
+    @Test("a window too short for the section header, grown again, shows the header above the selection")
+    func headerAfterResize() {
+        var state = Fixture.opened()
+        #expect(state.list.top == 0)
+        // A list one line high: the selection (the first row) is all there is room for.
+        _ = Inbox.reduce(&state, .resized(width: 60, height: 4))
+        _ = Inbox.reduce(&state, .resized(width: 100, height: 30))
+        #expect(state.list.top == 0, "the New header stayed scrolled away")
+        #expect(ActivityView.render(state).lines[1].contains("New"))
+    }
+
+    @Test("a screen over the list while rows change: back on the list, the 'new rows' hint shows only if unseen rows came")
+    func hintOnlyForArrivals() {
+        var state = Fixture.opened()
+        _ = Inbox.reduce(&state, .keyPressed(.enter))
+        _ = Inbox.reduce(&state, .keyPressed(.character("j")))
+        // A sync that brought no unseen row (a stamp, a version) while the step was open.
+        _ = Inbox.reduce(&state, .replicaChanged(unseenArrived: false))
+        _ = Inbox.reduce(&state, .keyPressed(.character("q")))
+        _ = Inbox.reduce(&state, .keyPressed(.character("G")))
+        #expect(!state.arrivedUnseen)
+        #expect(!(ActivityView.render(state).lines.last ?? "").contains("new rows"))
+        // One that did: the hint says so while the top is away.
+        _ = Inbox.reduce(&state, .keyPressed(.enter))
+        _ = Inbox.reduce(&state, .replicaChanged(unseenArrived: true))
+        _ = Inbox.reduce(&state, .keyPressed(.character("q")))
+        #expect(state.arrivedUnseen)
     }
 
     @Test("? lists every key, and scrolls when the window is short")
