@@ -346,6 +346,18 @@ public final class InboxRunner {
                 case .gone: return gone()
                 }
             }
+        case .profile(let page) where page.person == nil:
+            // Not held here: not synced yet, or out of the reader's sight (a block, a ban). The
+            // server says which.
+            background { engine in
+                switch try engine.person(page.id) {
+                case .found(let detail):
+                    var live = page
+                    live.person = detail.user
+                    return .destinationRefreshed(.profile(live), for: request)
+                case .gone: return .destinationRefreshed(DestinationLoader.gone(actor: nil, replica: replica), for: request)
+                }
+            }
         case .interactions(let page):
             background { engine in
                 switch try engine.interactions(onStep: page.step.id) {

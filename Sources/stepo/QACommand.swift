@@ -99,7 +99,7 @@ let qaCommand = Command(
         Output.line(QAReport.json(results, user: client.user, acted: acting).serialized)
         return problems.isEmpty ? 0 : 1
     }
-    Output.line("stepo qa walk · @\(Preview.visible(client.user)) · \(rows.count) rows")
+    Output.line("stepo qa walk · @\(Preview.visible(client.user)) · \(rows.count) row\(rows.count == 1 ? "" : "s")")
     var landed: [String: Int] = [:]
     for result in results { landed[result.row.deleted ? "deleted → no longer available" : result.board, default: 0] += 1 }
     for (landing, count) in landed.sorted(by: { $0.key < $1.key }) { Output.line("  \(count) × \(landing)") }

@@ -159,6 +159,24 @@ struct RunnerTests {
         #expect(!text.contains("cannot be reached") && !text.contains("suppressed:"))
     }
 
+    @Test("a profile the replica gave up (a block) is asked of the server, which says it is out of sight: never 'not synced yet'")
+    func profileOutOfSight() throws {
+        try engine.sync()
+        let row = try #require(try replica.rows(limit: 500).first { $0.kind == .newFollower && $0.actor == "kofi" })
+        _ = try Ingestor(store: store).apply(Data(#"{"id":"blk-kofi","type":"block","at":"2026-11-30T12:00:00Z","actor":"chaucao","target":"kofi"}"#.utf8))
+        try engine.sync()
+        #expect(try replica.person("kofi") == nil)
+        let runner = InboxRunner(replica: replica, engine: engine, host: host)
+        runner.send(.resized(width: 100, height: 30))
+        runner.open()
+        runner.send(.openRow(try #require(try replica.row(row.id))))
+        #expect(runner.settle())
+        guard case .destination(let screen)? = runner.state.screens.last, case .gone? = screen.destination else {
+            Issue.record("a blocked person's profile shows: \(String(describing: runner.state.screens.last))"); return
+        }
+        #expect(!runner.render().lines.joined().contains("not synced yet"))
+    }
+
     @Test("settings load typed from the server; Space on a switch reaches the server's preferences")
     func settings() throws {
         let runner = try runner()
