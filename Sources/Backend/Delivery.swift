@@ -195,8 +195,28 @@ final class Delivery {
         RETURNING id
         """
 
+    /// On PostgreSQL the recipient's counter moves and the row is written in one statement
+    /// (one round trip): the row's `ord` is the counter's new value.
+    private static let insertTakingOrdSQL = """
+        WITH o AS (UPDATE inboxes SET total = total + 1 WHERE user = ?2 RETURNING total)
+        INSERT INTO notifications(event, recipient, ord, kind, actor, title, body, push_body, push_image, face, image,
+                                  step, comment, journey, tier, tap, thread, push, created_at, version)
+        SELECT ?1, ?2, o.total, ?3, CAST(?4 AS BIGINT), ?5, ?6, ?7, ?8, ?9, ?10, CAST(?11 AS BIGINT), CAST(?12 AS BIGINT),
+               CAST(?13 AS BIGINT), ?14, ?15, ?16, ?17, ?18, ?19
+        FROM o
+        RETURNING id
+        """
+
     private func insertRow(_ n: Notification, recipient: Int, actor: Int?, refs: RowRefs, push: PushStatus,
                            version: Int) throws -> Int {
+        if store.db.engine == .postgresql {
+            let values: [SQLBindable] = [key, recipient, n.kind.rawValue, actor, n.title, n.body,
+                n.pushBody == n.body ? nil : n.pushBody, n.pushImage,
+                n.media.face, n.media.image, refs.step, refs.comment, refs.journey, refs.tier, n.tap.jsonText, n.thread,
+                push.description, event.at, version]
+            if let id = try store.db.first(Delivery.insertTakingOrdSQL, values, { $0.int(0) }) { return id }
+            // No counter yet (a user made before inboxes were kept): made by `takeOrd`, below.
+        }
         let ord = try store.takeOrd(for: recipient)
         let values: [SQLBindable] = [key, recipient, ord, n.kind.rawValue, actor, n.title, n.body,
             n.pushBody == n.body ? nil : n.pushBody, n.pushImage,

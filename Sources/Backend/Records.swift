@@ -123,14 +123,20 @@ public struct StepContext: Sendable {
     public var owner: UserRecord
     /// The interacting user, or nil when the id is unknown.
     public var actor: UserRecord?
+    /// Whether a block stands between the actor and the owner, either way, when read with the
+    /// rest (nil: not read, ask).
+    public var ownerBlocked: Bool?
 
-    /// The step `?1`, its owner, and the actor `?2`.
+    /// The step `?1`, its owner, and the actor `?2`, and whether a block stands between them:
+    /// one read for all an interaction needs to decide its owner's row.
     static let select = """
         SELECT s.id, s.ext, s.journey, s.owner, s.caption, s.photo_url, s.final, s.published_at, s.deleted_at,
                u.id, u.ext, u.username, u.name, u.avatar_url, u.private, u.signed_in, u.state,
                u.pref_all, u.pref_stepWith, u.pref_social, u.pref_engagement, u.pref_journeys,
                a.id, a.ext, a.username, a.name, a.avatar_url, a.private, a.signed_in, a.state,
-               a.pref_all, a.pref_stepWith, a.pref_social, a.pref_engagement, a.pref_journeys
+               a.pref_all, a.pref_stepWith, a.pref_social, a.pref_engagement, a.pref_journeys,
+               EXISTS (SELECT 1 FROM blocks WHERE blocker = a.id AND blocked = u.id)
+               OR EXISTS (SELECT 1 FROM blocks WHERE blocker = u.id AND blocked = a.id)
         FROM steps AS s JOIN users AS u ON u.id = s.owner LEFT JOIN users AS a ON a.ext = ?2
         WHERE s.ext = ?1
         """
@@ -145,5 +151,6 @@ public struct StepContext: Sendable {
         step = StepRecord(row, at: 0)
         owner = UserRecord(row, at: 9)
         actor = row.isNull(22) ? nil : UserRecord(row, at: 22)
+        ownerBlocked = actor == nil ? nil : row.bool(35)
     }
 }

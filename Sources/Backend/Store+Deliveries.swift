@@ -127,7 +127,7 @@ extension Store {
         let n = Notification(kind: kind, actor: actor.person, subject: subject(of: step))
         try d.deliver(n, to: owner, actor: actor, refs: RowRefs(step: step.key, journey: step.journeyKey,
                                                                 subject: RowSubject(step: step.id)),
-                      duplicate: repeated)
+                      duplicate: repeated, blocked: context.ownerBlocked)
     }
 
     func applyComment(actor: UserRecord, step context: StepContext, id: String, text: String, parent: String?, _ d: Delivery) throws {
@@ -168,7 +168,8 @@ extension Store {
             guard let recipient = people[recipientId] else { continue }
             let visible = kind == .mention ? try Visibility(store: self, viewer: recipient).canSeeContent(of: owner) : true
             let n = Notification(kind: kind, actor: actor.person, subject: subject)
-            try d.deliver(n, to: recipient, actor: actor, refs: refs, visible: visible)
+            try d.deliver(n, to: recipient, actor: actor, refs: refs, visible: visible,
+                          blocked: recipient.key == owner.key ? context.ownerBlocked : nil)
         }
     }
 

@@ -95,6 +95,16 @@ extension Store {
     /// replaces never went (a batch that grew before its first push left makes its one sound
     /// with the newer card).
     func enqueuePushes(row: Int, recipient: Int, kind: Kind, silent: Bool, at: Int64, step: Int?) throws {
+        if !silent {
+            // One statement that reads nothing back (sent ahead on PostgreSQL): no device, no entry;
+            // a push about a step window expires with the window (`pushExpiry`, in SQL).
+            try db.cached("""
+                INSERT INTO outbox(row, token, platform, silent, created_at, due_at, expires_at)
+                SELECT ?1, token, platform, 0, ?2, ?2, coalesce((SELECT published_at + ?3 FROM steps WHERE id = ?4), ?5)
+                FROM devices WHERE user = ?6 AND disabled_at IS NULL
+                """).bind([row, at, StepWindow.length, kind.category == .stepWith ? step : nil, at + Timestamp.day, recipient]).run()
+            return
+        }
         guard try db.cached("SELECT EXISTS (SELECT 1 FROM devices WHERE user = ? AND disabled_at IS NULL)")
             .bind([recipient]).first({ $0.bool(0) }) == true else { return }
         var silent = silent

@@ -54,13 +54,49 @@ public enum PGParameter {
 
 /// One connection to a PostgreSQL server. Statements are prepared once per text and parameter
 /// types, then executed by name. Use it from one thread at a time.
+///
+/// Writes whose answers nobody waits for can be sent ahead (`send`, libpq's pipeline mode):
+/// they run in order with whatever follows, and travel to the server with the next statement
+/// that reads an answer — one round trip for all of them. An error one of them meets is thrown
+/// by that next statement (`flush`); the transaction is aborted by then, as it would be anyway.
 public final class PGConnection {
     let handle: OpaquePointer
     private var prepared: [String: String] = [:]
-    /// Rows the last INSERT, UPDATE or DELETE changed.
-    public private(set) var changes = 0
-    /// Rows changed since the connection opened.
-    public private(set) var totalChanges = 0
+    private var lastChanges = 0
+    private var allChanges = 0
+    /// Commands sent ahead whose answers are not read yet, in order: their SQL (for errors) and
+    /// whether the caller wants the last one's rows.
+    private var queued: [(sql: String, wanted: Bool)] = []
+    /// An error a command sent ahead met, read where nothing could throw it (`changes`): thrown
+    /// by the next call that can.
+    private var unthrown: Error?
+    /// Statements sent ahead since the connection opened (they may have changed rows).
+    public private(set) var sentAhead = 0
+    /// Commands sent ahead at most before their answers are read, so neither side's socket
+    /// buffer fills while the other waits.
+    static let longestQueue = 64
+
+    /// Rows the last INSERT, UPDATE or DELETE changed (after the answers of what was sent ahead).
+    public var changes: Int {
+        settleQuietly()
+        return lastChanges
+    }
+
+    /// Rows changed since the connection opened (after the answers of what was sent ahead).
+    public var totalChanges: Int {
+        settleQuietly()
+        return allChanges
+    }
+
+    /// Changed rows counted so far plus statements sent ahead, without reading any answer: it
+    /// moves whenever anything may have changed.
+    public var activity: Int { allChanges + sentAhead }
+
+    /// Whether commands sent ahead wait for their answers.
+    public var hasQueued: Bool { !queued.isEmpty }
+    /// Whether statements run for their effect alone are sent ahead (set inside a transaction
+    /// by the store's seam).
+    public var sendsAhead = false
 
     /// Connects with a libpq connection string or URI (`postgresql://…`, `host=/tmp dbname=x`).
     public init(_ conninfo: String) throws {
@@ -85,7 +121,110 @@ public final class PGConnection {
     /// Runs one or more statements with no parameters (the simple query protocol).
     @discardableResult
     public func execute(_ sql: String) throws -> PGResult {
-        try check(PQexec(handle, sql), sql: sql)
+        try flush()
+        return try check(PQexec(handle, sql), sql: sql)
+    }
+
+    // MARK: Sending ahead
+
+    /// Sends `sql` with `parameters` (prepared once, as `execute`) without waiting for its
+    /// answer: see the type's notes.
+    public func send(_ sql: String, _ parameters: [PGParameter]) throws {
+        try throwUnthrown()
+        let name = try preparedName(sql, parameters)
+        try enterPipeline()
+        let sent = withValues(parameters) { pointers, lengths, formats in
+            PQsendQueryPrepared(handle, name, Int32(parameters.count), pointers, lengths, formats, 0)
+        }
+        try sentOrAbandon(sent, sql: sql)
+        queued.append((sql, false))
+        sentAhead += 1
+        if queued.count >= PGConnection.longestQueue { try flush() }
+    }
+
+    /// Sends a command without parameters (`BEGIN`, `SAVEPOINT x`, `NOTIFY c`, `COMMIT`) ahead.
+    public func sendCommand(_ sql: String) throws {
+        try throwUnthrown()
+        try enterPipeline()
+        try sentOrAbandon(PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0), sql: sql)
+        queued.append((sql, false))
+        if queued.count >= PGConnection.longestQueue { try flush() }
+    }
+
+    /// Reads the answers of everything sent ahead — one round trip — and throws the first error
+    /// any of them met. Returns the last one's rows when they were `wanted`.
+    @discardableResult
+    public func flush() throws -> PGResult? {
+        try throwUnthrown()
+        guard !queued.isEmpty else { return nil }
+        let commands = queued
+        queued = []
+        guard PQpipelineSync(handle) == 1 else {
+            let failure = PostgresError(String(cString: PQerrorMessage(handle)), sql: commands.last?.sql)
+            leavePipeline()
+            throw failure
+        }
+        var failure: Error?
+        var rows: PGResult?
+        for command in commands {
+            // A command's results, then NULL; after an error, each later command is only "aborted".
+            while let raw = PQgetResult(handle) {
+                if PQresultStatus(raw) == PGRES_PIPELINE_ABORTED { PQclear(raw); continue }
+                do {
+                    let result = try check(raw, sql: command.sql)
+                    if command.wanted { rows = result }
+                } catch {
+                    if failure == nil { failure = error }
+                }
+            }
+        }
+        leavePipeline()
+        if let failure { throw failure }
+        return rows
+    }
+
+    /// Reads what was sent ahead where nothing can throw: an error waits for the next call.
+    private func settleQuietly() {
+        guard !queued.isEmpty else { return }
+        do { try flush() } catch { if unthrown == nil { unthrown = error } }
+    }
+
+    /// Forgets an error met ahead (the transaction it broke is being rolled back) and reads
+    /// whatever answers are still owed.
+    public func discardAhead() {
+        if !queued.isEmpty { _ = try? flush() }
+        unthrown = nil
+    }
+
+    private func throwUnthrown() throws {
+        if let error = unthrown {
+            unthrown = nil
+            throw error
+        }
+    }
+
+    private func enterPipeline() throws {
+        guard PQpipelineStatus(handle) == PQ_PIPELINE_OFF else { return }
+        guard PQenterPipelineMode(handle) == 1 else {
+            throw PostgresError("cannot send ahead: " + String(cString: PQerrorMessage(handle)))
+        }
+    }
+
+    /// After the sync's own result: back to one statement at a time.
+    private func leavePipeline() {
+        // The sync point's result, then the connection is idle again.
+        for _ in 0..<8 where PQpipelineStatus(handle) != PQ_PIPELINE_OFF {
+            if PQexitPipelineMode(handle) == 1 { return }
+            if let raw = PQgetResult(handle) { PQclear(raw) }
+        }
+    }
+
+    private func sentOrAbandon(_ sent: Int32, sql: String) throws {
+        guard sent == 1 else {
+            let failure = PostgresError(String(cString: PQerrorMessage(handle)), sql: sql)
+            discardAhead()
+            throw failure
+        }
     }
 
     /// Runs `sql` (with `$1`, `$2` … placeholders) with `parameters`, prepared once per text and
@@ -93,6 +232,21 @@ public final class PGConnection {
     /// With `prepare: false` the text is parsed for this one run and nothing is kept.
     @discardableResult
     public func execute(_ sql: String, _ parameters: [PGParameter], prepare: Bool = true) throws -> PGResult {
+        try throwUnthrown()
+        if !queued.isEmpty && prepare {
+            // After what was sent ahead, in the same round trip.
+            let name = try preparedName(sql, parameters)
+            if !queued.isEmpty {
+                let sent = withValues(parameters) { pointers, lengths, formats in
+                    PQsendQueryPrepared(handle, name, Int32(parameters.count), pointers, lengths, formats, 0)
+                }
+                try sentOrAbandon(sent, sql: sql)
+                queued.append((sql, true))
+                guard let rows = try flush() else { throw PostgresError("no answer", sql: sql) }
+                return rows
+            }
+        }
+        try flush()
         let name = prepare ? try preparedName(sql, parameters) : ""
         let types = prepare ? [] : parameters.map(\.typeOID)
         let result = withValues(parameters) { pointers, lengths, formats in
@@ -107,6 +261,7 @@ public final class PGConnection {
     /// once. The result `body` gets holds one row, at index 0.
     public func forEachRow(_ sql: String, _ parameters: [PGParameter], prepare: Bool = true,
                            _ body: (PGResult) throws -> Void) throws {
+        try flush()
         let name = prepare ? try preparedName(sql, parameters) : ""
         let types = prepare ? [] : parameters.map(\.typeOID)
         let sent = withValues(parameters) { pointers, lengths, formats in
@@ -133,6 +288,8 @@ public final class PGConnection {
     private func preparedName(_ sql: String, _ parameters: [PGParameter]) throws -> String {
         let signature = String(parameters.map(\.typeLetter)) + sql
         if let known = prepared[signature] { return known }
+        // Preparing is one statement at a time: what was sent ahead is answered first.
+        try flush()
         let name = "s\(prepared.count)"
         var types = parameters.map(\.typeOID)
         if types.contains(0) {
@@ -200,8 +357,8 @@ public final class PGConnection {
             let command = PQcmdStatus(raw).map { String(cString: $0) } ?? ""
             if ["INSERT", "UPDATE", "DELETE"].contains(where: command.hasPrefix), let tuples = PQcmdTuples(raw),
                let count = Int(String(cString: tuples)) {
-                changes = count
-                totalChanges += count
+                lastChanges = count
+                allChanges += count
             }
             return PGResult(raw)
         default:
@@ -217,6 +374,7 @@ public final class PGConnection {
     /// Reads what the server has sent and returns the channels notified since the last call.
     /// Does not wait: wait on `socket` first.
     public func notifications() throws -> [String] {
+        try flush()
         guard PQconsumeInput(handle) == 1 else {
             throw PostgresError("the PostgreSQL connection broke: " + String(cString: PQerrorMessage(handle)))
         }

@@ -206,32 +206,42 @@ public final class Connection {
             defer { depth -= 1 }
             return try database.transaction(immediate: isolation != .snapshot, body)
         case .postgres(let connection):
+            // Inside, writes whose answers nobody reads are sent ahead: BEGIN, the writes and
+            // COMMIT travel with the statements that read, not one round trip each.
             let level = depth
             if level == 0 {
                 switch isolation {
-                case .writer, .concurrent: try connection.execute("BEGIN")
-                case .snapshot: try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+                case .writer, .concurrent: try connection.sendCommand("BEGIN")
+                case .snapshot: try connection.sendCommand("BEGIN ISOLATION LEVEL REPEATABLE READ")
                 }
             } else {
-                try connection.execute("SAVEPOINT stepo_sp\(level)")
+                try connection.sendCommand("SAVEPOINT stepo_sp\(level)")
             }
             depth += 1
+            let sendingAhead = connection.sendsAhead
+            connection.sendsAhead = true
             // Back down exactly once, whether the body or the COMMIT throws.
-            defer { depth = level }
-            let changesBefore = connection.totalChanges
+            defer {
+                depth = level
+                connection.sendsAhead = sendingAhead
+            }
+            let activityBefore = connection.activity
             do {
                 let result = try body()
                 if level > 0 {
-                    try connection.execute("RELEASE stepo_sp\(level)")
-                } else if isolation == .writer && connection.totalChanges != changesBefore {
-                    // Other servers' parked long-polls hear of it at commit: a hint with no data
-                    // (they look at versions to see what changed). PostgreSQL folds repeats.
-                    try connection.execute("NOTIFY \(Connection.changeChannel); COMMIT")
+                    try connection.sendCommand("RELEASE stepo_sp\(level)")
                 } else {
-                    try connection.execute("COMMIT")
+                    if isolation == .writer && connection.activity != activityBefore {
+                        // Other servers' parked long-polls hear of it at commit: a hint with no
+                        // data (they look at versions to see what changed). PostgreSQL folds repeats.
+                        try connection.sendCommand("NOTIFY \(Connection.changeChannel)")
+                    }
+                    try connection.sendCommand("COMMIT")
+                    try connection.flush()
                 }
                 return result
             } catch {
+                connection.discardAhead()
                 _ = try? connection.execute(level == 0 ? "ROLLBACK" : "ROLLBACK TO stepo_sp\(level); RELEASE stepo_sp\(level)")
                 throw error
             }
@@ -324,11 +334,18 @@ public final class Statement {
         return self
     }
 
-    /// Runs the statement to completion, ignoring any rows.
+    /// Runs the statement to completion, ignoring any rows. On PostgreSQL inside a transaction
+    /// it is sent ahead: it runs in order, and its answer (an error included) is read with the
+    /// next statement that reads one.
     public func run() throws {
         switch backing {
         case .sqlite(let statement): try statement.run()
-        case .postgres(let statement): _ = try statement.execute()
+        case .postgres(let statement):
+            if statement.kept && statement.connection.sendsAhead {
+                try statement.send()
+            } else {
+                _ = try statement.execute()
+            }
         }
     }
 
@@ -411,6 +428,10 @@ final class PGStatement {
 
     func execute() throws -> PGResult {
         try connection.execute(translated.sql, values, prepare: kept)
+    }
+
+    func send() throws {
+        try connection.send(translated.sql, values)
     }
 
     func stream(_ body: (PGResult) throws -> Void) throws {
