@@ -168,18 +168,36 @@ public final class PGConnection {
         var rows: PGResult?
         for command in commands {
             // A command's results, then NULL; after an error, each later command is only "aborted".
+            // A command with no result at all was never answered: the connection broke, and
+            // nothing sent ahead (a COMMIT above all) may be taken as done.
+            var answered = false
             while let raw = PQgetResult(handle) {
+                answered = true
                 if PQresultStatus(raw) == PGRES_PIPELINE_ABORTED { PQclear(raw); continue }
+                // A COMMIT of a transaction something aborted answers ROLLBACK, not an error.
+                let rolledBack = command.sql == "COMMIT" && PQresultStatus(raw) == PGRES_COMMAND_OK
+                    && PQcmdStatus(raw).map { String(cString: $0) } == "ROLLBACK"
                 do {
                     let result = try check(raw, sql: command.sql)
                     if command.wanted { rows = result }
+                    if rolledBack && failure == nil {
+                        failure = PostgresError("the transaction was rolled back, not committed", state: "40000", sql: command.sql)
+                    }
                 } catch {
                     if failure == nil { failure = error }
                 }
             }
+            if !answered && failure == nil {
+                failure = PostgresError("no answer from PostgreSQL: " + String(cString: PQerrorMessage(handle))
+                    .trimmingCharacters(in: .whitespacesAndNewlines), sql: command.sql)
+            }
         }
-        leavePipeline()
+        let synced = leavePipeline()
         if let failure { throw failure }
+        guard synced else {
+            throw PostgresError("no answer from PostgreSQL: " + String(cString: PQerrorMessage(handle))
+                .trimmingCharacters(in: .whitespacesAndNewlines), sql: commands.last?.sql)
+        }
         return rows
     }
 
@@ -210,13 +228,19 @@ public final class PGConnection {
         }
     }
 
-    /// After the sync's own result: back to one statement at a time.
-    private func leavePipeline() {
-        // The sync point's result, then the connection is idle again.
+    /// Reads the sync point's result and goes back to one statement at a time. Returns whether
+    /// the sync point was answered (false: the connection broke).
+    @discardableResult
+    private func leavePipeline() -> Bool {
+        var synced = false
         for _ in 0..<8 where PQpipelineStatus(handle) != PQ_PIPELINE_OFF {
-            if PQexitPipelineMode(handle) == 1 { return }
-            if let raw = PQgetResult(handle) { PQclear(raw) }
+            if PQexitPipelineMode(handle) == 1 { return synced || PQstatus(handle) == CONNECTION_OK }
+            if let raw = PQgetResult(handle) {
+                if PQresultStatus(raw) == PGRES_PIPELINE_SYNC { synced = true }
+                PQclear(raw)
+            }
         }
+        return synced && PQstatus(handle) == CONNECTION_OK
     }
 
     private func sentOrAbandon(_ sent: Int32, sql: String) throws {

@@ -128,7 +128,15 @@ public final class HTTPServer: @unchecked Sendable {
             seen = ChangeSignal.shared.wait(after: seen, until: Date().addingTimeInterval(interval))
             let now = Date()
             var changed: Set<Int>?
-            if shared, let found = try? routers.borrow(then: { try $0.store.usersChanged(since: since) }) {
+            if shared && waiters.count == 0 {
+                // No one is parked: nobody to look for. Only keep the mark where changes start
+                // current (one cheap read, at most twice a second), so the first look after a
+                // poll parks covers the changes since, not the whole idle spell; a poll that
+                // parks is asked about on its own anyway.
+                if now.timeIntervalSince(lastFull) >= interval, let next = try? routers.borrow(then: { try $0.store.horizon() }) {
+                    since = max(since, next)
+                }
+            } else if shared, let found = try? routers.borrow(then: { try $0.store.usersChanged(since: since) }) {
                 changed = found.users
                 since = found.next
             }

@@ -73,7 +73,13 @@ struct ScaleoutBench {
                                 seconds: Double(seconds), actors: actors, clients: clients)
         let result = try driver.run()
         let memory = servers.map { Child.highWaterMB($0.child.pid) }
-        if arguments.has("statements") {
+        if arguments.has("statements") { try printStatements(url) }
+        try loadFigures(result: result, memory: memory, clients: clients, rate: rate, seconds: seconds, scale: scale, figures: &figures)
+    }
+
+    /// PostgreSQL's own account of where its time went (pg_stat_statements), the costliest first.
+    func printStatements(_ url: String) throws {
+        do {
             let db = try PGConnection(url)
             try db.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
             let top = try db.execute("""
@@ -84,6 +90,10 @@ struct ScaleoutBench {
                 print("  pg \(top.string(row, 0) ?? "") ms, \(top.string(row, 1) ?? "") calls, \(top.string(row, 2) ?? "") ms each: \(top.string(row, 3) ?? "")")
             }
         }
+    }
+
+    func loadFigures(result: LoadDriver.Result, memory: [Double], clients: Int, rate: Int, seconds: Int, scale: Int,
+                     figures: inout BenchFigures) throws {
         let label = "\(clients) long-polls on 3 servers, \(rate) events/s for \(seconds) s (\(scale)×)"
         print("\(label): \(result.posted) events posted, \(result.answers) long-poll answers, \(result.awaited) events still awaited at the end, \(result.reconnects) idle connections closed by a server and opened again; "
               + String(format: "servers' peak memory %.0f / %.0f / %.0f MB", memory[0], memory[1], memory[2]))
@@ -144,6 +154,7 @@ struct ScaleoutBench {
                                 seconds: Double(seconds), actors: world.actors, clients: clients, posters: posters,
                                 closedLoop: true, polls: false)
         let result = try driver.run()
+        if arguments.has("statements") { try printStatements(world.url) }
         let accepted = Double(result.posted - result.errors) / Double(seconds)
         print("\(posters) clients posting hearts and comments through 3 servers for \(seconds) s (\(clients) step owners, \(scale)×): \(result.posted) events")
         let kinds = result.kinds.sorted { $0.value > $1.value }.map { "\($0.value) × \($0.key)" }.joined(separator: "; ")

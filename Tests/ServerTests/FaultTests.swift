@@ -272,7 +272,9 @@ struct DatabaseRestartTests {
 extension DatabaseRestartTests {
     @Test("an ingest whose database stops under it names its line and says truly how much is stored")
     func ingestLosesDatabase() async throws {
-        let cluster = try ThrowawayCluster()
+        // Commits durable when answered (the throwaway default is not: an immediate stop
+        // right after a commit may lose it, which would not be the ingest's untruth).
+        let cluster = try ThrowawayCluster(settings: ["synchronous_commit=on"])
         let url = try cluster.createDatabase()
         var text = ""
         for i in 0..<100 {
@@ -285,7 +287,13 @@ extension DatabaseRestartTests {
         let file = folder + "/big.ndjson"
         try Data(text.utf8).write(to: URL(fileURLWithPath: file))
         let ingest = try Spawn.start([Stepo.binary, "ingest", "--database", url, "--quiet", file], log: folder + "/ingest.log")
-        try await Task.sleep(nanoseconds: 2_500_000_000)
+        // Stopped mid-way: once some of it is stored (a fixed pause was the whole ingest on a
+        // quick day), looking from a connection of its own.
+        let watcher = try Store(postgres: url).db
+        let watching = Date().addingTimeInterval(30)
+        while Date() < watching, ((try? watcher.scalar("SELECT count(*) FROM events WHERE ext LIKE 'm%'")) ?? 0) < 2_000 {
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
         try cluster.stop()
         let status = ingest.wait(timeout: 60)
         try cluster.start()
