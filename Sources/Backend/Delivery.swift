@@ -215,7 +215,7 @@ final class Delivery {
                 n.media.face, n.media.image, refs.step, refs.comment, refs.journey, refs.tier, n.tap.jsonText, n.thread,
                 push.description, event.at, version]
             if let id = try store.db.first(Delivery.insertTakingOrdSQL, values, { $0.int(0) }) { return id }
-            // No counter yet (a user made before inboxes were kept): made by `takeOrd`, below.
+            // No counter yet (a user made before inboxes were kept): `takeOrd` makes it, below.
         }
         let ord = try store.takeOrd(for: recipient)
         let values: [SQLBindable] = [key, recipient, ord, n.kind.rawValue, actor, n.title, n.body,

@@ -52,14 +52,6 @@ extension Store {
     /// Two plain statements, not one `UPDATE … RETURNING`: SQLite runs RETURNING through a
     /// temporary table, and on ingest's path that cost three times the update itself.
     func takeOrd(for userKey: Int) throws -> Int {
-        if db.engine == .postgresql {
-            // There a round trip is what costs: one statement, its answer the new count.
-            if let taken = try db.first("UPDATE inboxes SET total = total + 1 WHERE user = ? RETURNING total", [userKey], { $0.int(0) }) {
-                return taken
-            }
-            try db.run("INSERT INTO inboxes(user, total) VALUES (?, 1)", userKey)
-            return 1
-        }
         try db.run("UPDATE inboxes SET total = total + 1 WHERE user = ?", userKey)
         guard db.changes == 1 else {
             try db.run("INSERT INTO inboxes(user, total) VALUES (?, 1)", userKey)

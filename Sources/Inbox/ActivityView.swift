@@ -347,9 +347,7 @@ public enum ActivityView {
     static func footerLine(_ hints: [Hint], _ state: InboxState) -> String {
         if let question = state.confirming { return "Decline \(question.name)'s request? y / n" }
         // The reader's bindings name the keys: a key bound elsewhere is not offered for its old work.
-        let hints = state.keyLabels.isEmpty ? hints : hints.compactMap { hint in
-            relabel(hint.text, state.keyLabels).map { Hint($0, hint.rank) }
-        }
+        let hints = hints.compactMap { hint in relabel(hint.text, state.keyLabels).map { Hint($0, hint.rank) } }
         let width = max(10, state.width - 2)
         guard let notice = state.notice else { return fit(hints, width: width) }
         let room = width - TextWidth.cells(notice) - 5

@@ -85,18 +85,14 @@ public final class InboxApp: InboxHost {
 
     /// Draws when the screen would change, and only then: an idle inbox is idle.
     private func draw() {
-        var grid = runner.render()
-        if grid != lastDrawn {
-            Terminal.draw(grid)
-            lastDrawn = grid
-        }
-        // The stamps this frame earned, written after it; their counts drawn at once.
-        guard runner.drawn() else { return }
-        grid = runner.render()
-        if grid != lastDrawn {
-            Terminal.draw(grid)
-            lastDrawn = grid
-        }
+        // Then the stamps this frame earned, written after it, and their counts drawn at once.
+        repeat {
+            let grid = runner.render()
+            if grid != lastDrawn {
+                Terminal.draw(grid)
+                lastDrawn = grid
+            }
+        } while runner.drawn()
     }
 
     // MARK: InboxHost

@@ -92,8 +92,6 @@ public final class PGConnection {
     /// moves whenever anything may have changed.
     public var activity: Int { allChanges + sentAhead }
 
-    /// Whether commands sent ahead wait for their answers.
-    public var hasQueued: Bool { !queued.isEmpty }
     /// Whether statements run for their effect alone are sent ahead (set inside a transaction
     /// by the store's seam).
     public var sendsAhead = false
@@ -131,15 +129,20 @@ public final class PGConnection {
     /// answer: see the type's notes.
     public func send(_ sql: String, _ parameters: [PGParameter]) throws {
         try throwUnthrown()
+        try enqueue(sql, parameters, wanted: false)
+        sentAhead += 1
+        if queued.count >= PGConnection.longestQueue { try flush() }
+    }
+
+    /// Queues the prepared `sql` in pipeline mode (preparing it first answers what is queued).
+    private func enqueue(_ sql: String, _ parameters: [PGParameter], wanted: Bool) throws {
         let name = try preparedName(sql, parameters)
         try enterPipeline()
         let sent = withValues(parameters) { pointers, lengths, formats in
             PQsendQueryPrepared(handle, name, Int32(parameters.count), pointers, lengths, formats, 0)
         }
         try sentOrAbandon(sent, sql: sql)
-        queued.append((sql, false))
-        sentAhead += 1
-        if queued.count >= PGConnection.longestQueue { try flush() }
+        queued.append((sql, wanted))
     }
 
     /// Sends a command without parameters (`BEGIN`, `SAVEPOINT x`, `NOTIFY c`, `COMMIT`) ahead.
@@ -259,18 +262,10 @@ public final class PGConnection {
         try throwUnthrown()
         if !queued.isEmpty && prepare {
             // After what was sent ahead, in the same round trip.
-            let name = try preparedName(sql, parameters)
-            if !queued.isEmpty {
-                let sent = withValues(parameters) { pointers, lengths, formats in
-                    PQsendQueryPrepared(handle, name, Int32(parameters.count), pointers, lengths, formats, 0)
-                }
-                try sentOrAbandon(sent, sql: sql)
-                queued.append((sql, true))
-                guard let rows = try flush() else { throw PostgresError("no answer", sql: sql) }
-                return rows
-            }
+            try enqueue(sql, parameters, wanted: true)
+            guard let rows = try flush() else { throw PostgresError("no answer", sql: sql) }
+            return rows
         }
-        try flush()
         let name = prepare ? try preparedName(sql, parameters) : ""
         let types = prepare ? [] : parameters.map(\.typeOID)
         let result = withValues(parameters) { pointers, lengths, formats in
