@@ -275,6 +275,16 @@ for sid, info in list(steps.items()):
                 text = f"@{users[rng.choice(background)][0]} look at this, {text}"
             comment(t, uid, sid, text)
 
+# --- Mutes: the trust budget's signal (`stepo stats`) --------------------------------------
+# At the very end (so every earlier event keeps its id): people who just had a burst of pushes
+# turn some of them off. Arjun had three journey pushes in a day; Diego turns every push off
+# after two; Maya, after three stepped-with hearts, turns those off. Noah turns social off
+# with no social push before it: a settings change, not a mute.
+emit(END, "preferences", user="arjun", journeys=False)
+emit(END, "preferences", user="diego", all=False)
+emit(END, "preferences", user="maya", stepWith=False)
+emit(END, "preferences", user="noah", social=False)
+
 events.sort(key=lambda e: (e[0], e[1]))
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "events.ndjson")
 with open(out, "w", encoding="utf-8") as f:

@@ -127,4 +127,20 @@ extension Router {
         guard try writing({ try store.removeDevice(token, of: viewer) }) else { throw APIError.notFound("no device \(token) of yours") }
         return .ok(.object([("devices", .array(try store.devices(of: viewer).map(\.json)))]))
     }
+
+    /// `GET /v1/stats?since=T&until=T`: the trust budget (admin token only). T is RFC 3339;
+    /// the span defaults to the 7 days up to the newest event, both ends included.
+    func stats(_ request: HTTPRequest) throws -> HTTPResponse {
+        try admin(request)
+        func time(_ name: String) throws -> Int64? {
+            guard let text = request.query[name] else { return nil }
+            guard let at = Timestamp.parse(text) else { throw APIError.invalid("\(name) must be an RFC 3339 time") }
+            return at
+        }
+        let since = try time("since"), until = try time("until")
+        let end = try until ?? store.newestEventTime() ?? now()
+        let start = since ?? end - 7 * Timestamp.day
+        guard start <= end else { throw APIError.invalid("since must not be after until") }
+        return .ok(try store.trustBudget(since: start, until: end).json)
+    }
 }

@@ -109,6 +109,7 @@ public final class Router {
         Endpoint(methods: ["GET"], path: "/v1/rows/{id}/push") { router, request, id in try router.push(request, id) },
         Endpoint(methods: ["GET", "POST"], path: "/v1/devices") { router, request, _ in try router.devices(request) },
         Endpoint(methods: ["DELETE"], path: "/v1/devices/{id}") { router, request, token in try router.removeDevice(request, token) },
+        Endpoint(methods: ["GET"], path: "/v1/stats") { router, request, _ in try router.stats(request) },
     ]
 
     private func route(_ request: HTTPRequest) throws -> HTTPResponse {

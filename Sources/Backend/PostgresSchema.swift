@@ -21,7 +21,18 @@ enum PostgresSchema {
           ALTER TABLE outbox ADD CONSTRAINT outbox_state_check
               CHECK (state IN ('due', 'claimed', 'sent', 'dead', 'superseded', 'dropped'));
           """),
-         ("0008-one-version-lock-per-transaction", versionsPerTransaction)]
+         ("0008-one-version-lock-per-transaction", versionsPerTransaction),
+         ("0009-preference-changes", """
+          CREATE TABLE preference_changes (
+              event BIGINT NOT NULL REFERENCES events(id),
+              "user" BIGINT NOT NULL REFERENCES users(id),
+              switch TEXT NOT NULL,
+              was_on INTEGER NOT NULL,
+              now_on INTEGER NOT NULL,
+              at BIGINT NOT NULL
+          );
+          CREATE INDEX preference_changes_by_time ON preference_changes(at);
+          """)]
     }
 
     /// Applies the migrations the database lacks, each in its own transaction. Several servers

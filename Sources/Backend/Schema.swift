@@ -427,6 +427,19 @@ enum Schema {
         CREATE INDEX outbox_due ON outbox(due_at) WHERE state IN ('due', 'claimed');
         CREATE INDEX outbox_by_row ON outbox(row);
         """)
+        // The trust budget: every change of a push switch, so a switch turned off soon after
+        // a push can be counted as a mute of that push's category.
+        m.register("0009-preference-changes", """
+        CREATE TABLE preference_changes (
+            event INTEGER NOT NULL REFERENCES events(id),
+            user INTEGER NOT NULL REFERENCES users(id),
+            switch TEXT NOT NULL,
+            was_on INTEGER NOT NULL,
+            now_on INTEGER NOT NULL,
+            at INTEGER NOT NULL
+        );
+        CREATE INDEX preference_changes_by_time ON preference_changes(at);
+        """)
         return m
     }
 }

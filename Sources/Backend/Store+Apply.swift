@@ -111,9 +111,18 @@ extension Store {
         case let .announcement(text, audience, link):
             try announce(text: text, audience: audience, link: link, d)
         case let .preferences(user, changes):
-            let key = try requireUser(user).key
+            let record = try requireUser(user)
+            var switches = record.preferences
             for (category, value) in changes {
-                try db.run("UPDATE users SET \(Store.preferenceColumn(category)) = ? WHERE id = ?", value, key)
+                guard let name = Preferences.Switch(rawValue: category?.rawValue ?? "all") else { continue }
+                let was = switches[name]
+                switches[name] = value
+                try db.run("UPDATE users SET \(Store.preferenceColumn(category)) = ? WHERE id = ?", value, record.key)
+                // Kept for the trust budget: a switch turned off soon after a push is a mute.
+                if was != value {
+                    try db.run("INSERT INTO preference_changes(event, user, switch, was_on, now_on, at) VALUES (?, ?, ?, ?, ?, ?)",
+                               d.key, record.key, name.rawValue, was, value, event.at)
+                }
             }
         case let .alert(user, target, mode):
             try setAlert(user: try requireUser(user), target: target, mode: mode)

@@ -6,7 +6,7 @@ import SQLite
 
 let commands: [Command] = [
     demoCommand, ingestCommand, rowsCommand, explainCommand, pushCommand, activityCommand, seenCommand, readCommand,
-    inboxCommand, syncCommand, serveCommand, tokenCommand, devicesCommand, deliverCommand, qaCommand, benchCommand,
+    inboxCommand, syncCommand, serveCommand, tokenCommand, devicesCommand, deliverCommand, statsCommand, qaCommand, benchCommand,
 ]
 
 func versionText() -> String {

@@ -211,6 +211,23 @@ struct RouterTests {
         #expect(json["rejected"]?.array?.first?["line"] == 2)
     }
 
+    @Test("the trust budget is for an admin token only; its span defaults to the week up to the newest event; bad times are 400")
+    func stats() throws {
+        let (status, json) = call("GET", "/v1/stats", token: admin)
+        #expect(status == 200)
+        #expect(json["until"] == "2026-11-20T10:07:00Z" && json["since"] == "2026-11-13T10:07:00Z")
+        #expect(json["categories"]?["stepWith"]?["sent"] == 2 && json["categories"]?["social"]?["rows"] == 1)
+        #expect(json["kinds"]?["followRequest"]?["sent"] == 1)
+        let narrow = call("GET", "/v1/stats", token: admin, query: ["since": "2026-11-20T10:06:00Z", "until": "2026-11-20T10:06:30Z"])
+        #expect(narrow.0 == 200 && narrow.1["categories"]?["stepWith"]?["rows"] == 1)
+        #expect(call("GET", "/v1/stats", as: "chaucao").0 == 403)
+        #expect(call("GET", "/v1/stats").0 == 401)
+        let bad = call("GET", "/v1/stats", token: admin, query: ["since": "yesterday"])
+        #expect(bad.0 == 400 && bad.1["error"]?["message"]?.string?.contains("RFC 3339") == true)
+        #expect(call("GET", "/v1/stats", token: admin, query: ["since": "2026-11-21T00:00:00Z", "until": "2026-11-20T00:00:00Z"]).0 == 400)
+        #expect(call("POST", "/v1/stats", token: admin).0 == 405)
+    }
+
     @Test("a step opens for its owner; to someone who may not see it, it is gone, with the fallback; unknown is 404")
     func stepVisibility() throws {
         let (status, json) = call("GET", "/v1/steps/s1", as: "chaucao")
