@@ -12,6 +12,9 @@ public struct HTTPRequest: Sendable {
     /// The user an in-process caller acts for, trusted without a token. The HTTP server never
     /// sets it, so nothing from the network can.
     public var trustedUser: String?
+    /// Set only in this process, for the embedded inbox, whose reader owns the store file: it
+    /// may read what an admin token may (the trust budget).
+    public var trustedAdmin = false
     /// When a long-poll started for this request: asked again after a wait, it keeps its
     /// original deadline.
     public var deadline: Date?

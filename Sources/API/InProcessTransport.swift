@@ -7,6 +7,8 @@ import Wire
 public final class InProcessTransport: Transport, @unchecked Sendable {
     private let routers: RouterPool
     private let user: String
+    /// Whether its calls may do what an admin token may (see `HTTPRequest.trustedAdmin`).
+    public var admin = false
     public let serverName: String
 
     /// `makeRouter` opens a router on the store (called when the pool needs one more).
@@ -27,6 +29,7 @@ public final class InProcessTransport: Transport, @unchecked Sendable {
     public func perform(method: String, path: String, query: [String: String], body: Data?) throws -> (status: Int, body: Data) {
         var request = HTTPRequest(method: method, path: path, query: query, body: body ?? Data())
         request.trustedUser = user
+        request.trustedAdmin = admin
         let response = try routers.borrow { $0.respondWaiting(to: request) }
         return (response.status, response.body)
     }

@@ -141,6 +141,8 @@ extension Router {
         let end = try until ?? store.newestEventTime() ?? now()
         let start = since ?? end - 7 * Timestamp.day
         guard start <= end else { throw APIError.invalid("since must not be after until") }
+        // The marks made since the last look are counted first: a write, so it takes its turn.
+        try writing { try store.catchUpStamps() }
         return .ok(try store.trustBudget(since: start, until: end).json)
     }
 }

@@ -15,6 +15,8 @@ public struct BulkWorld {
     /// Runs `body` in one transaction.
     public func build(_ body: () throws -> Void) throws {
         try db.transaction(body)
+        // Rows written here bypassed the trust budget's counters: count them from the rows.
+        try store.recountStats()
         switch db.engine {
         case .sqlite: try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         case .postgresql:

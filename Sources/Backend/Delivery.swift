@@ -102,6 +102,7 @@ final class Delivery {
             let id = try insertRow(notification, recipient: recipient.key, actor: actor?.key, refs: refs,
                                    push: push, version: version)
             noteRows(id...id)
+            try store.countRow(kind: notification.kind, push: push, recipient: recipient.key, at: event.at)
             if push == .sent {
                 try store.enqueuePushes(row: id, recipient: recipient.key, kind: notification.kind, silent: false,
                                         at: event.at, step: refs.step)
@@ -170,6 +171,11 @@ final class Delivery {
                 """, members, faces.joined(separator: "\n"), actor.key, title, n.pushImage, version, row, recipientKey)
         }
         noteRows(row...row)
+        if stored != current.push {
+            // The row's one sound, late: it leaves the count of what it was withheld by.
+            try store.countRow(kind: n.kind, push: current.push, recipient: recipientKey, at: current.createdAt, delta: -1)
+            try store.countRow(kind: n.kind, push: stored, recipient: recipientKey, at: current.createdAt)
+        }
         if line.reachesDevice {
             try store.enqueuePushes(row: row, recipient: recipientKey, kind: n.kind, silent: line == .updated,
                                     at: event.at, step: stepKey)
@@ -186,6 +192,7 @@ final class Delivery {
     func suppress(recipient: Int, kind: Kind, reason: Reason) throws {
         try store.db.run("INSERT INTO suppressions(event, recipient, kind, reason) VALUES (?, ?, ?, ?)",
                          key, recipient, kind.rawValue, reason.rawValue)
+        try store.countWithheld(kind: kind, reason: reason, at: event.at)
     }
 
     private static let insertSQL = """

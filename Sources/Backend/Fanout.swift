@@ -95,6 +95,16 @@ struct Fanout {
                 SELECT :event, u.id, :kind, coalesce(\(reasonExpression), '\(reason.rawValue)')
                 FROM (\(candidates)) AS c JOIN users AS u ON u.id = c.u
                 """).bind(named: baseValues(delivery)).run()
+            var values = baseValues(delivery)
+            values[":hour"] = StatsCounters.hour(of: delivery.event.at)
+            try db.cached("""
+                INSERT INTO stats_withheld(hour, kind, reason, n)
+                SELECT :hour, :kind, r, count(*) FROM (
+                    SELECT coalesce(\(reasonExpression), '\(reason.rawValue)') AS r
+                    FROM (\(candidates)) AS c JOIN users AS u ON u.id = c.u) AS w
+                WHERE true GROUP BY r
+                \(StatsCounters.upsertWithheld)
+                """).bind(named: values).run()
             return
         }
         let version = delivery.changeVersion()
@@ -158,6 +168,38 @@ struct Fanout {
             INSERT INTO suppressions(event, recipient, kind, reason)
             SELECT :event, d.u, :kind, d.reason FROM fanout AS d WHERE d.reason IS NOT NULL
             """).bind(named: values).run()
+        try countFanout(db, values, at: delivery.event.at)
         try db.execute("DELETE FROM fanout")
+    }
+
+    /// The trust budget's counters for the whole fan-out, from its decisions: a few grouped
+    /// writes, and one load entry per person pushed to.
+    private func countFanout(_ db: Connection, _ values: [String: SQLBindable], at: Int64) throws {
+        var values = values
+        values[":hour"] = StatsCounters.hour(of: at)
+        values[":day"] = StatsCounters.hour(of: at) / 24
+        values[":category"] = notification.kind.category.rawValue
+        try db.cached("""
+            INSERT INTO stats_rows(hour, kind, category, push, n)
+            SELECT :hour, :kind, :category, push, count(*) FROM fanout WHERE reason IS NULL GROUP BY push
+            \(StatsCounters.upsertRows)
+            """).bind(named: values).run()
+        try db.cached("""
+            INSERT INTO push_load(hour, user, category, sent, held)
+            SELECT :hour, u, :category, CASE WHEN push = 'sent' THEN 1 ELSE 0 END, CASE WHEN push = 'sent' THEN 0 ELSE 1 END
+            FROM fanout WHERE reason IS NULL AND push IN ('sent', 'suppressed:dailyCeiling')
+            \(StatsCounters.upsertLoad)
+            """).bind(named: values).run()
+        try db.cached("""
+            INSERT INTO push_daily(day, user, category, sent, held)
+            SELECT :day, u, :category, CASE WHEN push = 'sent' THEN 1 ELSE 0 END, CASE WHEN push = 'sent' THEN 0 ELSE 1 END
+            FROM fanout WHERE reason IS NULL AND push IN ('sent', 'suppressed:dailyCeiling')
+            \(StatsCounters.upsertDaily)
+            """).bind(named: values).run()
+        try db.cached("""
+            INSERT INTO stats_withheld(hour, kind, reason, n)
+            SELECT :hour, :kind, reason, count(*) FROM fanout WHERE reason IS NOT NULL GROUP BY reason
+            \(StatsCounters.upsertWithheld)
+            """).bind(named: values).run()
     }
 }

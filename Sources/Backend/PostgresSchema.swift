@@ -32,12 +32,14 @@ enum PostgresSchema {
               at BIGINT NOT NULL
           );
           CREATE INDEX preference_changes_by_time ON preference_changes(at);
-          """)]
+          """),
+         ("0010-stats-counters", Schema.statsCounters(user: "\"user\"", rowid: ""))]
     }
 
     /// Applies the migrations the database lacks, each in its own transaction. Several servers
     /// starting at once take turns (an advisory lock), so each migration runs once.
-    static func migrate(_ db: Connection) throws {
+    @discardableResult
+    static func migrate(_ db: Connection) throws -> [String] {
         try db.execute("SELECT pg_advisory_lock(\(Connection.migrationLock))")
         defer { try? db.execute("SELECT pg_advisory_unlock(\(Connection.migrationLock))") }
         try db.execute("CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY NOT NULL)")
@@ -45,12 +47,15 @@ enum PostgresSchema {
         if let unknown = done.subtracting(migrations.map(\.id)).sorted().first {
             throw EventError("the database has migration \(unknown), unknown to this build: it was written by a newer stepo")
         }
+        var applied: [String] = []
         for migration in migrations where !done.contains(migration.id) {
             try db.transaction(.concurrent) {
                 try db.execute(migration.sql)
                 try db.run("INSERT INTO schema_migrations(id) VALUES (?)", migration.id)
             }
+            applied.append(migration.id)
         }
+        return applied
     }
 
     /// Versions in flight, registered once per transaction instead of once per version: a

@@ -440,6 +440,30 @@ enum Schema {
         );
         CREATE INDEX preference_changes_by_time ON preference_changes(at);
         """)
+        m.register("0010-stats-counters", Schema.statsCounters(user: "user", rowid: " WITHOUT ROWID"))
         return m
+    }
+
+    /// The trust budget's counters (see `StatsCounters`), the same on both engines but for
+    /// how `user` is written and SQLite's rowid-less tables. Filled from the rows already there
+    /// by `Store.recountStats` when the migration runs.
+    static func statsCounters(user: String, rowid: String) -> String {
+        """
+        CREATE TABLE stats_rows (hour BIGINT NOT NULL, kind TEXT NOT NULL, category TEXT NOT NULL, push TEXT NOT NULL,
+            n BIGINT NOT NULL, PRIMARY KEY (hour, kind, category, push))\(rowid);
+        CREATE TABLE stats_withheld (hour BIGINT NOT NULL, kind TEXT NOT NULL, reason TEXT NOT NULL, n BIGINT NOT NULL,
+            PRIMARY KEY (hour, kind, reason))\(rowid);
+        CREATE TABLE stats_stamps (hour BIGINT NOT NULL, kind TEXT NOT NULL, category TEXT NOT NULL, stamp TEXT NOT NULL,
+            bucket INTEGER NOT NULL, n BIGINT NOT NULL, PRIMARY KEY (hour, kind, category, stamp, bucket))\(rowid);
+        CREATE TABLE push_load (hour BIGINT NOT NULL, \(user) BIGINT NOT NULL, category TEXT NOT NULL, sent BIGINT NOT NULL,
+            held BIGINT NOT NULL, PRIMARY KEY (hour, \(user), category))\(rowid);
+        CREATE TABLE push_daily (day BIGINT NOT NULL, \(user) BIGINT NOT NULL, category TEXT NOT NULL, sent BIGINT NOT NULL,
+            held BIGINT NOT NULL, PRIMARY KEY (day, \(user), category))\(rowid);
+        -- How far each person's rows are counted as seen and read by their marks: marks are
+        -- counted later (see Store.catchUpStamps), so opening Activity stays one write.
+        CREATE TABLE stats_reach (\(user) BIGINT PRIMARY KEY NOT NULL, seen_ord BIGINT NOT NULL, read_ord BIGINT NOT NULL);
+        -- The rows of a span's first and last partial hours are found through their events.
+        CREATE INDEX events_by_time ON events(at);
+        """
     }
 }

@@ -124,7 +124,11 @@ extension Store {
             try db.run("UPDATE notifications SET read_at = ?, seen_at = ?, version = ? WHERE id = ? AND recipient = ?",
                        at, wasSeen ? row.seen : at, try stampVersion("read", at: at), id, user.key)
             c.readAbove += 1
-            if !wasSeen { c.seenAbove += 1 }
+            try countStamp("read", row: id, user: user.key, at: at)
+            if !wasSeen {
+                c.seenAbove += 1
+                try countStamp("seen", row: id, user: user.key, at: at)
+            }
             try db.run("UPDATE inboxes SET seen_above = ?, read_above = ? WHERE user = ?", c.seenAbove, c.readAbove, user.key)
             return c.counts
         }

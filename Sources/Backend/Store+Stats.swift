@@ -12,42 +12,132 @@ extension Store {
     }
 
     /// The figures of rows, pushes and mutes with event times in [`since`, `until`] (both ends
-    /// included, milliseconds).
+    /// included, milliseconds). The whole hours inside the span are read from the counters
+    /// (`StatsCounters`); the rows of its partial first and last hours, through their events.
+    ///
+    /// `fromRows` reads every row of the span instead (the counters' reference, for tests).
     public func trustBudget(since: Int64, until: Int64) throws -> TrustBudget {
-        try snapshot {
+        try trustBudget(since: since, until: until, fromRows: false)
+    }
+
+    public func trustBudget(since: Int64, until: Int64, fromRows: Bool) throws -> TrustBudget {
+        try catchUpStamps()
+        return try snapshot {
             var tally = Tally(since: since, until: until)
-            try tallyRows(&tally)
-            try tallyWithheld(&tally)
+            let hour = StatsCounters.hour
+            let first = StatsCounters.hour(of: since + hour - 1), last = StatsCounters.hour(of: until + 1) - 1
+            if first <= last && !fromRows {
+                try tallyCounters(&tally, hours: first...last)
+                if since < first * hour { try tallyRows(&tally, from: since, to: first * hour - 1) }
+                if until >= (last + 1) * hour { try tallyRows(&tally, from: (last + 1) * hour, to: until) }
+            } else {
+                try tallyRows(&tally, from: since, to: until)
+            }
             try tallyMutes(&tally)
             try tallyDelivery(&tally)
             return tally.finish()
         }
     }
 
-    /// Every row made in the span: its kind, push, recipient and when it was seen and read
-    /// (its own stamps, or the first mark of its recipient that covers it).
-    private func tallyRows(_ t: inout Tally) throws {
+    /// The counters of whole hours.
+    private func tallyCounters(_ t: inout Tally, hours: ClosedRange<Int64>) throws {
+        let h = StatsCounters.hour
+        try db.cached("SELECT hour, kind, push, n FROM stats_rows WHERE hour >= ? AND hour <= ? AND n <> 0")
+            .bind([hours.lowerBound, hours.upperBound]).forEach { r in
+                guard let kind = Kind(rawValue: r.string(1)), let push = PushStatus(r.string(2)) else { return }
+                t.rows(kind: kind, push: push, at: r.int64(0) * h, count: r.int(3))
+            }
+        try db.cached("SELECT kind, reason, sum(n) FROM stats_withheld WHERE hour >= ? AND hour <= ? GROUP BY kind, reason")
+            .bind([hours.lowerBound, hours.upperBound]).forEach { r in
+                guard let kind = Kind(rawValue: r.string(0)), let reason = Reason(rawValue: r.string(1)) else { return }
+                t.withheld(kind: kind, reason: reason, count: r.int(2))
+            }
+        try db.cached("""
+            SELECT kind, stamp, bucket, sum(n) FROM stats_stamps WHERE hour >= ? AND hour <= ? GROUP BY kind, stamp, bucket
+            """).bind([hours.lowerBound, hours.upperBound]).forEach { r in
+                guard let kind = Kind(rawValue: r.string(0)) else { return }
+                t.stamps(kind: kind, read: r.string(1) == "read", bucket: r.int(2), count: r.int(3))
+            }
+        // Whole days from the daily entries. A partial day (its whole hours inside the span)
+        // from whichever is shorter: its hours inside the span, or its daily entry less its
+        // hours outside the span — never more than twelve hours of entries per partial day.
+        let firstDay = StatsCounters.floorDiv(hours.lowerBound, 24), lastDay = StatsCounters.floorDiv(hours.upperBound, 24)
+        func daily(_ days: ClosedRange<Int64>, _ each: (Int, Category, Int64, Int, Int) -> Void) throws {
+            try db.cached("SELECT day, user, category, sent, held FROM push_daily WHERE day >= ? AND day <= ? AND (sent <> 0 OR held <> 0)")
+                .bind([days.lowerBound, days.upperBound]).forEach { r in
+                    guard let category = Category(rawValue: r.string(2)) else { return }
+                    each(r.int(1), category, r.int64(0), r.int(3), r.int(4))
+                }
+        }
+        func hourly(_ range: ClosedRange<Int64>, _ each: (Int, Category, Int, Int) -> Void) throws {
+            try db.cached("SELECT user, category, sent, held FROM push_load WHERE hour >= ? AND hour <= ? AND (sent <> 0 OR held <> 0)")
+                .bind([range.lowerBound, range.upperBound]).forEach { r in
+                    guard let category = Category(rawValue: r.string(1)) else { return }
+                    each(r.int(0), category, r.int(2), r.int(3))
+                }
+        }
+        for day in firstDay...lastDay {
+            let dayHours = (day * 24)...(day * 24 + 23)
+            let inside = max(hours.lowerBound, dayHours.lowerBound)...min(hours.upperBound, dayHours.upperBound)
+            let at = day * Timestamp.day
+            if inside == dayHours { continue }  // whole: read below, with the other whole days
+            if inside.count <= 12 {
+                try hourly(inside) { t.load(person: $0, category: $1, at: at, sent: $2, held: $3) }
+                continue
+            }
+            struct Key: Hashable { var person: Int; var category: Category }
+            var sums: [Key: (sent: Int, held: Int)] = [:]
+            try daily(day...day) { person, category, _, sent, held in sums[Key(person: person, category: category)] = (sent, held) }
+            var outside: [ClosedRange<Int64>] = []
+            if inside.lowerBound > dayHours.lowerBound { outside.append(dayHours.lowerBound...(inside.lowerBound - 1)) }
+            if inside.upperBound < dayHours.upperBound { outside.append((inside.upperBound + 1)...dayHours.upperBound) }
+            for range in outside {
+                try hourly(range) { person, category, sent, held in
+                    let key = Key(person: person, category: category)
+                    if let sum = sums[key] { sums[key] = (sum.sent - sent, sum.held - held) }
+                }
+            }
+            for (key, sum) in sums where sum.sent > 0 || sum.held > 0 {
+                t.load(person: key.person, category: key.category, at: at, sent: sum.sent, held: sum.held)
+            }
+        }
+        let wholeFirst = hours.lowerBound == firstDay * 24 ? firstDay : firstDay + 1
+        let wholeLast = hours.upperBound == lastDay * 24 + 23 ? lastDay : lastDay - 1
+        if wholeFirst <= wholeLast {
+            try daily(wholeFirst...wholeLast) { t.load(person: $0, category: $1, at: $2 * Timestamp.day, sent: $3, held: $4) }
+        }
+    }
+
+    /// The rows and withheld candidates of the events with times in [`from`, `to`], one by one
+    /// (events first, through their index by time: SQLite takes a CROSS JOIN's order as written,
+    /// and the unary + keeps it from building an index on every row's event to find them):
+    /// their kind, push, recipient and when they were seen and read (their own stamps, or the
+    /// first mark of their recipient that covers them).
+    private func tallyRows(_ t: inout Tally, from: Int64, to: Int64) throws {
         try db.cached("""
             SELECT n.kind, n.action, n.push, n.recipient, n.created_at, n.seen_at, n.read_at,
                    (SELECT min(m.at) FROM marks AS m WHERE m.user = n.recipient AND m.through_ord >= n.ord),
                    (SELECT min(m.at) FROM marks AS m WHERE m.user = n.recipient AND m.kind = 'read' AND m.through_ord >= n.ord)
-            FROM notifications AS n WHERE n.created_at >= ? AND n.created_at <= ?
-            """).bind([t.since, t.until]).forEach { r in
-            guard let kind = Kind(rawValue: r.string(0)) else { return }
+            FROM events AS e CROSS JOIN notifications AS n
+            WHERE e.at >= ? AND e.at <= ? AND n.id >= e.first_row AND n.id <= e.last_row AND +n.event = e.id
+            """).bind([from, to]).forEach { r in
+            guard var kind = Kind(rawValue: r.string(0)) else { return }
+            if kind == .batch { kind = r.optionalString(1).flatMap(Kind.init(rawValue:)) ?? .steppedWithHeart }
+            guard let push = PushStatus(r.string(2)) else { return }
+            let at = r.int64(4)
             let read = earliestOf(r.optionalInt64(6), r.optionalInt64(8))
             let seen = earliestOf(earliestOf(r.optionalInt64(5), r.optionalInt64(7)), read)
-            t.row(kind: kind, action: r.optionalString(1).flatMap(Kind.init(rawValue:)), push: PushStatus(r.string(2)),
-                  recipient: r.int(3), at: r.int64(4), seen: seen, read: read)
+            t.rows(kind: kind, push: push, at: at, count: 1)
+            if let load = StatsCounters.loads(push) {
+                t.load(person: r.int(3), category: kind.category, at: at, sent: load.sent, held: load.held)
+            }
+            if let seen { t.stamps(kind: kind, read: false, bucket: StampBuckets.bucket(seen - at), count: 1) }
+            if let read { t.stamps(kind: kind, read: true, bucket: StampBuckets.bucket(read - at), count: 1) }
         }
-    }
-
-    /// Candidates given no row, by the rule that withheld it (rows kept without a push are
-    /// counted with the rows).
-    private func tallyWithheld(_ t: inout Tally) throws {
         try db.cached("""
-            SELECT s.kind, s.reason, count(*) FROM suppressions AS s JOIN events AS e ON e.id = s.event
-            WHERE e.at >= ? AND e.at <= ? GROUP BY s.kind, s.reason
-            """).bind([t.since, t.until]).forEach { r in
+            SELECT s.kind, s.reason, count(*) FROM events AS e CROSS JOIN suppressions AS s
+            WHERE e.at >= ? AND e.at <= ? AND s.event = e.id GROUP BY s.kind, s.reason
+            """).bind([from, to]).forEach { r in
             guard let kind = Kind(rawValue: r.string(0)), let reason = Reason(rawValue: r.string(1)) else { return }
             t.withheld(kind: kind, reason: reason, count: r.int(2))
         }
@@ -70,8 +160,9 @@ extension Store {
                 SELECT kind, action FROM notifications
                 WHERE recipient = ? AND push = 'sent' AND created_at >= ? AND created_at <= ?
                 """).bind([change.person, change.at - Timestamp.day, change.at]).forEach { r in
-                guard let kind = Kind(rawValue: r.string(0)) else { return }
-                before.append((kind, Tally.category(of: kind, action: r.optionalString(1).flatMap(Kind.init(rawValue:)))))
+                guard var kind = Kind(rawValue: r.string(0)) else { return }
+                if kind == .batch { kind = r.optionalString(1).flatMap(Kind.init(rawValue:)) ?? .steppedWithHeart }
+                before.append((kind, kind.category))
             }
             var muted: [Category: Set<Kind>] = [:]
             for push in before where change.switches.contains("all") || change.switches.contains(push.category.rawValue) {
@@ -84,13 +175,15 @@ extension Store {
     /// The outbox entries of the span's rows: how each ended, and how long the sent ones took
     /// from their row to the provider's answer.
     private func tallyDelivery(_ t: inout Tally) throws {
+        // Driven from the outbox (with no devices, empty): never a walk over every row.
         try db.cached("""
-            SELECT o.state, o.attempts, n.created_at,
-                   (SELECT a.reason FROM delivery_attempts AS a WHERE a.entry = o.id ORDER BY a.at DESC LIMIT 1),
-                   (SELECT a.at + coalesce(a.latency_ms, 0) FROM delivery_attempts AS a WHERE a.entry = o.id
-                    ORDER BY a.at DESC LIMIT 1)
-            FROM outbox AS o JOIN notifications AS n ON n.id = o.row
-            WHERE n.created_at >= ? AND n.created_at <= ?
+            SELECT state, attempts, row_at, reason, answered_at FROM (
+                SELECT o.state, o.attempts, (SELECT n.created_at FROM notifications AS n WHERE n.id = o.row) AS row_at,
+                       (SELECT a.reason FROM delivery_attempts AS a WHERE a.entry = o.id ORDER BY a.at DESC LIMIT 1) AS reason,
+                       (SELECT a.at + coalesce(a.latency_ms, 0) FROM delivery_attempts AS a WHERE a.entry = o.id
+                        ORDER BY a.at DESC LIMIT 1) AS answered_at
+                FROM outbox AS o) AS d
+            WHERE row_at >= ? AND row_at <= ?
             """).bind([t.since, t.until]).forEach { r in
             t.entry(state: r.string(0), attempts: r.int(1), rowAt: r.int64(2), reason: r.optionalString(3), answeredAt: r.optionalInt64(4))
         }
@@ -103,25 +196,25 @@ extension Store {
     }
 }
 
-/// The running sums behind a `TrustBudget`.
+/// The running sums behind a `TrustBudget`: counters of whole hours and rows of partial
+/// ones are added the same way.
 struct Tally {
     let since: Int64
     let until: Int64
     private var budget: TrustBudget
-    private var toSeen: [Kind: [Int64]] = [:]
-    private var toRead: [Kind: [Int64]] = [:]
-    private var categoryToSeen: [Category: [Int64]] = [:]
-    private var categoryToRead: [Category: [Int64]] = [:]
-    /// Sent pushes per (recipient, day index).
-    private var sentPerDay: [RecipientDay: Int] = [:]
-    private var ceilingDays: Set<RecipientDay> = []
+    /// Per kind and stamp (seen, read), rows per `StampBuckets` bucket.
+    private var seenBuckets: [Kind: [Int: Int]] = [:]
+    private var readBuckets: [Kind: [Int: Int]] = [:]
+    /// Sent pushes per (person, day index), and the person-days the ceiling held a push on.
+    private var sentPerDay: [PersonDay: Int] = [:]
+    private var ceilingDays: Set<PersonDay> = []
     private var recipients: [Category: Set<Int>] = [:]
     private var allRecipients: Set<Int> = []
     private var dayRecipients: [Category: [Int: Set<Int>]] = [:]
     private var allDayRecipients: [Int: Set<Int>] = [:]
     private var toAnswer: [Int64] = []
 
-    struct RecipientDay: Hashable { var recipient: Int; var day: Int }
+    struct PersonDay: Hashable { var person: Int; var day: Int }
 
     init(since: Int64, until: Int64) {
         self.since = since
@@ -148,46 +241,50 @@ struct Tally {
         Int(Tally.floorDiv(at, Timestamp.day) - Tally.floorDiv(since, Timestamp.day))
     }
 
-    mutating func row(kind: Kind, action: Kind?, push: PushStatus?, recipient: Int, at: Int64, seen: Int64?, read: Int64?) {
-        let category = Tally.category(of: kind, action: action)
+    /// `count` rows of `kind` (never `batch`: a batch counts as its members' kind) made at `at`.
+    mutating func rows(kind: Kind, push: PushStatus, at: Int64, count: Int) {
+        let category = kind.category
         let day = dayIndex(at)
         func add(_ f: inout TrustBudget.Figures) {
-            f.rows += 1
+            f.rows += count
             switch push {
-            case .sent?: f.sent += 1
-            case .updated?: f.updated += 1
-            case .suppressed(let reason)?: f.suppressed[reason, default: 0] += 1
-            case nil: break
+            case .sent: f.sent += count
+            case .updated: break
+            case .suppressed(let reason): f.suppressed[reason, default: 0] += count
             }
-            if seen != nil { f.seen += 1 }
-            if read != nil { f.read += 1 }
         }
         add(&budget.kinds[kind, default: TrustBudget.Figures()])
         add(&budget.categories[category, default: TrustBudget.CategoryFigures()].figures)
-        budget.days[day].rows += 1
-        budget.categories[category]!.days[day].rows += 1
-        if let seen {
-            toSeen[kind, default: []].append(max(0, seen - at))
-            categoryToSeen[category, default: []].append(max(0, seen - at))
+        budget.days[day].rows += count
+        budget.categories[category]!.days[day].rows += count
+        if push == .sent {
+            budget.days[day].sent += count
+            budget.categories[category]!.days[day].sent += count
         }
-        if let read {
-            toRead[kind, default: []].append(max(0, read - at))
-            categoryToRead[category, default: []].append(max(0, read - at))
+    }
+
+    mutating func stamps(kind: Kind, read: Bool, bucket: Int, count: Int) {
+        if read {
+            budget.kinds[kind, default: TrustBudget.Figures()].read += count
+            budget.categories[kind.category]!.figures.read += count
+            readBuckets[kind, default: [:]][bucket, default: 0] += count
+        } else {
+            budget.kinds[kind, default: TrustBudget.Figures()].seen += count
+            budget.categories[kind.category]!.figures.seen += count
+            seenBuckets[kind, default: [:]][bucket, default: 0] += count
         }
-        switch push {
-        case .sent?:
-            sentPerDay[RecipientDay(recipient: recipient, day: day), default: 0] += 1
-            recipients[category, default: []].insert(recipient)
-            allRecipients.insert(recipient)
-            dayRecipients[category, default: [:]][day, default: []].insert(recipient)
-            allDayRecipients[day, default: []].insert(recipient)
-            budget.days[day].sent += 1
-            budget.categories[category]!.days[day].sent += 1
-        case .suppressed(.dailyCeiling)?:
-            ceilingDays.insert(RecipientDay(recipient: recipient, day: day))
-        default:
-            break
-        }
+    }
+
+    /// `sent` pushes and `held` ceiling holds to `person` in `category` at `at`.
+    mutating func load(person: Int, category: Category, at: Int64, sent: Int, held: Int) {
+        let day = dayIndex(at)
+        if held > 0 { ceilingDays.insert(PersonDay(person: person, day: day)) }
+        guard sent > 0 else { return }
+        sentPerDay[PersonDay(person: person, day: day), default: 0] += sent
+        recipients[category, default: []].insert(person)
+        allRecipients.insert(person)
+        dayRecipients[category, default: [:]][day, default: []].insert(person)
+        allDayRecipients[day, default: []].insert(person)
     }
 
     mutating func withheld(kind: Kind, reason: Reason, count: Int) {
@@ -232,12 +329,32 @@ struct Tally {
         return sorted[min(max(rank, 1), sorted.count) - 1]
     }
 
+    /// The median of a histogram (nearest rank), as its bucket's upper edge.
+    static func median(_ buckets: [Int: Int]) -> Int64? {
+        let total = buckets.values.reduce(0, +)
+        guard total > 0 else { return nil }
+        let rank = (total + 1) / 2
+        var seen = 0
+        for bucket in buckets.keys.sorted() {
+            seen += buckets[bucket]!
+            if seen >= rank { return StampBuckets.upper(bucket) }
+        }
+        return nil
+    }
+
     func finish() -> TrustBudget {
         var b = budget
-        for (kind, values) in toSeen { b.kinds[kind]?.medianToSeen = Tally.percentile(values, 0.5) }
-        for (kind, values) in toRead { b.kinds[kind]?.medianToRead = Tally.percentile(values, 0.5) }
-        for (category, values) in categoryToSeen { b.categories[category]?.figures.medianToSeen = Tally.percentile(values, 0.5) }
-        for (category, values) in categoryToRead { b.categories[category]?.figures.medianToRead = Tally.percentile(values, 0.5) }
+        var categorySeen: [Category: [Int: Int]] = [:], categoryRead: [Category: [Int: Int]] = [:]
+        for (kind, buckets) in seenBuckets {
+            b.kinds[kind]?.medianToSeen = Tally.median(buckets)
+            categorySeen[kind.category, default: [:]].merge(buckets, uniquingKeysWith: +)
+        }
+        for (kind, buckets) in readBuckets {
+            b.kinds[kind]?.medianToRead = Tally.median(buckets)
+            categoryRead[kind.category, default: [:]].merge(buckets, uniquingKeysWith: +)
+        }
+        for (category, buckets) in categorySeen { b.categories[category]?.figures.medianToSeen = Tally.median(buckets) }
+        for (category, buckets) in categoryRead { b.categories[category]?.figures.medianToRead = Tally.median(buckets) }
         for (category, people) in recipients { b.categories[category]?.recipients = people.count }
         for (category, days) in dayRecipients {
             for (day, people) in days { b.categories[category]?.days[day].recipients = people.count }
@@ -246,6 +363,7 @@ struct Tally {
         b.recipients = allRecipients.count
         let loads = Array(sentPerDay.values)
         b.load.recipientDays = loads.count
+        b.load.total = loads.reduce(0, +)
         b.load.median = Tally.percentile(loads, 0.5) ?? 0
         b.load.p99 = Tally.percentile(loads, 0.99) ?? 0
         b.load.max = loads.max() ?? 0

@@ -27,17 +27,30 @@ public final class Store {
     public init(path: String) throws {
         let database = try Database(path: path, foreignKeys: false)
         try database.execute("PRAGMA cache_size = -65536; PRAGMA mmap_size = 1073741824")
-        try Schema.migrator.migrate(database)
+        let applied = try Schema.migrator.migrate(database)
         db = Connection(database)
         identity = try db.first("SELECT value FROM settings WHERE key = 'identity'") { $0.string(0) } ?? ""
+        if applied.contains(Store.countersMigration) { try countExistingRows() }
     }
 
     /// Connects to the store on the PostgreSQL server at `url` (`postgresql://…`), creating
     /// and migrating its schema when needed.
     public init(postgres url: String) throws {
         db = try Connection(postgres: url)
-        try PostgresSchema.migrate(db)
+        let applied = try PostgresSchema.migrate(db)
         identity = try db.first("SELECT value FROM settings WHERE key = 'identity'") { $0.string(0) } ?? ""
+        if applied.contains(Store.countersMigration) { try countExistingRows() }
+    }
+
+    /// The migration that made the trust budget's counters: a store it was applied to has
+    /// them filled from its rows (see `recountStats`).
+    static let countersMigration = "0010-stats-counters"
+
+    /// Fills the counters from the rows a store held before it had counters (a new store has
+    /// none to count).
+    private func countExistingRows() throws {
+        guard try db.scalar("SELECT EXISTS (SELECT 1 FROM events WHERE ext IS NOT NULL)") == 1 else { return }
+        try recountStats()
     }
 
     /// Opens the store at `location`: a PostgreSQL URL (`postgresql://…`, `postgres://…`), or

@@ -36,6 +36,8 @@ public enum Action: Equatable, Sendable {
     /// A live copy of the open destination, from the server (or its word that it is gone).
     case destinationRefreshed(Destination, for: DestinationRequest? = nil)
     case settingsLoaded(Preferences, alerts: [AlertItem] = [])
+    /// The Stats screen's figures, or why the server gave none.
+    case statsLoaded(StatsContent)
     /// The theme drawn now (at start, and after `t`).
     case themeChanged(String, announce: Bool = true)
     /// The server refused something this inbox asked for: the reader is told.
@@ -60,6 +62,8 @@ public enum Effect: Equatable, Sendable {
     /// Queue an act on a person for the server (accept, decline, follow back).
     case act(Mutation.Action)
     case loadSettings
+    /// Ask the server for the trust budget: `statsLoaded`.
+    case loadStats
     case setPreference(Mutation.PreferenceChange)
     /// Set (or, with `default`, remove) a custom follow alert.
     case setAlert(AlertTarget, AlertMode)

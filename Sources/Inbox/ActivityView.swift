@@ -37,8 +37,24 @@ public enum ActivityView {
             putFooter(footerLine("j/k scroll  q back", state), state, &grid)
         case .destination(let screen)?:
             destination(screen, state, &grid)
+        case .stats(let top)?:
+            text(" Trust budget", statsLines(state).map { TextLine($0, .body) }, top: top, state, &grid)
+            putFooter(footerLine("j/k scroll  r reload  q back", state), state, &grid)
         }
         return grid
+    }
+
+    /// The Stats screen's lines: the report of `stepo stats` fitted to the screen, or what
+    /// stands in for it.
+    static func statsLines(_ state: InboxState) -> [String] {
+        switch state.stats {
+        case .loading: return ["Loading…"]
+        case .unavailable(let why): return [why]
+        case .budget(let budget):
+            // The report's own title is the screen's; the rest, as `stepo stats` draws it.
+            let lines = StatsReport(budget, width: state.width - 3, unicode: !Terminal.asciiOnly, style: .plain).lines
+            return Array(lines.drop { $0.hasPrefix("Trust budget") })
+        }
     }
 
     static func header(_ state: InboxState, _ grid: inout Grid) {

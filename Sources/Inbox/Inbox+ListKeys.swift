@@ -162,6 +162,10 @@ extension Inbox {
         case .character("s"):
             state.screens.append(.settings(selection: 0))
             return [.loadSettings]
+        case .character("S"):
+            state.stats = .loading
+            state.screens.append(.stats(top: 0))
+            return [.loadStats]
         case .character("?"):
             state.screens.append(.help(top: 0))
         case .escape where state.filter != nil:

@@ -15,6 +15,14 @@ extension Inbox {
             state.screens[state.screens.count - 1] = .help(top: top)
             return []
         case .destination(let destination): return destinationKey(&state, destination, key)
+        case .stats(let top):
+            if key == .character("r") {
+                state.stats = .loading
+                return [.loadStats]
+            }
+            let length = ActivityView.statsLines(state).count
+            state.screens[state.screens.count - 1] = .stats(top: scrolled(top, key, length: length, page: state.listHeight - 1))
+            return []
         }
     }
 

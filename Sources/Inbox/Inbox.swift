@@ -44,6 +44,9 @@ public enum Inbox {
             state.settings = settings
             state.alerts = alerts
             return []
+        case .statsLoaded(let content):
+            state.stats = content
+            return []
         case let .themeChanged(name, announce):
             state.theme = name
             if announce { state.notice = "Theme: \(name)" }

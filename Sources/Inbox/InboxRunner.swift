@@ -228,6 +228,17 @@ public final class InboxRunner {
                 try? replica.replaceAlerts(alerts.map { ($0.target, $0.mode) })
                 return .settingsLoaded(document.switches, alerts: alerts)
             }
+        case .loadStats:
+            background { engine in
+                do {
+                    return .statsLoaded(.budget(try engine.stats()))
+                } catch let error as SyncError where error.status == 403 || error.status == 401 {
+                    return .statsLoaded(.unavailable("The trust budget is for an admin: this session's token is a user's. "
+                                                     + "Run stepo stats on the store, or sign in with an admin token."))
+                } catch is Unreachable {
+                    return .statsLoaded(.unavailable("Offline: the trust budget needs the server."))
+                }
+            }
         case .setPreference(let change):
             try? replica.enqueue(.preferences([change]))
             sendSoon()

@@ -98,6 +98,15 @@ public enum Screen: Equatable, Sendable {
     case destination(DestinationScreen)
     case help(top: Int)
     case settings(selection: Int)
+    /// The trust budget (an admin's session): `InboxState.stats` holds what loaded.
+    case stats(top: Int)
+}
+
+/// The Stats screen's content: loading, the figures, or why there are none.
+public enum StatsContent: Equatable, Sendable {
+    case loading
+    case budget(TrustBudget)
+    case unavailable(String)
 }
 
 /// A destination opened: what was asked, what loaded (nil while loading), the scroll.
@@ -138,6 +147,8 @@ public struct InboxState: Equatable, Sendable {
     public var sync = SyncLine(status: "", counts: ServerCounts(unseen: 0, unread: 0, stale: true))
     public var notice: String?
     public var confirming: Confirmation?
+    /// What the Stats screen shows (`S`).
+    public var stats: StatsContent = .loading
     /// The switches of the settings screen (nil until loaded).
     public var settings: Preferences?
     /// The reader's custom follow alerts, as the settings screen lists them.
@@ -186,7 +197,7 @@ public struct InboxState: Equatable, Sendable {
         "Enter  open the row", "i  on a step: who hearted and shared it", "a / d  accept / decline a follow request",
         "f  follow back a new follower", "b  on a profile or a journey: its alerts (all, default, off)", "/  filter by text or kind:NAME", "A  mark every row read", "p  preview the row's push",
         "y / o  copy the row's link (OSC 52) / open it ($BROWSER) or show it",
-        "r  sync now", "s  notification settings", "t  next theme",
+        "r  sync now", "s  notification settings", "S  the trust budget: mute rate, pushes per kind (admin)", "t  next theme",
         "mouse  wheel scrolls, click selects, double click opens", "q Esc ←  back one screen / quit", "?  this help",
     ]
 }

@@ -66,14 +66,14 @@ public struct StatsReport {
         out.append(bold(Self.pad("By kind", 24) + Self.columns(["rows", "sent", "held", "seen", "read"])
                         + (width >= 80 ? "  " + Self.pad("to seen", 8) + "  to read" : "")))
         var anyKind = false
-        for kind in Kind.allCases {
+        for kind in TrustBudget.kindOrder {
             guard let f = b.kinds[kind], f.rows > 0 || !f.suppressed.isEmpty else { continue }
             anyKind = true
             var line = "  " + Self.pad(kind.rawValue, 22) + Self.columns([
                 "\(f.rows)", "\(f.sent)", "\(f.suppressed.values.reduce(0, +))",
                 Self.percent(f.seenRate, rows: f.rows), Self.percent(f.readRate, rows: f.rows)])
             if width >= 80 {
-                line += "  " + Self.pad(f.medianToSeen.map(Self.duration) ?? "–", 8) + "  " + (f.medianToRead.map(Self.duration) ?? "–")
+                line += "  " + Self.pad(f.medianToSeen.map { "≤ " + Self.duration($0) } ?? "–", 8) + "  " + (f.medianToRead.map { "≤ " + Self.duration($0) } ?? "–")
             }
             out.append(line)
         }

@@ -45,6 +45,11 @@ extension SyncEngine {
         try PreferencesDocument(json: fetch("GET", "/v1/preferences"))
     }
 
+    /// The trust budget of the last 7 days (an admin's session only: 403 otherwise).
+    public func stats() throws -> TrustBudget {
+        try TrustBudget(json: fetch("GET", "/v1/stats"))
+    }
+
     /// A row's push as it would go out now; gone when the rules withhold it now, or its
     /// content is gone (the server's words say which).
     public func pushPreview(row: Int, platform: PushPreview.Platform) throws -> Live<PushPreview> {

@@ -13,14 +13,13 @@ public struct TrustBudget: Equatable, Sendable {
         public var rows = 0
         /// Rows whose push went to the lock screen (`sent`).
         public var sent = 0
-        /// Batch rows whose card was replaced silently as the batch grew (`updated`).
-        public var updated = 0
         /// Withheld pushes by reason: rows kept without a push, and candidates given no row.
         public var suppressed: [Reason: Int] = [:]
         /// Rows seen (by their own stamp or a mark) and read (opened), at any time since.
         public var seen = 0
         public var read = 0
-        /// Median time from a row's making to its seen and read stamps, in milliseconds.
+        /// Median time from a row's making to its seen and read stamps, in milliseconds: the
+        /// upper edge of the duration bucket that holds the median (docs/stats.md).
         public var medianToSeen: Int64?
         public var medianToRead: Int64?
 
@@ -67,6 +66,8 @@ public struct TrustBudget: Equatable, Sendable {
     /// Sent pushes per recipient per UTC day, over the recipient-days with at least one.
     public struct Load: Equatable, Sendable {
         public var recipientDays = 0
+        /// Sent pushes over those person-days (so the mean is `total` ÷ `recipientDays`).
+        public var total = 0
         public var median = 0
         public var p99 = 0
         public var max = 0
@@ -117,12 +118,16 @@ public struct TrustBudget: Equatable, Sendable {
 
     public var muteRate: Double { recipients == 0 ? 0 : Double(mutes) / Double(recipients) }
 
+    /// The kinds rows are counted under: every kind but `batch` (a batch row counts as its
+    /// members' kind).
+    public static let kindOrder = Kind.allCases.filter { $0 != .batch }
+
     /// The categories a row can have, in the board's order.
     public static let categoryOrder: [Category] = [.stepWith, .social, .engagement, .journeys, .announcement]
 
     public var json: JSON {
         func figures(_ f: Figures) -> [(String, JSON?)] {
-            [("rows", .int(f.rows)), ("sent", .int(f.sent)), ("updated", .int(f.updated)),
+            [("rows", .int(f.rows)), ("sent", .int(f.sent)),
              ("suppressed", .object(Reason.allCases.compactMap { r in f.suppressed[r].map { (r.rawValue, .int($0)) } })),
              ("seen", .int(f.seen)), ("read", .int(f.read)),
              ("seenRate", .double(f.seenRate)), ("readRate", .double(f.readRate)),
@@ -141,7 +146,7 @@ public struct TrustBudget: Equatable, Sendable {
                 ("days", .array(c.days.map(day))),
             ]))
         }
-        let kindMembers = Kind.allCases.map { kind -> (String, JSON) in
+        let kindMembers = TrustBudget.kindOrder.map { kind -> (String, JSON) in
             (kind.rawValue, JSON.members(figures(kinds[kind] ?? Figures())))
         }
         let d = delivery
@@ -151,7 +156,9 @@ public struct TrustBudget: Equatable, Sendable {
             ("kinds", .object(kindMembers)),
             ("recipients", .int(recipients)), ("mutes", .int(mutes)), ("muteRate", .double(muteRate)),
             ("days", .array(days.map(day))),
-            ("pushesPerRecipientDay", .object([("recipientDays", .int(load.recipientDays)), ("median", .int(load.median)),
+            ("pushesPerRecipientDay", .object([("recipientDays", .int(load.recipientDays)), ("total", .int(load.total)),
+                                               ("mean", .double(load.recipientDays == 0 ? 0 : Double(load.total) / Double(load.recipientDays))),
+                                               ("median", .int(load.median)),
                                                ("p99", .int(load.p99)), ("max", .int(load.max)), ("atCeiling", .int(load.atCeiling))])),
             ("delivery", JSON.members([
                 ("entries", .int(d.entries)), ("sent", .int(d.sent)),
@@ -162,5 +169,67 @@ public struct TrustBudget: Equatable, Sendable {
                 ("p99SecondsToAnswer", d.p99ToAnswer.map { .double(Double($0) / 1000) } ?? .null),
             ])),
         ])
+    }
+
+    /// Reads the document `json` writes (as `GET /v1/stats` answers it).
+    public init(json: JSON) throws {
+        let m = try Members(json, "stats")
+        guard let since = Timestamp.parse(try m.string("since")), let until = Timestamp.parse(try m.string("until")) else {
+            throw WireError("stats.since and stats.until must be RFC 3339 times")
+        }
+        self.init(since: since, until: until)
+        func count(_ json: JSON?, _ key: String) -> Int { json?[key]?.int ?? 0 }
+        func millis(_ json: JSON?, _ key: String) -> Int64? { json?[key]?.number.map { Int64(($0 * 1000).rounded()) } }
+        func figures(_ j: JSON?) -> Figures {
+            var f = Figures()
+            f.rows = count(j, "rows")
+            f.sent = count(j, "sent")
+            for reason in Reason.allCases { if let n = j?["suppressed"]?[reason.rawValue]?.int { f.suppressed[reason] = n } }
+            f.seen = count(j, "seen")
+            f.read = count(j, "read")
+            f.medianToSeen = millis(j, "medianSecondsToSeen")
+            f.medianToRead = millis(j, "medianSecondsToRead")
+            return f
+        }
+        func day(_ j: JSON) -> Day? {
+            guard let date = j["day"]?.string, let start = Timestamp.parse(date + "T00:00:00Z") else { return nil }
+            var d = Day(start: start)
+            d.rows = count(j, "rows")
+            d.sent = count(j, "sent")
+            d.recipients = count(j, "recipients")
+            d.mutes = count(j, "mutes")
+            return d
+        }
+        for category in TrustBudget.categoryOrder {
+            let j = json["categories"]?[category.rawValue]
+            var c = CategoryFigures()
+            c.figures = figures(j)
+            c.recipients = count(j, "recipients")
+            c.mutes = count(j, "mutes")
+            for kind in Kind.allCases { if let n = j?["mutedAfter"]?[kind.rawValue]?.int { c.mutedAfter[kind] = n } }
+            c.days = (j?["days"]?.array ?? []).compactMap(day)
+            categories[category] = c
+        }
+        for kind in TrustBudget.kindOrder { kinds[kind] = figures(json["kinds"]?[kind.rawValue]) }
+        recipients = count(json, "recipients")
+        mutes = count(json, "mutes")
+        days = (json["days"]?.array ?? []).compactMap(day)
+        let l = json["pushesPerRecipientDay"]
+        load.recipientDays = count(l, "recipientDays")
+        load.total = count(l, "total")
+        load.median = count(l, "median")
+        load.p99 = count(l, "p99")
+        load.max = count(l, "max")
+        load.atCeiling = count(l, "atCeiling")
+        let d = json["delivery"]
+        delivery.entries = count(d, "entries")
+        delivery.sent = count(d, "sent")
+        if case .object(let members)? = d?["dropped"] { for (key, value) in members { delivery.dropped[key] = value.int ?? 0 } }
+        delivery.failed = count(d, "failed")
+        delivery.superseded = count(d, "superseded")
+        delivery.pending = count(d, "pending")
+        delivery.retried = count(d, "retried")
+        delivery.medianToAnswer = millis(d, "medianSecondsToAnswer")
+        delivery.p99ToAnswer = millis(d, "p99SecondsToAnswer")
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 let benchCommand = Command(
     name: "bench",
     summary: "Run a benchmark and print its figures (build with -c release).",
-    usage: "stepo bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER]  |  stepo bench sync [--rows 10000,100000,1000000] [--first-only] [--seconds 30]  |  stepo bench inbox [--rows 10000,100000,1000000] [--seconds 60]  |  stepo bench deliver [--only throughput|latency] [--scale 1,4] [--fraction F] [--standins FILE] [--batch N] [--streams N]  |  stepo bench scaleout [--only throughput|load|fanout] [--scale 1,4] [--posters 16] [--pgbench-seconds 20] [--clients 500] [--rate 1000] [--seconds 60] [--followers 250000] [--statements]",
+    usage: "stepo bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER]  |  stepo bench sync [--rows 10000,100000,1000000] [--first-only] [--seconds 30]  |  stepo bench inbox [--rows 10000,100000,1000000] [--seconds 60]  |  stepo bench deliver [--only throughput|latency] [--scale 1,4] [--fraction F] [--standins FILE] [--batch N] [--streams N]  |  stepo bench scaleout [--only throughput|load|fanout] [--scale 1,4] [--posters 16] [--pgbench-seconds 20] [--clients 500] [--rate 1000] [--seconds 60] [--followers 250000] [--statements]  |  stepo bench stats [--rows 10000,10000000]",
     details: """
     engine: uniform worlds — one publish to 100,000 followers into a store of 1,000,000 rows
     (against a raw INSERT … SELECT of the same rows), counts for a user with 10,000 rows,
@@ -28,6 +28,9 @@ let benchCommand = Command(
     (1,000) for --seconds (60) — errors, each post's time (p99 ≤ 50 ms), a post to its owner's
     long-poll answer on whichever server (p99 ≤ 200 ms); and one publish to --followers × the
     scale (250,000: a million at 4×) against a raw INSERT … SELECT in psql (≤ 2×).
+    stats: the real `stepo stats --json` from process start over stores of --rows rows
+    (10000,10000000) among the same 10,000 people, median of 5 (≤ 200 ms, and no more than 2×
+    from the smallest to the largest), beside the same figures read row by row.
     """,
     options: ["dir", "only", "scale", "fraction", "seconds", "role", "port", "tokens", "rows", "standins", "batch", "streams", "clients", "rate", "followers", "posters", "pgbench-seconds"], flags: ["first-only", "statements"]
 ) { arguments in
@@ -42,9 +45,11 @@ let benchCommand = Command(
         return try DeliverBench(arguments: arguments).run()
     case "scaleout":
         return try ScaleoutBench(arguments: arguments).run()
+    case "stats":
+        return try StatsBench(arguments: arguments).run()
     case nil:
-        throw UsageError(description: "name a benchmark: engine, sync, inbox, deliver or scaleout")
+        throw UsageError(description: "name a benchmark: engine, sync, inbox, deliver, scaleout or stats")
     case let other?:
-        throw UsageError(description: "unknown benchmark \(other); try engine, sync, inbox, deliver or scaleout")
+        throw UsageError(description: "unknown benchmark \(other); try engine, sync, inbox, deliver, scaleout or stats")
     }
 }

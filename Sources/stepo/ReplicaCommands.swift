@@ -49,9 +49,10 @@ struct Client {
             replica.user = user
             // A connection per concurrent call: the inbox long-polls and sends stamps at once.
             let storePath = store.path
-            engine = SyncEngine(replica: replica, transport: InProcessTransport(user: user) {
-                Router(store: try Store(path: storePath))
-            })
+            let transport = InProcessTransport(user: user) { Router(store: try Store(path: storePath)) }
+            // Whoever opens the store file may read its trust budget (the Stats screen, S).
+            transport.admin = true
+            engine = SyncEngine(replica: replica, transport: transport)
         }
     }
 

@@ -94,3 +94,29 @@ struct StatsCommandTests {
         #expect(escape.status == 2 && !escape.stderr.contains("\u{1B}"))
     }
 }
+
+/// The Stats screen of the embedded inbox: the real binary in tmux, on the sample world.
+@Suite("The inbox's Stats screen")
+struct StatsScreenTests {
+    let folder = NSTemporaryDirectory() + "stepo-stats-screen-" + UUID().uuidString
+
+    @Test("S opens the trust budget over the Activity tab: the mute rate and each category; r reloads; q comes back")
+    func screen() throws {
+        let tmux = try Tmux(folder: folder)
+        try tmux.start(tmux.inbox(), width: 100, height: 40)
+        defer { tmux.stop() }
+        _ = try tmux.waitFor(seconds: 30) { $0.contains(" New") && $0.contains("synced") }
+        try tmux.keys("S")
+        let text = try tmux.waitFor { $0.contains("Mute rate") && $0.contains("Journeys") }
+        #expect(text.contains(" Trust budget"))
+        #expect(text.contains("4 of") && text.contains("turned pushes off within 24 h"), "\(text)")
+        #expect(text.contains("j/k scroll  r reload  q back"))
+        let lines = text.split(separator: "\n")
+        #expect(lines.allSatisfy { $0.count <= 100 })
+        try tmux.keys("G")
+        _ = try tmux.waitFor { $0.contains("Delivery") }
+        try tmux.keys("q")
+        _ = try tmux.waitFor { $0.contains(" New") && !$0.contains("Mute rate") }
+        try tmux.keys("q")
+    }
+}

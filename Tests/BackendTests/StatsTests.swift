@@ -62,11 +62,15 @@ struct StatsTests {
 
         let follows = try #require(b.kinds[.newFollower])
         #expect(follows.rows == 4 && follows.sent == 3 && follows.seenRate == 1)
-        // To seen: 23 h 50 min, 23 h 49 min, 23 h 48 min and 20 h; the nearest-rank median is the 2nd.
-        #expect(follows.medianToSeen == Int64((23 * 60 + 48) * 60_000))
+        // To seen: 23 h 50 min, 23 h 49 min, 23 h 48 min and 20 h; the nearest-rank median is
+        // the 2nd, 23 h 48 min, in the bucket up to 24 hours.
+        #expect(follows.medianToSeen == Int64(24 * 3_600_000))
         let heart = try #require(b.kinds[.steppedWithHeart])
         #expect(heart.rows == 1 && heart.seen == 1 && heart.read == 1 && heart.readRate == 1)
-        #expect(heart.medianToSeen == Int64((22 * 60 + 50) * 60_000) && heart.medianToRead == Int64((23 * 60 + 50) * 60_000))
+        // 22 h 50 min and 23 h 50 min: both in the bucket from 20 to 24 hours.
+        #expect(heart.medianToSeen == Int64(24 * 3_600_000) && heart.medianToRead == Int64(24 * 3_600_000))
+        #expect(StampBuckets.bucket((22 * 60 + 50) * 60_000) == StampBuckets.bucket(20 * 3_600_000))
+        #expect(StampBuckets.bucket(20 * 3_600_000 - 1) + 1 == StampBuckets.bucket(20 * 3_600_000))
         #expect(b.kinds[.steppedWithComment]?.medianToRead == nil)
         #expect(b.kinds[.firstStep]?.rows == 3)
     }
@@ -115,7 +119,7 @@ struct StatsTests {
         // Ann had 5 pushes on Nov 1; Bob, Cy and Dee one each.
         #expect(b.load == {
             var l = TrustBudget.Load()
-            l.recipientDays = 4; l.median = 1; l.p99 = 5; l.max = 5; l.atCeiling = 0
+            l.recipientDays = 4; l.total = 8; l.median = 1; l.p99 = 5; l.max = 5; l.atCeiling = 0
             return l
         }())
         // Both ends are included: a span of one instant holds the rows made at it.
@@ -158,11 +162,14 @@ struct StatsTests {
         }
         #expect(json["categories"]?["social"]?["suppressed"]?["preferences"] == .int(1))
         #expect(json["categories"]?["journeys"]?["muteRate"]?.number.map { abs($0 - 1.0 / 3) < 1e-9 } == true)
-        for kind in Kind.allCases {
+        #expect(json["kinds"]?["batch"] == nil)  // a batch counts as its members' kind
+        for kind in TrustBudget.kindOrder {
             let k = try #require(json["kinds"]?[kind.rawValue], "\(kind)")
             for key in ["rows", "sent", "seenRate", "readRate"] { #expect(k[key] != nil, "\(kind).\(key)") }
         }
         #expect(json["kinds"]?["steppedWithHeart"]?["readRate"]?.number == 1)
+        // What the inbox reads back is what was written.
+        #expect(try TrustBudget(json: json).json.serialized == b.json.serialized)
     }
 
     @Test("only switches that change are recorded: turning off what is off is not a change")
@@ -172,5 +179,125 @@ struct StatsTests {
             "\($0.string(0)) \($0.int(1))→\($0.int(2))"
         }
         #expect(recorded == ["social 1→0", "all 1→0", "engagement 1→0"])
+    }
+}
+
+/// The counters against the rows: after seeded random streams with stamps between the events,
+/// the counters kept as the store went equal a full recount, and the figures they give equal
+/// the figures read row by row, for spans that start and end anywhere.
+@Suite("The trust budget's counters")
+struct StatsCounterTests {
+    static func stampedStream(seed: UInt64, events: Int) throws -> World {
+        let w = try World()
+        var random = SplitMix(seed: seed &+ 7)
+        var stampClock = Timestamp.parse("2026-11-02T09:00:00Z")!
+        let ingest = Ingestor(store: w.store)
+        for (index, line) in RandomStream(seed: seed, events: events).lines.enumerated() {
+            _ = try? ingest.apply(Data(line.utf8))
+            guard index % 15 == 14 else { continue }
+            // Someone opens Activity, reads everything, or opens one row, at the server's clock.
+            stampClock += Int64(random.below(3 * 3_600_000))
+            guard let person = try w.store.user("p\(random.below(random.below(2) == 0 ? 3 : 24))") else { continue }
+            switch random.below(3) {
+            case 0: try w.store.markSeen(person, at: stampClock)
+            case 1: try w.store.markAllRead(person, at: stampClock)
+            default:
+                let rows = try w.store.activity(of: person, limit: 50)
+                if !rows.isEmpty { _ = try w.store.markRead(person, row: rows[random.below(rows.count)].id, at: stampClock) }
+            }
+        }
+        return w
+    }
+
+    /// A counter table's non-zero entries, as text, in order.
+    static func entries(_ w: World, _ name: String) throws -> [String] {
+        let table = name.hasPrefix("recount_") ? String(name.dropFirst(8)) : name
+        let columns: [String: String] = [
+            "stats_rows": "hour, kind, category, push, n", "stats_withheld": "hour, kind, reason, n",
+            "stats_stamps": "hour, kind, category, stamp, bucket, n", "push_load": "hour, user, category, sent, held",
+            "push_daily": "day, user, category, sent, held",
+        ]
+        let list = columns[table]!
+        let count = list.split(separator: ",").count
+        return try w.store.db.query("SELECT \(list) FROM \(name) ORDER BY \(list)") { r in
+            (0..<count).map { r.optionalString($0) ?? "" }.joined(separator: " ")
+        }.filter { !$0.hasSuffix(table.hasPrefix("push_") ? " 0 0" : " 0") }  // counted and taken back
+    }
+
+    @Test("counters kept as the store went equal a full recount", arguments: [11, 12, 13] as [UInt64])
+    func recount(seed: UInt64) throws {
+        let w = try Self.stampedStream(seed: seed, events: 700)
+        try w.store.catchUpStamps()
+        try w.store.recountStats(into: "recount_")
+        for table in ["stats_rows", "stats_withheld", "stats_stamps", "push_load", "push_daily"] {
+            let kept = try Self.entries(w, table), counted = try Self.entries(w, "recount_" + table)
+            #expect(counted.count > 5, "\(table) holds \(counted.count) entries")
+            #expect(kept == counted, "\(table): kept \(kept.count), counted \(counted.count); first difference \(zip(kept, counted).first { $0 != $1 }.map { "\($0) ≠ \($1)" } ?? "in length")")
+        }
+    }
+
+    @Test("a batch that makes its one sound late moves from withheld to sent; a batch counts as its members' kind")
+    func lateSound() throws {
+        let w = try World()
+        try w.users("ann", "bob", "cy", "dee")
+        try w.journey("j1", owner: "ann")
+        let at = StatsTests.at
+        try w.step("s1", journey: "j1", at: at("2026-11-01T01:00:00Z"))
+        try w.event("preferences", at: at("2026-11-01T01:05:00Z"), [("user", .string("ann")), ("stepWith", .bool(false))])
+        try w.interact("heart", "bob", "s1", at: at("2026-11-01T01:10:00Z"))
+        try w.event("preferences", at: at("2026-11-01T01:15:00Z"), [("user", .string("ann")), ("stepWith", .bool(true))])
+        try w.interact("heart", "cy", "s1", at: at("2026-11-01T01:20:00Z"))
+        try w.interact("heart", "dee", "s1", at: at("2026-11-01T01:25:00Z"))
+        let row = try #require(try w.activity("ann").first)
+        #expect(row.kind == .batch && row.push == .sent)
+        let b = try w.store.trustBudget(since: at("2026-11-01T00:00:00Z"), until: at("2026-11-01T23:59:59Z"))
+        #expect(b.kinds[.steppedWithHeart]?.rows == 1 && b.kinds[.steppedWithHeart]?.sent == 1)
+        #expect(b.kinds[.steppedWithHeart]?.suppressed == [:] && b.categories[.stepWith]?.recipients == 1)
+        #expect(b == (try w.store.trustBudget(since: at("2026-11-01T00:00:00Z"), until: at("2026-11-01T23:59:59Z"), fromRows: true)))
+        try w.store.recountStats(into: "recount_")
+        for table in ["stats_rows", "push_load", "push_daily"] {
+            #expect(try Self.entries(w, table) == (try Self.entries(w, "recount_" + table)), "\(table)")
+        }
+    }
+
+    @Test("kill -9 in the middle of an ingest: the counters still equal a full recount")
+    func killed() throws {
+        let w = try World()
+        let stream = w.folder + "/stream.ndjson"
+        try Data(RandomStream(seed: 5, events: 6_000).text.utf8).write(to: URL(fileURLWithPath: stream))
+        let ingest = try Spawn.start([Stepo.binary, "ingest"] + TestEngine.storeArguments(w.path) + ["--quiet", stream],
+                                     log: w.folder + "/ingest.log")
+        // Killed once some of it has committed, well before the stream ends.
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, (try? w.store.db.scalar("SELECT count(*) FROM events WHERE ext IS NOT NULL")) ?? 0 < 200 { usleep(5_000) }
+        kill(ingest.pid, SIGKILL)
+        _ = ingest.wait(timeout: 10)
+        let reopened = try Store(location: w.path)
+        let made = try reopened.db.scalar("SELECT count(*) FROM notifications") ?? 0
+        let applied = try reopened.db.scalar("SELECT count(*) FROM events WHERE ext IS NOT NULL") ?? 0
+        #expect(made > 0 && applied >= 200 && applied < 6_000, "\(made) rows, \(applied) events: the kill came too late to test anything")
+        try reopened.recountStats(into: "recount_")
+        for table in ["stats_rows", "stats_withheld", "push_load", "push_daily"] {
+            #expect(try Self.entries(w, table) == (try Self.entries(w, "recount_" + table)), "\(table)")
+        }
+    }
+
+    @Test("figures from the counters equal the figures read row by row, for spans with ragged edges")
+    func spans() throws {
+        let w = try Self.stampedStream(seed: 21, events: 700)
+        var random = SplitMix(seed: 99)
+        let start = Timestamp.parse("2026-11-02T00:00:00Z")!
+        for _ in 0..<40 {
+            // The stream's rows lie between about 36 hours before 11-02 08:00 and 10 hours after.
+            let since = start - 36 * 3_600_000 + Int64(random.below(48 * 3_600_000))
+            let until = since + Int64(random.below(48 * 3_600_000))
+            let counted = try w.store.trustBudget(since: since, until: until)
+            let read = try w.store.trustBudget(since: since, until: until, fromRows: true)
+            #expect(counted == read, "\(Timestamp.format(since)) … \(Timestamp.format(until))")
+        }
+        // One wide span holds every counter; the whole-hour path must have been taken.
+        let wide = try w.store.trustBudget(since: start, until: start + 30 * Timestamp.day)
+        #expect(wide == (try w.store.trustBudget(since: start, until: start + 30 * Timestamp.day, fromRows: true)))
+        #expect(wide.kinds.values.contains { $0.seen > 0 } && wide.recipients > 0 && wide.load.atCeiling >= 0)
     }
 }

@@ -1,0 +1,249 @@
+import Notifications
+import Storage
+
+/// The trust budget's counters, kept as rows are written, stamped and withheld, in the same
+/// transaction as the change they count — so `stepo stats` over a span reads a few hundred
+/// counter rows per day of it, however many notification rows the store holds.
+///
+/// - `stats_rows(hour, kind, category, push, n)`: rows made, by the UTC hour of their event
+///   time, their kind (a batch row counts under its members' kind), category and push state.
+/// - `stats_withheld(hour, kind, reason, n)`: candidates given no row, by reason.
+/// - `stats_stamps(hour, kind, category, stamp, bucket, n)`: rows seen and read, by the hour
+///   the row was made and how long after (`StampBuckets`). A row read by itself is counted at
+///   once; the rows a mark covers, by `catchUpStamps` before the figures are read.
+/// - `push_load(hour, user, category, sent, held)` and `push_daily(day, …)`: per person and
+///   hour (and UTC day), pushes sent and held by the daily ceiling: the distinct people pushed
+///   to and the load per person per day. Whole days of a span read the daily entries; only
+///   its partial first and last days read the hourly ones.
+///
+/// `recountStats` rebuilds all four from the rows themselves; tests hold the two equal.
+enum StatsCounters {
+    static let hour: Int64 = 3_600_000
+
+    static func hour(of at: Int64) -> Int64 { floorDiv(at, hour) }
+
+    static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
+
+    /// The kind a row is counted under: its own, or for a batch, its members'.
+    static func kindSQL(_ n: String) -> String { "CASE WHEN \(n).kind = 'batch' THEN \(n).action ELSE \(n).kind END" }
+
+    /// The category of the kind `kind` (an SQL expression naming a kind, not `batch`).
+    static func categorySQL(_ kind: String) -> String {
+        let arms = Kind.allCases.filter { $0 != .batch }.map { "WHEN '\($0.rawValue)' THEN '\($0.category.rawValue)'" }
+        return "CASE \(kind) \(arms.joined(separator: " ")) ELSE 'stepWith' END"
+    }
+
+    static let upsertRows = """
+        ON CONFLICT (hour, kind, category, push) DO UPDATE SET n = stats_rows.n + excluded.n
+        """
+    static let upsertLoad = """
+        ON CONFLICT (hour, user, category) DO UPDATE SET sent = push_load.sent + excluded.sent, held = push_load.held + excluded.held
+        """
+    static let upsertDaily = """
+        ON CONFLICT (day, user, category) DO UPDATE SET sent = push_daily.sent + excluded.sent, held = push_daily.held + excluded.held
+        """
+    static let upsertWithheld = "ON CONFLICT (hour, kind, reason) DO UPDATE SET n = stats_withheld.n + excluded.n"
+    static let upsertStamps = "ON CONFLICT (hour, kind, category, stamp, bucket) DO UPDATE SET n = stats_stamps.n + excluded.n"
+
+    /// Whether a push state weighs on a person's load: sent, or held by the ceiling.
+    static func loads(_ push: PushStatus) -> (sent: Int, held: Int)? {
+        switch push {
+        case .sent: return (1, 0)
+        case .suppressed(.dailyCeiling): return (0, 1)
+        default: return nil
+        }
+    }
+}
+
+/// How long after its making a row was seen or read, in buckets a person reads easily:
+/// bucket `i` holds durations below `edges[i]` (and at or above the edge before); the last,
+/// everything from 30 days on. A median is reported as its bucket's upper edge.
+public enum StampBuckets {
+    public static let edges: [Int64] = [1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 900, 1800, 2700, 3600, 5400, 7200,
+                                        10_800, 14_400, 21_600, 28_800, 43_200, 57_600, 72_000, 86_400, 129_600, 172_800,
+                                        259_200, 432_000, 604_800, 1_209_600, 2_592_000].map { $0 * 1000 }
+
+    public static func bucket(_ ms: Int64) -> Int {
+        edges.firstIndex { ms < $0 } ?? edges.count
+    }
+
+    /// The bucket's upper edge (milliseconds); its lower edge for the last, open bucket.
+    public static func upper(_ bucket: Int) -> Int64 { bucket < edges.count ? edges[bucket] : edges[edges.count - 1] }
+
+    /// `bucket` as SQL, for a duration expression in milliseconds.
+    static func sql(_ duration: String) -> String {
+        let arms = edges.enumerated().map { "WHEN \(duration) < \($0.element) THEN \($0.offset)" }
+        return "CASE \(arms.joined(separator: " ")) ELSE \(edges.count) END"
+    }
+}
+
+extension Store {
+    /// Counts one row made (`delta` 1) or one taken back (−1) under its push state.
+    func countRow(kind: Kind, push: PushStatus, recipient: Int, at: Int64, delta: Int = 1) throws {
+        let hour = StatsCounters.hour(of: at)
+        let category = kind.category.rawValue
+        try db.cached("INSERT INTO stats_rows(hour, kind, category, push, n) VALUES (?, ?, ?, ?, ?) \(StatsCounters.upsertRows)")
+            .bind([hour, kind.rawValue, category, push.description, delta]).run()
+        if let load = StatsCounters.loads(push) {
+            try db.cached("INSERT INTO push_load(hour, user, category, sent, held) VALUES (?, ?, ?, ?, ?) \(StatsCounters.upsertLoad)")
+                .bind([hour, recipient, category, load.sent * delta, load.held * delta]).run()
+            try db.cached("INSERT INTO push_daily(day, user, category, sent, held) VALUES (?, ?, ?, ?, ?) \(StatsCounters.upsertDaily)")
+                .bind([hour / 24, recipient, category, load.sent * delta, load.held * delta]).run()
+        }
+    }
+
+    func countWithheld(kind: Kind, reason: Reason, at: Int64) throws {
+        try db.cached("INSERT INTO stats_withheld(hour, kind, reason, n) VALUES (?, ?, ?, 1) \(StatsCounters.upsertWithheld)")
+            .bind([StatsCounters.hour(of: at), kind.rawValue, reason.rawValue]).run()
+    }
+
+    /// Counts the rows of `user` with ord in (`after`, `through`] not yet stamped `column`
+    /// (`seen_at`, `read_at`) as stamped `stamp` at `at`: a mark passing over them.
+    func countStamps(_ stamp: String, column: String, user: Int, after: Int, through: Int, at: Int64) throws {
+        guard through > after else { return }
+        try db.cached("""
+            INSERT INTO stats_stamps(hour, kind, category, stamp, bucket, n)
+            SELECT hour, kind, \(StatsCounters.categorySQL("kind")), ?, \(StampBuckets.sql("d")), count(*) FROM (
+                SELECT n.created_at / \(StatsCounters.hour) AS hour, \(StatsCounters.kindSQL("n")) AS kind, ? - n.created_at AS d
+                FROM notifications AS n WHERE n.recipient = ? AND n.ord > ? AND n.ord <= ? AND n.\(column) IS NULL) AS r
+            WHERE true GROUP BY hour, kind, \(StampBuckets.sql("d"))
+            \(StatsCounters.upsertStamps)
+            """).bind([stamp, at, user, after, through]).run()
+    }
+
+    /// Counts the rows the marks made since the last count passed over (`stats_reach` says how
+    /// far each person's are counted): a mark is one write when Activity opens, and the rows
+    /// it covers are counted here, once each, before the trust budget is read. Marks are taken
+    /// in version order, up to the horizon (on PostgreSQL a mark may still be committing
+    /// below a later one); one count at a time (the watermark's row is locked).
+    public func catchUpStamps() throws {
+        let horizon = try self.horizon()
+        try db.transaction {
+            try db.run("INSERT INTO settings(key, value) VALUES ('stats_marks_through', '0') ON CONFLICT (key) DO NOTHING")
+            try db.run("UPDATE settings SET value = value WHERE key = 'stats_marks_through'")
+            let through = Int(try db.first("SELECT value FROM settings WHERE key = 'stats_marks_through'") { $0.string(0) } ?? "0") ?? 0
+            var reach: [Int: (seen: Int, read: Int)] = [:]
+            var last = through
+            let marks = try db.query("""
+                SELECT user, kind, through_ord, at, version FROM marks WHERE version > ? AND version < ? ORDER BY version
+                """, [through, horizon]) { (user: $0.int(0), kind: $0.string(1), ord: $0.int(2), at: $0.int64(3), version: $0.int(4)) }
+            for mark in marks {
+                var r: (seen: Int, read: Int)
+                if let known = reach[mark.user] {
+                    r = known
+                } else {
+                    r = try db.first("SELECT seen_ord, read_ord FROM stats_reach WHERE user = ?", [mark.user]) { ($0.int(0), $0.int(1)) } ?? (0, 0)
+                }
+                if mark.ord > r.seen {
+                    try countStamps("seen", column: "seen_at", user: mark.user, after: r.seen, through: mark.ord, at: mark.at)
+                    r.seen = mark.ord
+                }
+                if mark.kind == "read", mark.ord > r.read {
+                    try countStamps("read", column: "read_at", user: mark.user, after: r.read, through: mark.ord, at: mark.at)
+                    r.read = mark.ord
+                }
+                reach[mark.user] = r
+                last = mark.version
+            }
+            for (user, r) in reach {
+                try db.run("""
+                    INSERT INTO stats_reach(user, seen_ord, read_ord) VALUES (?, ?, ?)
+                    ON CONFLICT (user) DO UPDATE SET seen_ord = excluded.seen_ord, read_ord = excluded.read_ord
+                    """, user, r.seen, r.read)
+            }
+            if last != through { try db.run("UPDATE settings SET value = ? WHERE key = 'stats_marks_through'", String(last)) }
+        }
+    }
+
+    /// Counts one row stamped `stamp` at `at` by its own stamp.
+    func countStamp(_ stamp: String, row: Int, user: Int, at: Int64) throws {
+        try db.cached("""
+            INSERT INTO stats_stamps(hour, kind, category, stamp, bucket, n)
+            SELECT hour, kind, \(StatsCounters.categorySQL("kind")), ?, \(StampBuckets.sql("d")), 1 FROM (
+                SELECT n.created_at / \(StatsCounters.hour) AS hour, \(StatsCounters.kindSQL("n")) AS kind, ? - n.created_at AS d
+                FROM notifications AS n WHERE n.id = ? AND n.recipient = ?) AS r
+            WHERE true
+            \(StatsCounters.upsertStamps)
+            """).bind([stamp, at, row, user]).run()
+    }
+
+    // MARK: The full recount
+
+    /// The counters as the rows, suppressions and stamps say they should be, into tables named
+    /// with `prefix` (`""` rebuilds the store's own; tests recount into `recount_` and compare).
+    public func recountStats(into prefix: String = "") throws {
+        let kind = StatsCounters.kindSQL("n")
+        let category = StatsCounters.categorySQL(kind)
+        let hour = "n.created_at / \(StatsCounters.hour)"
+        let earliestMark = "(SELECT min(m.at) FROM marks AS m WHERE m.user = n.recipient AND m.through_ord >= n.ord)"
+        let earliestRead = "(SELECT min(m.at) FROM marks AS m WHERE m.user = n.recipient AND m.kind = 'read' AND m.through_ord >= n.ord)"
+        func earliest(_ a: String, _ b: String) -> String {
+            "CASE WHEN \(a) IS NULL THEN \(b) WHEN \(b) IS NULL THEN \(a) WHEN \(a) < \(b) THEN \(a) ELSE \(b) END"
+        }
+        // Each row's stamps, the marks looked up once per row (materialized: an expression
+        // naming them several times must not run the lookups again).
+        let stamped = """
+            WITH marked AS MATERIALIZED (
+                SELECT \(hour) AS hour, \(kind) AS kind, n.created_at, n.seen_at, n.read_at,
+                       \(earliestMark) AS mark_seen, \(earliestRead) AS mark_read
+                FROM notifications AS n),
+            times AS MATERIALIZED (
+                SELECT hour, kind, created_at, \(earliest("read_at", "mark_read")) AS read_time,
+                       \(earliest("seen_at", "mark_seen")) AS seen_time FROM marked),
+            stamps AS MATERIALIZED (
+                SELECT hour, kind, 'read' AS stamp, read_time - created_at AS d FROM times WHERE read_time IS NOT NULL
+                UNION ALL
+                SELECT hour, kind, 'seen', \(earliest("seen_time", "read_time")) - created_at FROM times
+                WHERE seen_time IS NOT NULL OR read_time IS NOT NULL)
+            """
+        try db.transaction {
+            for table in ["stats_rows", "stats_withheld", "stats_stamps", "push_load", "push_daily"] {
+                if !prefix.isEmpty {
+                    try db.execute("DROP TABLE IF EXISTS \(prefix)\(table)")
+                    try db.execute("CREATE TABLE \(prefix)\(table) AS SELECT * FROM \(table) WHERE false")
+                } else {
+                    try db.execute("DELETE FROM \(table)")
+                }
+            }
+            if prefix.isEmpty {
+                // Every mark is counted by the recount: the next catch-up starts after them.
+                try db.execute("DELETE FROM stats_reach")
+                try db.run("""
+                    INSERT INTO stats_reach(user, seen_ord, read_ord)
+                    SELECT user, seen_ord, read_ord FROM inboxes WHERE seen_ord > 0 OR read_ord > 0
+                    """)
+                try db.run("""
+                    INSERT INTO settings(key, value) VALUES ('stats_marks_through', ?)
+                    ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                    """, String(try db.scalar("SELECT coalesce(max(version), 0) FROM marks") ?? 0))
+            }
+            try db.run("""
+                INSERT INTO \(prefix)stats_rows(hour, kind, category, push, n)
+                SELECT \(hour), \(kind), \(category), n.push, count(*) FROM notifications AS n
+                GROUP BY \(hour), \(kind), \(category), n.push
+                """)
+            try db.run("""
+                INSERT INTO \(prefix)push_load(hour, user, category, sent, held)
+                SELECT \(hour), n.recipient, \(category), sum(CASE WHEN n.push = 'sent' THEN 1 ELSE 0 END),
+                       sum(CASE WHEN n.push = 'sent' THEN 0 ELSE 1 END)
+                FROM notifications AS n WHERE n.push IN ('sent', 'suppressed:dailyCeiling')
+                GROUP BY \(hour), n.recipient, \(category)
+                """)
+            try db.run("""
+                INSERT INTO \(prefix)push_daily(day, user, category, sent, held)
+                SELECT hour / 24, user, category, sum(sent), sum(held) FROM \(prefix)push_load GROUP BY hour / 24, user, category
+                """)
+            try db.run("""
+                INSERT INTO \(prefix)stats_withheld(hour, kind, reason, n)
+                SELECT e.at / \(StatsCounters.hour), s.kind, s.reason, count(*) FROM suppressions AS s JOIN events AS e ON e.id = s.event
+                GROUP BY e.at / \(StatsCounters.hour), s.kind, s.reason
+                """)
+            try db.run("""
+                \(stamped)
+                INSERT INTO \(prefix)stats_stamps(hour, kind, category, stamp, bucket, n)
+                SELECT hour, kind, \(StatsCounters.categorySQL("kind")), stamp, \(StampBuckets.sql("d")), count(*) FROM stamps
+                GROUP BY hour, kind, stamp, \(StampBuckets.sql("d"))
+                """)
+        }
+    }
+}
