@@ -141,6 +141,7 @@ extension Router {
         let end = try until ?? store.newestEventTime() ?? now()
         let start = since ?? end - 7 * Timestamp.day
         guard start <= end else { throw APIError.invalid("since must not be after until") }
+        guard end - start <= StatsSpan.longest else { throw APIError.invalid("a span of at most \(StatsSpan.longestDays) days") }
         // The marks made since the last look are counted first: a write, so it takes its turn.
         try writing { try store.catchUpStamps() }
         return .ok(try store.trustBudget(since: start, until: end).json)

@@ -178,7 +178,7 @@ final class Delivery {
         }
         if line.reachesDevice {
             try store.enqueuePushes(row: row, recipient: recipientKey, kind: n.kind, silent: line == .updated,
-                                    at: event.at, step: stepKey)
+                                    at: event.at, step: stepKey, rowAt: current.createdAt)
         }
         outcome.note = "joined batch \(row) (now \(members) people)"
         // The line names the event that changed the row (the row itself belongs to its first).

@@ -459,6 +459,11 @@ enum Schema {
             held BIGINT NOT NULL, PRIMARY KEY (hour, \(user), category))\(rowid);
         CREATE TABLE push_daily (day BIGINT NOT NULL, \(user) BIGINT NOT NULL, category TEXT NOT NULL, sent BIGINT NOT NULL,
             held BIGINT NOT NULL, PRIMARY KEY (day, \(user), category))\(rowid);
+        -- Outbox entries by the hour of their row: made, and how each ended (sent, dropped with
+        -- its reason, dead, superseded), those that took more than one attempt (retried), and
+        -- the sent ones by how long from row to answer (answered, the bucket as the reason).
+        CREATE TABLE stats_delivery (hour BIGINT NOT NULL, outcome TEXT NOT NULL, reason TEXT NOT NULL, n BIGINT NOT NULL,
+            PRIMARY KEY (hour, outcome, reason))\(rowid);
         -- How far each person's rows are counted as seen and read by their marks: marks are
         -- counted later (see Store.catchUpStamps), so opening Activity stays one write.
         CREATE TABLE stats_reach (\(user) BIGINT PRIMARY KEY NOT NULL, seen_ord BIGINT NOT NULL, read_ord BIGINT NOT NULL);

@@ -94,7 +94,8 @@ extension Store {
     /// only the newest state of a batch is worth sending — with its sound, when the sound it
     /// replaces never went (a batch that grew before its first push left makes its one sound
     /// with the newer card).
-    func enqueuePushes(row: Int, recipient: Int, kind: Kind, silent: Bool, at: Int64, step: Int?) throws {
+    func enqueuePushes(row: Int, recipient: Int, kind: Kind, silent: Bool, at: Int64, step: Int?, rowAt: Int64? = nil) throws {
+        let hour = StatsCounters.hour(of: rowAt ?? at)
         if !silent {
             // One statement that reads nothing back (sent ahead on PostgreSQL): no device, no entry;
             // a push about a step window expires with the window (`pushExpiry`, in SQL).
@@ -103,6 +104,7 @@ extension Store {
                 SELECT ?1, token, platform, 0, ?2, ?2, coalesce((SELECT published_at + ?3 FROM steps WHERE id = ?4), ?5)
                 FROM devices WHERE user = ?6 AND disabled_at IS NULL
                 """).bind([row, at, StepWindow.length, kind.category == .stepWith ? step : nil, at + Timestamp.day, recipient]).run()
+            try countEntries(hour: hour, "FROM devices WHERE user = ? AND disabled_at IS NULL", [recipient])
             return
         }
         guard try db.cached("SELECT EXISTS (SELECT 1 FROM devices WHERE user = ? AND disabled_at IS NULL)")
@@ -111,6 +113,7 @@ extension Store {
         if silent {
             let soundWaiting = try db.cached("SELECT EXISTS (SELECT 1 FROM outbox WHERE row = ? AND state = 'due' AND silent = 0)")
                 .bind([row]).first { $0.bool(0) } ?? false
+            try countEntries(hour: hour, outcome: "superseded", "FROM outbox WHERE row = ? AND state = 'due'", [row])
             try db.cached("UPDATE outbox SET state = 'superseded' WHERE row = ? AND state = 'due'").bind([row]).run()
             if soundWaiting { silent = false }
         }
@@ -119,6 +122,16 @@ extension Store {
             INSERT INTO outbox(row, token, platform, silent, created_at, due_at, expires_at)
             SELECT ?, token, platform, ?, ?, ?, ? FROM devices WHERE user = ? AND disabled_at IS NULL
             """).bind([row, silent, at, at, expires, recipient]).run()
+        try countEntries(hour: hour, "FROM devices WHERE user = ? AND disabled_at IS NULL", [recipient])
+    }
+
+    /// Adds to the delivery counter `outcome` of `hour` the rows of `from` (a FROM clause and
+    /// its values): one statement that reads nothing back.
+    func countEntries(hour: Int64, outcome: String = "entries", _ from: String, _ values: [SQLBindable]) throws {
+        try db.cached("""
+            INSERT INTO stats_delivery(hour, outcome, reason, n) SELECT ?, ?, '', count(*) \(from) HAVING count(*) > 0
+            \(StatsCounters.upsertDelivery)
+            """).bind([hour, outcome] + values).run()
     }
 
     /// The entries of a fan-out's sent rows, written set-based after its rows: nothing at all
@@ -133,6 +146,9 @@ extension Store {
                  JOIN notifications AS n ON n.recipient = d.u AND n.event = ?
             WHERE d.reason IS NULL AND d.push = 'sent'
             """, at, at, expires, event)
+        try countEntries(hour: StatsCounters.hour(of: at), """
+            FROM fanout AS d JOIN devices AS dv ON dv.user = d.u AND dv.disabled_at IS NULL WHERE d.reason IS NULL AND d.push = 'sent'
+            """, [])
     }
 
     /// Entries waiting to go at `now`, oldest due first.
@@ -220,6 +236,7 @@ extension Store {
     /// or due again at `retryAt`.
     public func settle(_ entry: OutboxEntry, attempt: DeliveryAttempt, next: OutboxEntry.State, retryAt: Int64? = nil) throws {
         try db.transaction {
+            try countSettled(entry, attempt: attempt, next: next)
             try db.cached("""
                 INSERT INTO delivery_attempts(entry, at, status, reason, provider_id, latency_ms) VALUES (?, ?, ?, ?, ?, ?)
                 """).bind([entry.id, attempt.at, attempt.status, attempt.reason, attempt.providerId, attempt.latencyMs]).run()

@@ -26,15 +26,17 @@ extension Store {
             var tally = Tally(since: since, until: until)
             let hour = StatsCounters.hour
             let first = StatsCounters.hour(of: since + hour - 1), last = StatsCounters.hour(of: until + 1) - 1
+            var edges: [ClosedRange<Int64>] = []
             if first <= last && !fromRows {
                 try tallyCounters(&tally, hours: first...last)
-                if since < first * hour { try tallyRows(&tally, from: since, to: first * hour - 1) }
-                if until >= (last + 1) * hour { try tallyRows(&tally, from: (last + 1) * hour, to: until) }
+                if since < first * hour { edges.append(since...(first * hour - 1)) }
+                if until >= (last + 1) * hour { edges.append(((last + 1) * hour)...until) }
             } else {
-                try tallyRows(&tally, from: since, to: until)
+                edges = [since...until]
             }
+            for edge in edges { try tallyRows(&tally, from: edge.lowerBound, to: edge.upperBound) }
             try tallyMutes(&tally)
-            try tallyDelivery(&tally)
+            try tallyDelivery(&tally, hours: first <= last && !fromRows ? first...last : nil, edges: edges)
             return tally.finish()
         }
     }
@@ -173,19 +175,26 @@ extension Store {
     }
 
     /// The outbox entries of the span's rows: how each ended, and how long the sent ones took
-    /// from their row to the provider's answer.
-    private func tallyDelivery(_ t: inout Tally) throws {
-        // Driven from the outbox (with no devices, empty): never a walk over every row.
-        try db.cached("""
-            SELECT state, attempts, row_at, reason, answered_at FROM (
-                SELECT o.state, o.attempts, (SELECT n.created_at FROM notifications AS n WHERE n.id = o.row) AS row_at,
-                       (SELECT a.reason FROM delivery_attempts AS a WHERE a.entry = o.id ORDER BY a.at DESC LIMIT 1) AS reason,
+    /// from their row to the provider's answer. Whole hours from the counters; the entries of
+    /// the rows of partial hours, one by one.
+    private func tallyDelivery(_ t: inout Tally, hours: ClosedRange<Int64>?, edges: [ClosedRange<Int64>]) throws {
+        if let hours {
+            try db.cached("SELECT outcome, reason, sum(n) FROM stats_delivery WHERE hour >= ? AND hour <= ? GROUP BY outcome, reason")
+                .bind([hours.lowerBound, hours.upperBound]).forEach { r in
+                    t.delivery(outcome: r.string(0), reason: r.string(1), count: r.int(2))
+                }
+        }
+        for edge in edges {
+            try db.cached("""
+                SELECT o.state, o.attempts,
+                       (SELECT a.reason FROM delivery_attempts AS a WHERE a.entry = o.id ORDER BY a.at DESC LIMIT 1),
                        (SELECT a.at + coalesce(a.latency_ms, 0) FROM delivery_attempts AS a WHERE a.entry = o.id
-                        ORDER BY a.at DESC LIMIT 1) AS answered_at
-                FROM outbox AS o) AS d
-            WHERE row_at >= ? AND row_at <= ?
-            """).bind([t.since, t.until]).forEach { r in
-            t.entry(state: r.string(0), attempts: r.int(1), rowAt: r.int64(2), reason: r.optionalString(3), answeredAt: r.optionalInt64(4))
+                        ORDER BY a.at DESC LIMIT 1) - n.created_at
+                FROM events AS e CROSS JOIN notifications AS n CROSS JOIN outbox AS o
+                WHERE e.at >= ? AND e.at <= ? AND n.id >= e.first_row AND n.id <= e.last_row AND +n.event = e.id AND o.row = n.id
+                """).bind([edge.lowerBound, edge.upperBound]).forEach { r in
+                t.entry(state: r.string(0), attempts: r.int(1), reason: r.optionalString(2), toAnswer: r.optionalInt64(3))
+            }
         }
     }
 
@@ -212,7 +221,7 @@ struct Tally {
     private var allRecipients: Set<Int> = []
     private var dayRecipients: [Category: [Int: Set<Int>]] = [:]
     private var allDayRecipients: [Int: Set<Int>] = [:]
-    private var toAnswer: [Int64] = []
+    private var answerBuckets: [Int: Int] = [:]
 
     struct PersonDay: Hashable { var person: Int; var day: Int }
 
@@ -307,17 +316,30 @@ struct Tally {
         }
     }
 
-    mutating func entry(state: String, attempts: Int, rowAt: Int64, reason: String?, answeredAt: Int64?) {
-        budget.delivery.entries += 1
-        if attempts > 1 { budget.delivery.retried += 1 }
+    /// One outbox entry read by itself: counted as the counters count it.
+    mutating func entry(state: String, attempts: Int, reason: String?, toAnswer: Int64?) {
+        delivery(outcome: "entries", reason: "", count: 1)
+        let final = ["sent", "dead", "dropped"].contains(state)
         switch state {
-        case "sent":
-            budget.delivery.sent += 1
-            if let answeredAt { toAnswer.append(max(0, answeredAt - rowAt)) }
-        case "dropped": budget.delivery.dropped[reason ?? "unknown", default: 0] += 1
-        case "dead": budget.delivery.failed += 1
-        case "superseded": budget.delivery.superseded += 1
-        default: budget.delivery.pending += 1
+        case "sent", "dead", "superseded": delivery(outcome: state, reason: "", count: 1)
+        case "dropped": delivery(outcome: "dropped", reason: reason ?? "unknown", count: 1)
+        default: break
+        }
+        if final && attempts > 1 { delivery(outcome: "retried", reason: "", count: 1) }
+        if state == "sent", let toAnswer { delivery(outcome: "answered", reason: String(StampBuckets.bucket(max(0, toAnswer))), count: 1) }
+    }
+
+    /// `count` entries of one delivery counter.
+    mutating func delivery(outcome: String, reason: String, count: Int) {
+        switch outcome {
+        case "entries": budget.delivery.entries += count
+        case "sent": budget.delivery.sent += count
+        case "dead": budget.delivery.failed += count
+        case "superseded": budget.delivery.superseded += count
+        case "dropped": budget.delivery.dropped[reason, default: 0] += count
+        case "retried": budget.delivery.retried += count
+        case "answered": if let bucket = Int(reason) { answerBuckets[bucket, default: 0] += count }
+        default: break
         }
     }
 
@@ -329,11 +351,11 @@ struct Tally {
         return sorted[min(max(rank, 1), sorted.count) - 1]
     }
 
-    /// The median of a histogram (nearest rank), as its bucket's upper edge.
-    static func median(_ buckets: [Int: Int]) -> Int64? {
+    /// The median (or the `p` quantile) of a histogram, nearest rank, as its bucket's upper edge.
+    static func median(_ buckets: [Int: Int], p: Double = 0.5) -> Int64? {
         let total = buckets.values.reduce(0, +)
         guard total > 0 else { return nil }
-        let rank = (total + 1) / 2
+        let rank = max(1, Int((p * Double(total)).rounded(.up)))
         var seen = 0
         for bucket in buckets.keys.sorted() {
             seen += buckets[bucket]!
@@ -368,8 +390,10 @@ struct Tally {
         b.load.p99 = Tally.percentile(loads, 0.99) ?? 0
         b.load.max = loads.max() ?? 0
         b.load.atCeiling = ceilingDays.count
-        b.delivery.medianToAnswer = Tally.percentile(toAnswer, 0.5)
-        b.delivery.p99ToAnswer = Tally.percentile(toAnswer, 0.99)
+        let d = b.delivery
+        b.delivery.pending = d.entries - d.sent - d.failed - d.superseded - d.dropped.values.reduce(0, +)
+        b.delivery.medianToAnswer = Tally.median(answerBuckets)
+        b.delivery.p99ToAnswer = Tally.median(answerBuckets, p: 0.99)
         return b
     }
 }

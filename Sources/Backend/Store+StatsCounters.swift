@@ -42,6 +42,7 @@ enum StatsCounters {
     static let upsertDaily = """
         ON CONFLICT (day, user, category) DO UPDATE SET sent = push_daily.sent + excluded.sent, held = push_daily.held + excluded.held
         """
+    static let upsertDelivery = "ON CONFLICT (hour, outcome, reason) DO UPDATE SET n = stats_delivery.n + excluded.n"
     static let upsertWithheld = "ON CONFLICT (hour, kind, reason) DO UPDATE SET n = stats_withheld.n + excluded.n"
     static let upsertStamps = "ON CONFLICT (hour, kind, category, stamp, bucket) DO UPDATE SET n = stats_stamps.n + excluded.n"
 
@@ -155,6 +156,30 @@ extension Store {
         }
     }
 
+    /// Counts how an outbox entry ended, when this attempt ends it: its outcome (a drop with
+    /// its reason), whether it took more than one attempt, and for a sent one, how long from
+    /// its row to the provider's answer.
+    func countSettled(_ entry: OutboxEntry, attempt: DeliveryAttempt, next: OutboxEntry.State) throws {
+        let outcome: String
+        switch next {
+        case .sent: outcome = "sent"
+        case .dead: outcome = "dead"
+        case .dropped: outcome = "dropped"
+        case .due, .claimed, .superseded: return
+        }
+        guard let rowAt = try db.cached("SELECT created_at FROM notifications WHERE id = ?").bind([entry.row]).first({ $0.int64(0) })
+        else { return }
+        var counts: [(String, String)] = [(outcome, next == .dropped ? attempt.reason ?? "unknown" : "")]
+        if entry.attempts >= 1 { counts.append(("retried", "")) }
+        if next == .sent {
+            counts.append(("answered", String(StampBuckets.bucket(max(0, attempt.at + Int64(attempt.latencyMs ?? 0) - rowAt)))))
+        }
+        for (outcome, reason) in counts {
+            try db.cached("INSERT INTO stats_delivery(hour, outcome, reason, n) VALUES (?, ?, ?, 1) \(StatsCounters.upsertDelivery)")
+                .bind([StatsCounters.hour(of: rowAt), outcome, reason]).run()
+        }
+    }
+
     /// Counts one row stamped `stamp` at `at` by its own stamp.
     func countStamp(_ stamp: String, row: Int, user: Int, at: Int64) throws {
         try db.cached("""
@@ -197,7 +222,7 @@ extension Store {
                 WHERE seen_time IS NOT NULL OR read_time IS NOT NULL)
             """
         try db.transaction {
-            for table in ["stats_rows", "stats_withheld", "stats_stamps", "push_load", "push_daily"] {
+            for table in ["stats_rows", "stats_withheld", "stats_stamps", "push_load", "push_daily", "stats_delivery"] {
                 if !prefix.isEmpty {
                     try db.execute("DROP TABLE IF EXISTS \(prefix)\(table)")
                     try db.execute("CREATE TABLE \(prefix)\(table) AS SELECT * FROM \(table) WHERE false")
@@ -237,6 +262,29 @@ extension Store {
                 INSERT INTO \(prefix)stats_withheld(hour, kind, reason, n)
                 SELECT e.at / \(StatsCounters.hour), s.kind, s.reason, count(*) FROM suppressions AS s JOIN events AS e ON e.id = s.event
                 GROUP BY e.at / \(StatsCounters.hour), s.kind, s.reason
+                """)
+            // Each entry: made; how it ended; retried; and a sent one's time to its answer (its
+            // last attempt's start and latency).
+            let entries = """
+                SELECT n.created_at / \(StatsCounters.hour) AS hour, o.state, o.attempts,
+                       (SELECT a.reason FROM delivery_attempts AS a WHERE a.entry = o.id ORDER BY a.at DESC LIMIT 1) AS reason,
+                       (SELECT a.at + coalesce(a.latency_ms, 0) FROM delivery_attempts AS a WHERE a.entry = o.id
+                        ORDER BY a.at DESC LIMIT 1) - n.created_at AS d
+                FROM outbox AS o JOIN notifications AS n ON n.id = o.row
+                """
+            try db.run("""
+                INSERT INTO \(prefix)stats_delivery(hour, outcome, reason, n)
+                SELECT hour, outcome, reason, count(*) FROM (
+                    SELECT hour, 'entries' AS outcome, '' AS reason FROM (\(entries)) AS e
+                    UNION ALL SELECT hour, CASE state WHEN 'dropped' THEN 'dropped' WHEN 'dead' THEN 'dead'
+                                                      WHEN 'superseded' THEN 'superseded' ELSE 'sent' END,
+                                     CASE state WHEN 'dropped' THEN coalesce(reason, 'unknown') ELSE '' END
+                              FROM (\(entries)) AS e WHERE state IN ('sent', 'dead', 'dropped', 'superseded')
+                    UNION ALL SELECT hour, 'retried', '' FROM (\(entries)) AS e
+                              WHERE attempts > 1 AND state IN ('sent', 'dead', 'dropped')
+                    UNION ALL SELECT hour, 'answered', CAST(\(StampBuckets.sql("(CASE WHEN d < 0 THEN 0 ELSE d END)")) AS TEXT)
+                              FROM (\(entries)) AS e WHERE state = 'sent' AND d IS NOT NULL) AS x
+                GROUP BY hour, outcome, reason
                 """)
             try db.run("""
                 \(stamped)

@@ -49,11 +49,14 @@ public enum ActivityView {
     static func statsLines(_ state: InboxState) -> [String] {
         switch state.stats {
         case .loading: return ["Loading…"]
-        case .unavailable(let why): return [why]
+        case .unavailable(let why): return StatsReport.wrap(why, width: state.width - 3)
         case .budget(let budget):
-            // The report's own title is the screen's; the rest, as `stepo stats` draws it.
-            let lines = StatsReport(budget, width: state.width - 3, unicode: !Terminal.asciiOnly, style: .plain).lines
-            return Array(lines.drop { $0.hasPrefix("Trust budget") })
+            // The report's own title is the screen's: its first line keeps only the span.
+            var lines = StatsReport(budget, width: state.width - 3, unicode: !Terminal.asciiOnly, style: .plain).lines
+            if let first = lines.first, first.hasPrefix("Trust budget") {
+                lines[0] = String(first.dropFirst("Trust budget".count).drop { $0 == " " })
+            }
+            return lines
         }
     }
 
@@ -271,6 +274,7 @@ public enum ActivityView {
         let y0 = 1
         grid.put(title, x: 0, y: y0, role: .section)
         let height = state.listHeight - 1
+        let top = min(max(0, top), max(0, lines.count - 1))  // content may have shrunk under the scroll
         for (offset, index) in (top..<min(lines.count, top + height)).enumerated() {
             let line = lines[index]
             if line.role == .selected { grid.tint(row: y0 + 1 + offset, .selected) }

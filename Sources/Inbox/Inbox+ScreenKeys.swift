@@ -18,6 +18,7 @@ extension Inbox {
         case .stats(let top):
             if key == .character("r") {
                 state.stats = .loading
+                state.screens[state.screens.count - 1] = .stats(top: 0)
                 return [.loadStats]
             }
             let length = ActivityView.statsLines(state).count

@@ -28,52 +28,71 @@ public struct StatsReport {
     public var lines: [String] {
         var out: [String] = []
         let b = budget
-        let span = "\(Self.minute(b.since)) → \(Self.minute(b.until)) UTC"
-        out.append(bold("Trust budget") + "  " + dim(span + " · by event time"))
+        let span = "\(Self.minute(b.since)) \(arrow) \(Self.minute(b.until)) UTC"
+        let spanText = span + " \(dot) by event time"
+        if 14 + spanText.count <= width {
+            out.append(bold("Trust budget") + "  " + dim(spanText))
+        } else {
+            out.append(bold("Trust budget"))
+            out.append(dim(span))
+        }
         out.append("")
         // The headline: the board's own metric.
         let rate = Self.percent(b.muteRate)
         let headline = b.recipients == 0
-            ? "Mute rate  –   no one was pushed to in this span"
-            : "Mute rate  \(rate)   \(b.mutes) of \(b.recipients) \(b.recipients == 1 ? "person" : "people") pushed turned pushes off within 24 h"
-        out.append(b.mutes > 0 ? accent(headline) : headline)
+            ? (b.mutes == 0 ? "Mute rate  –   no one was pushed to in this span"
+                            : "Mute rate  –   \(b.mutes) mute\(b.mutes == 1 ? "" : "s"), but no one was pushed to in this span")
+            : "Mute rate  \(rate)   \(b.mutes) mute\(b.mutes == 1 ? "" : "s") among \(b.recipients) \(b.recipients == 1 ? "person" : "people") pushed to"
+                + " (a switch turned off within 24 h of a push)"
+        for (index, line) in Self.wrap(headline, width: width, indent: 11).enumerated() {
+            out.append(b.mutes > 0 && index == 0 ? accent(line) : line)
+        }
         let days = b.days
         if days.count > 1 {
             let spark = sparkline(days.map(\.muteRate), room: width - 21)
-            out.append("  per day      " + spark + dim("  \(days.first!.date) … \(days.last!.date)"))
+            out.append("  per day      " + spark + dim("  \(days.first!.date) \(ellipsis) \(days.last!.date)"))
             let sent = sparkline(days.map { Double($0.sent) }, room: width - 21)
             out.append("  sent per day " + sent + dim("  peak \(days.map(\.sent).max() ?? 0)"))
         }
         out.append("")
 
-        // Categories.
-        let sparkRoom = width - 70
-        out.append(bold(Self.pad("By category", 14) + Self.columns(["rows", "sent", "held", "seen", "read", "people", "mutes", "rate"]))
-                   + (sparkRoom >= 4 ? bold("  sent/day") : ""))
+        // Categories: every column where there is room; on a narrow screen the mute figures
+        // stay and the others go, least needed first.
+        let allColumns = ["rows", "sent", "held", "seen", "read", "people", "mutes", "rate"]
+        let dropOrder = ["seen", "read", "held", "rows", "sent", "people"]
+        var shown = allColumns
+        while 14 + shown.count * 7 > width, let next = dropOrder.first(where: { shown.contains($0) }) { shown.removeAll { $0 == next } }
+        let sparkRoom = width - 16 - shown.count * 7
+        out.append(bold(Self.pad("By category", 14) + Self.columns(shown)) + (sparkRoom >= 4 ? bold("  sent/day") : ""))
         for category in TrustBudget.categoryOrder {
             guard let c = b.categories[category] else { continue }
             let f = c.figures
-            var line = "  " + Self.pad(Self.label(category), 12) + Self.columns([
-                "\(f.rows)", "\(f.sent)", "\(f.suppressed.values.reduce(0, +))", Self.percent(f.seenRate, rows: f.rows),
-                Self.percent(f.readRate, rows: f.rows), "\(c.recipients)", "\(c.mutes)",
-                c.recipients == 0 ? "–" : Self.percent(c.muteRate)])
+            let cells: [String: String] = [
+                "rows": "\(f.rows)", "sent": "\(f.sent)", "held": "\(f.suppressed.values.reduce(0, +))",
+                "seen": Self.percent(f.seenRate, rows: f.rows), "read": Self.percent(f.readRate, rows: f.rows),
+                "people": "\(c.recipients)", "mutes": "\(c.mutes)", "rate": c.recipients == 0 ? dash : Self.percent(c.muteRate),
+            ]
+            var line = "  " + Self.pad(Self.label(category), 12) + Self.columns(shown.map { cells[$0] ?? "" })
             if sparkRoom >= 4, c.days.count > 1 { line += "  " + sparkline(c.days.map { Double($0.sent) }, room: sparkRoom) }
             out.append(c.mutes > 0 ? accent(line) : line)
         }
         out.append("")
 
         // Kinds that had anything in the span.
-        out.append(bold(Self.pad("By kind", 24) + Self.columns(["rows", "sent", "held", "seen", "read"])
+        let kindColumns = width >= 59 ? ["rows", "sent", "held", "seen", "read"] : width >= 45 ? ["sent", "seen", "read"] : ["sent"]
+        out.append(bold(Self.pad("By kind", 24) + Self.columns(kindColumns)
                         + (width >= 80 ? "  " + Self.pad("to seen", 8) + "  to read" : "")))
         var anyKind = false
         for kind in TrustBudget.kindOrder {
             guard let f = b.kinds[kind], f.rows > 0 || !f.suppressed.isEmpty else { continue }
             anyKind = true
-            var line = "  " + Self.pad(kind.rawValue, 22) + Self.columns([
-                "\(f.rows)", "\(f.sent)", "\(f.suppressed.values.reduce(0, +))",
-                Self.percent(f.seenRate, rows: f.rows), Self.percent(f.readRate, rows: f.rows)])
+            let cells: [String: String] = [
+                "rows": "\(f.rows)", "sent": "\(f.sent)", "held": "\(f.suppressed.values.reduce(0, +))",
+                "seen": Self.percent(f.seenRate, rows: f.rows), "read": Self.percent(f.readRate, rows: f.rows),
+            ]
+            var line = "  " + Self.pad(kind.rawValue, 22) + Self.columns(kindColumns.map { cells[$0] ?? "" })
             if width >= 80 {
-                line += "  " + Self.pad(f.medianToSeen.map { "≤ " + Self.duration($0) } ?? "–", 8) + "  " + (f.medianToRead.map { "≤ " + Self.duration($0) } ?? "–")
+                line += "  " + Self.pad(f.medianToSeen.map { atMost + Self.duration($0) } ?? dash, 8) + "  " + (f.medianToRead.map { atMost + Self.duration($0) } ?? dash)
             }
             out.append(line)
         }
@@ -121,7 +140,23 @@ public struct StatsReport {
             }
             out += wrapped("Delivery", parts)
         }
-        return out.map(fit)
+        return out.map { fit(unicode ? $0 : Self.ascii($0)) }
+    }
+
+    /// The report's few non-ASCII signs, for a terminal without UTF-8.
+    static func ascii(_ line: String) -> String {
+        var out = ""
+        for c in line {
+            switch c {
+            case "–": out += "-"
+            case "≤": out += "<="
+            case "…": out += "..."
+            case "·": out += "-"
+            case "→": out += "->"
+            default: out.append(c)
+            }
+        }
+        return out
     }
 
     // MARK: Drawing
@@ -155,19 +190,42 @@ public struct StatsReport {
         return text.isEmpty ? "▏" : text
     }
 
+    private var arrow: String { unicode ? "→" : "->" }
+    private var dot: String { unicode ? "·" : "-" }
+    private var ellipsis: String { unicode ? "…" : "..." }
+    private var dash: String { unicode ? "–" : "-" }
+    private var atMost: String { unicode ? "≤ " : "<= " }
+
+    /// `text` broken at spaces into lines of at most `width` characters; lines after the first
+    /// indented by `indent`.
+    public static func wrap(_ text: String, width: Int, indent: Int = 0) -> [String] {
+        var lines: [String] = [], line = ""
+        for word in text.split(separator: " ", omittingEmptySubsequences: false) {
+            let prefix = lines.isEmpty ? "" : String(repeating: " ", count: indent)
+            if !line.isEmpty, (prefix + line).count + 1 + word.count > width {
+                lines.append(prefix + line)
+                line = String(word)
+            } else {
+                line += (line.isEmpty ? "" : " ") + word
+            }
+        }
+        lines.append((lines.isEmpty ? "" : String(repeating: " ", count: indent)) + line)
+        return lines
+    }
+
     /// `head` in bold, then the parts joined by " · ", wrapped to the width (continuation
     /// lines indented under the first part).
     private func wrapped(_ head: String, _ parts: [String]) -> [String] {
         let indent = head.count + 2
         var lines: [String] = [], current = "", currentWidth = indent
         for part in parts {
-            let separator = current.isEmpty ? "" : " · "
+            let separator = current.isEmpty ? "" : " \(dot) "
             if !current.isEmpty, currentWidth + separator.count + part.count > width {
                 lines.append(current)
                 current = ""
                 currentWidth = indent
             }
-            current += (current.isEmpty ? "" : " · ") + part
+            current += (current.isEmpty ? "" : " \(dot) ") + part
             currentWidth += (current == part ? 0 : 3) + part.count
         }
         lines.append(current)

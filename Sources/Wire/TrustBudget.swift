@@ -6,6 +6,12 @@ import Notifications
 ///
 /// `stepo stats --json`, `GET /v1/stats` and the inbox's Stats screen all carry this one
 /// document. docs/stats.md defines every figure.
+public enum StatsSpan {
+    /// The longest span a report covers: a year and a day.
+    public static let longestDays = 366
+    public static let longest = Int64(longestDays) * 86_400_000
+}
+
 public struct TrustBudget: Equatable, Sendable {
     /// Figures shared by a kind and a category.
     public struct Figures: Equatable, Sendable {

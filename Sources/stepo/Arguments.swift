@@ -1,4 +1,5 @@
 import Foundation
+import Notifications
 
 /// A usage mistake: printed with the command's usage line, exit status 2.
 struct UsageError: Error, CustomStringConvertible {
@@ -45,7 +46,7 @@ struct Arguments {
                 } else if known.contains(name) || name == "help" {
                     flags.insert(name)
                 } else {
-                    throw UsageError(description: "unknown option --\(name)")
+                    throw UsageError(description: "unknown option --\(Preview.visible(name))")
                 }
             } else if word == "-h" {
                 flags.insert("help")

@@ -3,6 +3,7 @@ import CNcursesw
 import Foundation
 import Inbox
 import Notifications
+import Wire
 
 let statsCommand = Command(
     name: "stats",
@@ -25,15 +26,34 @@ let statsCommand = Command(
         }
         return at
     }
+    guard arguments.positionals.isEmpty else {
+        throw UsageError(description: "stats takes no arguments beside its options (found \(Preview.visible(arguments.positionals[0])))")
+    }
     let since = try time("since"), until = try time("until")
     if let since, let until, since > until {
         throw UsageError(description: "--since \(Timestamp.format(since)) is after --until \(Timestamp.format(until))")
     }
-    let store = try openStore(arguments)
+    if let since, let until, until - since > StatsSpan.longest {
+        throw UsageError(description: "a span of at most \(StatsSpan.longestDays) days: --since and --until are further apart")
+    }
+    // A report reads a store; it never makes one (a mistyped path is an error, not an empty world).
+    let location = try storeLocation(arguments)
+    if !Store.isPostgresURL(location) {
+        var folder: ObjCBool = false
+        let size = (try? FileManager.default.attributesOfItem(atPath: location)[.size] as? Int) ?? 0
+        guard !location.isEmpty, FileManager.default.fileExists(atPath: location, isDirectory: &folder), !folder.boolValue, size > 0 else {
+            throw CommandError(description: "no store at \(Preview.visible(location.isEmpty ? "\"\"" : location))"
+                               + (arguments["db"] == nil ? " yet: run stepo once to make it" : ""))
+        }
+    }
+    let store = try Store(location: location)
     let end = try until ?? store.newestEventTime() ?? Int64(Date().timeIntervalSince1970 * 1000)
     let start = since ?? end - 7 * Timestamp.day
     guard start <= end else {
         throw UsageError(description: "--since \(Timestamp.format(start)) is after the span's end, \(Timestamp.format(end))")
+    }
+    guard end - start <= StatsSpan.longest else {
+        throw UsageError(description: "a span of at most \(StatsSpan.longestDays) days: give --until too, or a later --since")
     }
     // --from-rows (for benchmarks): every row of the span read one by one instead of the counters.
     let budget = try store.trustBudget(since: start, until: end, fromRows: arguments.has("from-rows"))
@@ -51,9 +71,9 @@ let statsCommand = Command(
     return 0
 }
 
-/// The terminal's width in columns: the window's, else $COLUMNS, else 80.
+/// The terminal's width in columns: the window's, else $COLUMNS, else (piped) 120.
 func terminalWidth() -> Int {
     var size = winsize()
     if ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
-    return Int(ProcessInfo.processInfo.environment["COLUMNS"] ?? "") ?? 80
+    return Int(ProcessInfo.processInfo.environment["COLUMNS"] ?? "") ?? 120
 }

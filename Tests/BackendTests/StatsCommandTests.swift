@@ -48,7 +48,7 @@ struct StatsCommandTests {
         let result = try Stepo.run(["stats"] + TestEngine.storeArguments(store), environment: ["LANG": "C.UTF-8", "COLUMNS": "80"])
         #expect(result.status == 0)
         #expect(!result.stdout.contains("\u{1B}"))
-        #expect(result.lines.contains { $0.hasPrefix("Mute rate  ") && $0.contains("4 of") })
+        #expect(result.lines.contains { $0.hasPrefix("Mute rate  ") && $0.contains("4 mutes among 42 people") })
         #expect(result.lines.contains { $0.contains("Journeys") && $0.contains("3") })
         #expect(result.lines.allSatisfy { $0.count <= 80 }, "\(result.lines.filter { $0.count > 80 })")
         #expect(result.stdout.contains("▁") || result.stdout.contains("█"))
@@ -92,6 +92,21 @@ struct StatsCommandTests {
         #expect(backwards.status == 2 && backwards.stderr.contains("after"))
         let escape = try Stepo.run(["stats"] + TestEngine.storeArguments(store) + ["--since", "\u{1B}[2J"])
         #expect(escape.status == 2 && !escape.stderr.contains("\u{1B}"))
+        let option = try Stepo.run(["stats"] + TestEngine.storeArguments(store) + ["--\u{1B}[2Jx"])
+        #expect(option.status == 2 && !option.stderr.contains("\u{1B}"))
+        let stray = try Stepo.run(["stats"] + TestEngine.storeArguments(store) + ["--json", "extra"])
+        #expect(stray.status == 2 && stray.stdout.isEmpty)
+        // A span of centuries would be a day-by-day series of centuries: refused.
+        let ages = try Stepo.run(["stats"] + TestEngine.storeArguments(store) + ["--since", "0001-01-01T00:00:00Z", "--json"])
+        #expect(ages.status == 2 && ages.stderr.contains("at most 366 days"))
+        // A report never makes a store: a mistyped path, a folder or an empty file is an error, and stays as it was.
+        let missing = folder + "/typo.db"
+        let typo = try Stepo.run(["stats", "--db", missing])
+        #expect(typo.status == 1 && typo.stderr.contains("no store at") && !FileManager.default.fileExists(atPath: missing))
+        FileManager.default.createFile(atPath: folder + "/empty.db", contents: Data())
+        #expect(try Stepo.run(["stats", "--db", folder + "/empty.db"]).status == 1)
+        #expect((try FileManager.default.attributesOfItem(atPath: folder + "/empty.db")[.size] as? Int) == 0)
+        #expect(try Stepo.run(["stats", "--db", folder]).status == 1)
     }
 }
 
@@ -109,12 +124,17 @@ struct StatsScreenTests {
         try tmux.keys("S")
         let text = try tmux.waitFor { $0.contains("Mute rate") && $0.contains("Journeys") }
         #expect(text.contains(" Trust budget"))
-        #expect(text.contains("4 of") && text.contains("turned pushes off within 24 h"), "\(text)")
+        #expect(text.contains("4 mutes among 42 people pushed to"), "\(text)")
         #expect(text.contains("j/k scroll  r reload  q back"))
         let lines = text.split(separator: "\n")
         #expect(lines.allSatisfy { $0.count <= 100 })
         try tmux.keys("G")
         _ = try tmux.waitFor { $0.contains("Delivery") }
+        // Reloading from far down the report starts it again from the top (it once crashed here).
+        try tmux.keys("r")
+        _ = try tmux.waitFor { $0.contains("Mute rate") && $0.contains("r reload") }
+        try tmux.keys("G", "r", "j", "j")
+        _ = try tmux.waitFor { $0.contains("r reload") }
         try tmux.keys("q")
         _ = try tmux.waitFor { $0.contains(" New") && !$0.contains("Mute rate") }
         try tmux.keys("q")
