@@ -83,7 +83,9 @@ struct ScreensDocTests {
              person replaced the lock-screen card silently. Hearts and shares stand as rows of their \
              own: the server gathers them, so the list does not stack them again.
              """,
-             press: { try $0.keys("q", "Escape"); try $0.filter("kind:batch") }, ready: { $0.contains("Jules and 6 others") }),
+             press: { try $0.keys("q", "Escape"); try $0.filter("kind:batch") },
+             // The filter's own footer, not the typing one: the list may match before Enter lands.
+             ready: { $0.contains("Jules and 6 others") && $0.contains("filter /kind:batch (Esc clears)") }),
         Stop(title: "Who is in a batch",
              prose: """
              Enter on a batch lands where the board's tap column says: the list of who did it, newest \
@@ -100,10 +102,10 @@ struct ScreensDocTests {
              press: { try $0.keys("q", "Escape", "g", "p") }, ready: { $0.contains(" Push preview") && $0.contains("Grouped") }),
         Stop(title: "A filter",
              prose: "`/` filters the list by text, or by kind with `kind:NAME`; Esc clears it.",
-             press: { try $0.keys("q"); try $0.filter("kind:follow") }, ready: { $0.contains("kind:follow") }),
+             press: { try $0.keys("q"); try $0.filter("kind:follow") }, ready: { $0.contains("filter /kind:follow (Esc clears)") }),
         Stop(title: "A filter that matches nothing",
              prose: "The list says so, and how to get back.",
-             press: { try $0.keys("Escape"); try $0.filter("zzz") }, ready: { $0.contains("zzz") }),
+             press: { try $0.keys("Escape"); try $0.filter("zzz") }, ready: { $0.contains("No rows match /zzz") && $0.contains("filter /zzz (Esc clears)") }),
         Stop(title: "Notification settings",
              prose: """
              `s`: the master switch and the categories, toggled in place with Space and sent as a \

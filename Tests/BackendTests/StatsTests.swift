@@ -130,6 +130,20 @@ struct StatsTests {
         #expect(before.kinds[.steppedWithHeart]?.rows ?? 0 == 0 && before.kinds[.newFollower]?.rows == 3)
     }
 
+    @Test("the daily ceiling: the 101st push of a day is held, and that person-day counts as at the ceiling")
+    func ceiling() throws {
+        let w = try World()
+        try w.user("ann")
+        for i in 1...101 { try w.user("f\(i)") }
+        // 101 follows of Ann, a minute apart from 01:00: 100 pushes, then the ceiling holds one.
+        for i in 1...101 { try w.follow("f\(i)", "ann", at: Self.at("2026-11-01T01:00:00Z") + Int64(i) * 60_000) }
+        let b = try w.store.trustBudget(since: Self.at("2026-11-01T00:00:00Z"), until: Self.at("2026-11-01T23:59:59Z"))
+        let social = try #require(b.categories[.social]).figures
+        #expect(social.rows == 101 && social.sent == 100 && social.suppressed == [.dailyCeiling: 1])
+        #expect(b.load.recipientDays == 1 && b.load.median == 100 && b.load.p99 == 100 && b.load.max == 100 && b.load.atCeiling == 1)
+        #expect(b == (try w.store.trustBudget(since: Self.at("2026-11-01T00:00:00Z"), until: Self.at("2026-11-01T23:59:59Z"), fromRows: true)))
+    }
+
     @Test("delivery: entries by how they ended, retries, and row to the provider's answer")
     func delivery() throws {
         let w = try Self.world()
