@@ -72,6 +72,8 @@ public struct APIError: Error, Sendable {
     /// Seconds after which the same request may succeed (a 429 or 503): sent as the
     /// `Retry-After` header and as `retryAfter` in the body.
     public var retryAfter: Int?
+    /// The methods the resource answers (a 405's `Allow` header).
+    public var allow: [String]?
 
     public init(_ status: Int, _ code: String, _ message: String, fallback: JSON? = nil) {
         self.status = status
@@ -100,7 +102,9 @@ public struct APIError: Error, Sendable {
     }
     public static func notFound(_ what: String = "no such resource") -> APIError { APIError(404, "notFound", what) }
     public static func methodNotAllowed(_ allowed: [String]) -> APIError {
-        APIError(405, "methodNotAllowed", "use \(allowed.joined(separator: " or "))")
+        var error = APIError(405, "methodNotAllowed", "use \(allowed.joined(separator: " or "))")
+        error.allow = allowed.contains("GET") ? allowed + ["HEAD"] : allowed
+        return error
     }
     public static let tooLarge = APIError(413, "tooLarge", "the request body is over 1 MiB")
     public static func invalid(_ message: String) -> APIError { APIError(400, "invalid", message) }
@@ -110,6 +114,7 @@ public struct APIError: Error, Sendable {
             ("code", .string(code)), ("message", .string(message)), ("fallback", fallback),
             ("retryAfter", retryAfter.map { .int($0) })]))]))
         if let retryAfter { response.headers.append((name: "Retry-After", value: String(retryAfter))) }
+        if let allow { response.headers.append((name: "Allow", value: allow.joined(separator: ", "))) }
         return response
     }
 

@@ -119,6 +119,9 @@ public final class Router {
         }
         for endpoint in Router.endpoints {
             guard let id = endpoint.match(parts) else { continue }
+            // HEAD is GET without the body (the HTTP server sends no body for it).
+            var request = request
+            if request.method == "HEAD", endpoint.methods.contains("GET") { request.method = "GET" }
             guard endpoint.methods.contains(request.method) else { throw APIError.methodNotAllowed(endpoint.methods) }
             return try endpoint.handle(self, request, id)
         }

@@ -185,6 +185,42 @@ public struct BulkWorld {
             """, event, recipients.lowerBound, recipients.upperBound)
     }
 
+    /// `count` heart rows to users `recipients`, made by one producer event per hour for
+    /// `hours` hours up to `newest` (each event's rows contiguous, made at its time, its range
+    /// recorded): a history the trust budget can read both from its counters and row by row.
+    public func addHourlyRows(_ count: Int, recipients: ClosedRange<Int>, newest: Int64, hours: Int) throws {
+        let hour: Int64 = 3_600_000
+        var first = 0
+        for h in 0..<hours {
+            let id = try db.first("INSERT INTO events(\(store.versionColumn)ext, type, at) VALUES (\(store.versionValue)?, 'heart', ?) RETURNING id",
+                                  ["bulk-hour-\(h)", newest - Int64(hours - 1 - h) * hour]) { $0.int(0) } ?? 0
+            if h == 0 { first = id }
+        }
+        try db.run("""
+            \(numbers(count))
+            INSERT INTO notifications(event, recipient, ord, kind, actor, title, body, tap, thread, push, created_at, version)
+            SELECT :first + h, r, (SELECT total FROM inboxes WHERE user = r) + row_number() OVER (PARTITION BY r ORDER BY i),
+                   'heart', 1, 'User 1', 'Hearted your step: a caption', '{"screen":"step","step":"s0","comments":"closed"}',
+                   'step:s0', 'sent', :newest - (:hours - 1 - h) * :hour, :first + h
+            FROM (SELECT i, (i - 1) * :hours / :count AS h, :low + (i * 7919) % :spread AS r FROM n) AS spread
+            ORDER BY i
+            """, named: [":first": first, ":newest": newest, ":hours": hours, ":hour": hour, ":count": count,
+                         ":low": recipients.lowerBound, ":spread": recipients.count])
+        // Rows were written in the order of i, so their ids are consecutive: event h holds the
+        // i whose block is h, from ⌈h·count/hours⌉ + 1 on.
+        let last = try db.scalar("SELECT max(id) FROM notifications") ?? 0
+        let base = last - count + 1
+        func firstI(_ h: Int) -> Int { (h * count + hours - 1) / hours + 1 }
+        for h in 0..<hours where firstI(h) <= firstI(h + 1) - 1 {
+            try db.run("UPDATE events SET first_row = ?, last_row = ? WHERE id = ?",
+                       base + firstI(h) - 1, base + firstI(h + 1) - 2, first + h)
+        }
+        try db.run("""
+            UPDATE inboxes SET total = (SELECT count(*) FROM notifications AS n WHERE n.recipient = inboxes.user)
+            WHERE user BETWEEN ? AND ?
+            """, recipients.lowerBound, recipients.upperBound)
+    }
+
     /// Times inserting again, in one raw INSERT … SELECT, the rows an event made (the
     /// fan-out's yardstick); the copies are then removed. Returns seconds.
     public func timeRawInsert(sameRowsAs outcome: EventOutcome) throws -> Double {

@@ -226,6 +226,10 @@ struct RouterTests {
         #expect(bad.0 == 400 && bad.1["error"]?["message"]?.string?.contains("RFC 3339") == true)
         #expect(call("GET", "/v1/stats", token: admin, query: ["since": "2026-11-21T00:00:00Z", "until": "2026-11-20T00:00:00Z"]).0 == 400)
         #expect(call("POST", "/v1/stats", token: admin).0 == 405)
+        let refused = router.respond(to: HTTPRequest(method: "POST", path: "/v1/stats", query: [:],
+                                                     headers: ["Authorization": "Bearer \(admin)"], body: Data()))
+        #expect(refused.headers.contains { $0.name == "Allow" && $0.value == "GET, HEAD" })
+        #expect(call("HEAD", "/v1/stats", token: admin).0 == 200)
         #expect(call("GET", "/v1/stats", token: admin, query: ["since": "0001-01-01T00:00:00Z"]).0 == 400)
     }
 
