@@ -262,6 +262,8 @@ struct StatsCounterTests {
         try w.users("ann", "bob", "cy", "dee")
         try w.journey("j1", owner: "ann")
         let at = StatsTests.at
+        try w.store.registerDevice("ann-phone", platform: .apns, environment: .production, for: try w.record("ann"),
+                                   at: at("2026-11-01T00:30:00Z"))
         try w.step("s1", journey: "j1", at: at("2026-11-01T01:00:00Z"))
         try w.event("preferences", at: at("2026-11-01T01:05:00Z"), [("user", .string("ann")), ("stepWith", .bool(false))])
         try w.interact("heart", "bob", "s1", at: at("2026-11-01T01:10:00Z"))
@@ -273,9 +275,11 @@ struct StatsCounterTests {
         let b = try w.store.trustBudget(since: at("2026-11-01T00:00:00Z"), until: at("2026-11-01T23:59:59Z"))
         #expect(b.kinds[.steppedWithHeart]?.rows == 1 && b.kinds[.steppedWithHeart]?.sent == 1)
         #expect(b.kinds[.steppedWithHeart]?.suppressed == [:] && b.categories[.stepWith]?.recipients == 1)
+        // Ann's phone: the late sound (Cy), then Dee's silent card, which replaces it before it went.
+        #expect(b.delivery.entries == 2 && b.delivery.superseded == 1 && b.delivery.pending == 1 && b.delivery.sent == 0)
         #expect(b == (try w.store.trustBudget(since: at("2026-11-01T00:00:00Z"), until: at("2026-11-01T23:59:59Z"), fromRows: true)))
         try w.store.recountStats(into: "recount_")
-        for table in ["stats_rows", "push_load", "push_daily"] {
+        for table in ["stats_rows", "push_load", "push_daily", "stats_delivery"] {
             #expect(try Self.entries(w, table) == (try Self.entries(w, "recount_" + table)), "\(table)")
         }
     }
