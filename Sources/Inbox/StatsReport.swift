@@ -28,8 +28,8 @@ public struct StatsReport {
     public var lines: [String] {
         var out: [String] = []
         let b = budget
-        let span = "\(Self.minute(b.since)) \(arrow) \(Self.minute(b.until)) UTC"
-        let spanText = span + " \(dot) by event time"
+        let span = "\(Self.minute(b.since)) → \(Self.minute(b.until)) UTC"
+        let spanText = span + " · by event time"
         if 14 + spanText.count <= width {
             out.append(bold("Trust budget") + "  " + dim(spanText))
         } else {
@@ -50,7 +50,7 @@ public struct StatsReport {
         let days = b.days
         if days.count > 1 {
             let spark = sparkline(days.map(\.muteRate), room: width - 21)
-            out.append("  per day      " + spark + dim("  \(days.first!.date) \(ellipsis) \(days.last!.date)"))
+            out.append("  per day      " + spark + dim("  \(days.first!.date) … \(days.last!.date)"))
             let sent = sparkline(days.map { Double($0.sent) }, room: width - 21)
             out.append("  sent per day " + sent + dim("  peak \(days.map(\.sent).max() ?? 0)"))
         }
@@ -70,7 +70,7 @@ public struct StatsReport {
             let cells: [String: String] = [
                 "rows": "\(f.rows)", "sent": "\(f.sent)", "held": "\(f.suppressed.values.reduce(0, +))",
                 "seen": Self.percent(f.seenRate, rows: f.rows), "read": Self.percent(f.readRate, rows: f.rows),
-                "people": "\(c.recipients)", "mutes": "\(c.mutes)", "rate": c.recipients == 0 ? dash : Self.percent(c.muteRate),
+                "people": "\(c.recipients)", "mutes": "\(c.mutes)", "rate": c.recipients == 0 ? "–" : Self.percent(c.muteRate),
             ]
             var line = "  " + Self.pad(Self.label(category), 12) + Self.columns(shown.map { cells[$0] ?? "" })
             if sparkRoom >= 4, c.days.count > 1 { line += "  " + sparkline(c.days.map { Double($0.sent) }, room: sparkRoom) }
@@ -92,7 +92,7 @@ public struct StatsReport {
             ]
             var line = "  " + Self.pad(kind.rawValue, 22) + Self.columns(kindColumns.map { cells[$0] ?? "" })
             if width >= 80 {
-                line += "  " + Self.pad(f.medianToSeen.map { atMost + Self.duration($0) } ?? dash, 8) + "  " + (f.medianToRead.map { atMost + Self.duration($0) } ?? dash)
+                line += "  " + Self.pad(f.medianToSeen.map { "≤ " + Self.duration($0) } ?? "–", 8) + "  " + (f.medianToRead.map { "≤ " + Self.duration($0) } ?? "–")
             }
             out.append(line)
         }
@@ -143,7 +143,8 @@ public struct StatsReport {
         return out.map { fit(unicode ? $0 : Self.ascii($0)) }
     }
 
-    /// The report's few non-ASCII signs, for a terminal without UTF-8.
+    /// The report's few non-ASCII signs, for a terminal without UTF-8 (the blocks of the charts
+    /// have their own ASCII levels).
     static func ascii(_ line: String) -> String {
         var out = ""
         for c in line {
@@ -190,11 +191,6 @@ public struct StatsReport {
         return text.isEmpty ? "▏" : text
     }
 
-    private var arrow: String { unicode ? "→" : "->" }
-    private var dot: String { unicode ? "·" : "-" }
-    private var ellipsis: String { unicode ? "…" : "..." }
-    private var dash: String { unicode ? "–" : "-" }
-    private var atMost: String { unicode ? "≤ " : "<= " }
 
     /// `text` broken at spaces into lines of at most `width` characters; lines after the first
     /// indented by `indent`.
@@ -219,13 +215,13 @@ public struct StatsReport {
         let indent = head.count + 2
         var lines: [String] = [], current = "", currentWidth = indent
         for part in parts {
-            let separator = current.isEmpty ? "" : " \(dot) "
+            let separator = current.isEmpty ? "" : " · "
             if !current.isEmpty, currentWidth + separator.count + part.count > width {
                 lines.append(current)
                 current = ""
                 currentWidth = indent
             }
-            current += (current.isEmpty ? "" : " \(dot) ") + part
+            current += (current.isEmpty ? "" : " · ") + part
             currentWidth += (current == part ? 0 : 3) + part.count
         }
         lines.append(current)
