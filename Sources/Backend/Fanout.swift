@@ -173,7 +173,7 @@ struct Fanout {
     }
 
     /// The trust budget's counters for the whole fan-out, from its decisions: a few grouped
-    /// writes, and one load entry per person pushed to.
+    /// writes, and a note that its people's load entries are still to count.
     private func countFanout(_ db: Connection, _ values: [String: SQLBindable], at: Int64) throws {
         var values = values
         values[":hour"] = StatsCounters.hour(of: at)
@@ -184,18 +184,10 @@ struct Fanout {
             SELECT :hour, :kind, :category, push, count(*) FROM fanout WHERE reason IS NULL GROUP BY push
             \(StatsCounters.upsertRows)
             """).bind(named: values).run()
-        try db.cached("""
-            INSERT INTO push_load(hour, user, category, sent, held)
-            SELECT :hour, u, :category, CASE WHEN push = 'sent' THEN 1 ELSE 0 END, CASE WHEN push = 'sent' THEN 0 ELSE 1 END
-            FROM fanout WHERE reason IS NULL AND push IN ('sent', 'suppressed:dailyCeiling')
-            \(StatsCounters.upsertLoad)
-            """).bind(named: values).run()
-        try db.cached("""
-            INSERT INTO push_daily(day, user, category, sent, held)
-            SELECT :day, u, :category, CASE WHEN push = 'sent' THEN 1 ELSE 0 END, CASE WHEN push = 'sent' THEN 0 ELSE 1 END
-            FROM fanout WHERE reason IS NULL AND push IN ('sent', 'suppressed:dailyCeiling')
-            \(StatsCounters.upsertDaily)
-            """).bind(named: values).run()
+        // Each person's load entry is counted later, from the rows (see `catchUpStamps`): here,
+        // one line, so a publish to a million costs one write more, not a million.
+        try db.cached("INSERT INTO stats_pending(event, hour) VALUES (:event, :hour) ON CONFLICT (event) DO NOTHING")
+            .bind(named: values).run()
         try db.cached("""
             INSERT INTO stats_withheld(hour, kind, reason, n)
             SELECT :hour, :kind, reason, count(*) FROM fanout WHERE reason IS NOT NULL GROUP BY reason

@@ -464,6 +464,10 @@ enum Schema {
         -- the sent ones by how long from row to answer (answered, the bucket as the reason).
         CREATE TABLE stats_delivery (hour BIGINT NOT NULL, outcome TEXT NOT NULL, reason TEXT NOT NULL, n BIGINT NOT NULL,
             PRIMARY KEY (hour, outcome, reason))\(rowid);
+        -- Fan-outs whose pushes are not yet in push_load and push_daily: a publish to a million
+        -- people writes one line here, and its million load entries are counted when the figures
+        -- are next read (Store.catchUpStamps).
+        CREATE TABLE stats_pending (event BIGINT PRIMARY KEY NOT NULL, hour BIGINT NOT NULL);
         -- How far each person's rows are counted as seen and read by their marks: marks are
         -- counted later (see Store.catchUpStamps), so opening Activity stays one write.
         CREATE TABLE stats_reach (\(user) BIGINT PRIMARY KEY NOT NULL, seen_ord BIGINT NOT NULL, read_ord BIGINT NOT NULL);

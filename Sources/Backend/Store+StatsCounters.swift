@@ -153,6 +153,24 @@ extension Store {
                     """, user, r.seen, r.read)
             }
             if last != through { try db.run("UPDATE settings SET value = ? WHERE key = 'stats_marks_through'", String(last)) }
+            // The fan-outs' load entries, each from its event's rows (its id range).
+            let pending = try db.query("SELECT event, hour FROM stats_pending ORDER BY event") { (event: $0.int(0), hour: $0.int64(1)) }
+            for fanout in pending {
+                for (table, slot, upsert) in [("push_load", "?", StatsCounters.upsertLoad), ("push_daily", "? / 24", StatsCounters.upsertDaily)] {
+                    let column = table == "push_load" ? "hour" : "day"
+                    try db.cached("""
+                        INSERT INTO \(table)(\(column), user, category, sent, held)
+                        SELECT \(slot), n.recipient, \(StatsCounters.categorySQL(StatsCounters.kindSQL("n"))),
+                               sum(CASE WHEN n.push = 'sent' THEN 1 ELSE 0 END), sum(CASE WHEN n.push = 'sent' THEN 0 ELSE 1 END)
+                        FROM events AS e CROSS JOIN notifications AS n
+                        WHERE e.id = ? AND n.id >= e.first_row AND n.id <= e.last_row AND +n.event = e.id
+                          AND n.push IN ('sent', 'suppressed:dailyCeiling')
+                        GROUP BY n.recipient, \(StatsCounters.categorySQL(StatsCounters.kindSQL("n")))
+                        \(upsert)
+                        """).bind([fanout.hour, fanout.event]).run()
+                }
+                try db.run("DELETE FROM stats_pending WHERE event = ?", fanout.event)
+            }
         }
     }
 
@@ -231,7 +249,8 @@ extension Store {
                 }
             }
             if prefix.isEmpty {
-                // Every mark is counted by the recount: the next catch-up starts after them.
+                // Every mark and fan-out is counted by the recount: the next catch-up starts after them.
+                try db.execute("DELETE FROM stats_pending")
                 try db.execute("DELETE FROM stats_reach")
                 try db.run("""
                     INSERT INTO stats_reach(user, seen_ord, read_ord)

@@ -297,6 +297,7 @@ struct StatsCounterTests {
         kill(ingest.pid, SIGKILL)
         _ = ingest.wait(timeout: 10)
         let reopened = try Store(location: w.path)
+        try reopened.catchUpStamps()
         let made = try reopened.db.scalar("SELECT count(*) FROM notifications") ?? 0
         let applied = try reopened.db.scalar("SELECT count(*) FROM events WHERE ext IS NOT NULL") ?? 0
         #expect(made > 0 && applied >= 100 && applied < 6_000, "\(made) rows, \(applied) events: the kill came too late to test anything")
