@@ -144,6 +144,6 @@ extension Router {
         guard end - start <= StatsSpan.longest else { throw APIError.invalid("a span of at most \(StatsSpan.longestDays) days") }
         // The marks made since the last look are counted first: a write, so it takes its turn.
         try writing { try store.catchUpStamps() }
-        return .ok(try store.trustBudget(since: start, until: end).json)
+        return .ok(try store.trustBudget(since: start, until: end, fromRows: false).json)
     }
 }

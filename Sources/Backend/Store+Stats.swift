@@ -15,14 +15,16 @@ extension Store {
     /// included, milliseconds). The whole hours inside the span are read from the counters
     /// (`StatsCounters`); the rows of its partial first and last hours, through their events.
     ///
-    /// `fromRows` reads every row of the span instead (the counters' reference, for tests).
+    /// The marks and fan-outs not yet counted are counted first (`catchUpStamps`).
     public func trustBudget(since: Int64, until: Int64) throws -> TrustBudget {
-        try trustBudget(since: since, until: until, fromRows: false)
+        try catchUpStamps()
+        return try trustBudget(since: since, until: until, fromRows: false)
     }
 
+    /// The figures as they stand (the caller has counted what was pending, or reads rows):
+    /// `fromRows` reads every row of the span instead of the counters (their reference).
     public func trustBudget(since: Int64, until: Int64, fromRows: Bool) throws -> TrustBudget {
-        try catchUpStamps()
-        return try snapshot {
+        try snapshot {
             var tally = Tally(since: since, until: until)
             let hour = StatsCounters.hour
             var first = StatsCounters.hour(of: since + hour - 1), last = StatsCounters.hour(of: until + 1) - 1
@@ -130,14 +132,12 @@ extension Store {
     private func tallyRows(_ t: inout Tally, from: Int64, to: Int64) throws {
         try db.cached("""
             SELECT n.kind, n.action, n.push, n.recipient, n.created_at, n.seen_at, n.read_at,
-                   (SELECT min(m.at) FROM marks AS m WHERE m.user = n.recipient AND m.through_ord >= n.ord),
-                   (SELECT min(m.at) FROM marks AS m WHERE m.user = n.recipient AND m.kind = 'read' AND m.through_ord >= n.ord)
+                   \(StatsCounters.firstMarkSQL(read: false)), \(StatsCounters.firstMarkSQL(read: true))
             FROM events AS e CROSS JOIN notifications AS n
             WHERE e.at >= ? AND e.at <= ? AND n.id >= e.first_row AND n.id <= e.last_row AND +n.event = e.id
             """).bind([from, to]).forEach { r in
-            guard var kind = Kind(rawValue: r.string(0)) else { return }
-            if kind == .batch { kind = r.optionalString(1).flatMap(Kind.init(rawValue:)) ?? .steppedWithHeart }
-            guard let push = PushStatus(r.string(2)) else { return }
+            guard let stored = Kind(rawValue: r.string(0)), let push = PushStatus(r.string(2)) else { return }
+            let kind = StatsCounters.countedKind(stored, action: r.optionalString(1))
             let at = r.int64(4)
             let read = earliestOf(r.optionalInt64(6), r.optionalInt64(8))
             let seen = earliestOf(earliestOf(r.optionalInt64(5), r.optionalInt64(7)), read)
@@ -174,8 +174,8 @@ extension Store {
                 SELECT kind, action FROM notifications
                 WHERE recipient = ? AND push = 'sent' AND created_at >= ? AND created_at <= ?
                 """).bind([change.person, change.at - Timestamp.day, change.at]).forEach { r in
-                guard var kind = Kind(rawValue: r.string(0)) else { return }
-                if kind == .batch { kind = r.optionalString(1).flatMap(Kind.init(rawValue:)) ?? .steppedWithHeart }
+                guard let stored = Kind(rawValue: r.string(0)) else { return }
+                let kind = StatsCounters.countedKind(stored, action: r.optionalString(1))
                 before.append((kind, kind.category))
             }
             var muted: [Category: Set<Kind>] = [:]
@@ -199,9 +199,7 @@ extension Store {
         for edge in edges {
             try db.cached("""
                 SELECT o.state, o.attempts,
-                       (SELECT a.reason FROM delivery_attempts AS a WHERE a.entry = o.id ORDER BY a.at DESC LIMIT 1),
-                       (SELECT a.at + coalesce(a.latency_ms, 0) FROM delivery_attempts AS a WHERE a.entry = o.id
-                        ORDER BY a.at DESC LIMIT 1) - n.created_at
+                       \(StatsCounters.lastReasonSQL), \(StatsCounters.lastAnswerSQL) - n.created_at
                 FROM events AS e CROSS JOIN notifications AS n CROSS JOIN outbox AS o
                 WHERE e.at >= ? AND e.at <= ? AND n.id >= e.first_row AND n.id <= e.last_row AND +n.event = e.id AND o.row = n.id
                 """).bind([edge.lowerBound, edge.upperBound]).forEach { r in
@@ -241,7 +239,7 @@ struct Tally {
         self.since = since
         self.until = until
         budget = TrustBudget(since: since, until: until)
-        let first = Int(Tally.floorDiv(since, Timestamp.day)), last = Int(Tally.floorDiv(until, Timestamp.day))
+        let first = Int(StatsCounters.floorDiv(since, Timestamp.day)), last = Int(StatsCounters.floorDiv(until, Timestamp.day))
         let days = (first...max(first, last)).map { TrustBudget.Day(start: Int64($0) * Timestamp.day) }
         budget.days = days
         for category in TrustBudget.categoryOrder {
@@ -251,15 +249,8 @@ struct Tally {
         }
     }
 
-    /// A row's category: its kind's, or for a batch, its members'.
-    static func category(of kind: Kind, action: Kind?) -> Category {
-        kind == .batch ? (action ?? .steppedWithHeart).category : kind.category
-    }
-
-    static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
-
     private func dayIndex(_ at: Int64) -> Int {
-        Int(Tally.floorDiv(at, Timestamp.day) - Tally.floorDiv(since, Timestamp.day))
+        Int(StatsCounters.floorDiv(at, Timestamp.day) - StatsCounters.floorDiv(since, Timestamp.day))
     }
 
     /// `count` rows of `kind` (never `batch`: a batch counts as its members' kind) made at `at`.
@@ -310,7 +301,7 @@ struct Tally {
 
     mutating func withheld(kind: Kind, reason: Reason, count: Int) {
         budget.kinds[kind, default: TrustBudget.Figures()].suppressed[reason, default: 0] += count
-        budget.categories[Tally.category(of: kind, action: nil), default: TrustBudget.CategoryFigures()]
+        budget.categories[kind.category, default: TrustBudget.CategoryFigures()]
             .figures.suppressed[reason, default: 0] += count
     }
 

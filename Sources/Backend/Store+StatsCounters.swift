@@ -24,7 +24,24 @@ enum StatsCounters {
 
     static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
 
-    /// The kind a row is counted under: its own, or for a batch, its members'.
+    /// The kind a row is counted under: its own, or for a batch, its members' (`action`).
+    static func countedKind(_ kind: Kind, action: String?) -> Kind {
+        kind == .batch ? action.flatMap(Kind.init(rawValue:)) ?? .steppedWithHeart : kind
+    }
+
+    /// The time of the first mark of row `n`'s recipient that covers it (any mark; only read
+    /// marks for `read`).
+    static func firstMarkSQL(read: Bool) -> String {
+        "(SELECT min(m.at) FROM marks AS m WHERE m.user = n.recipient\(read ? " AND m.kind = 'read'" : "") AND m.through_ord >= n.ord)"
+    }
+
+    /// Outbox entry `o`'s last attempt: its reason, and when its answer came (start + latency).
+    static let lastReasonSQL = "(SELECT a.reason FROM delivery_attempts AS a WHERE a.entry = o.id ORDER BY a.at DESC LIMIT 1)"
+    static let lastAnswerSQL = """
+        (SELECT a.at + coalesce(a.latency_ms, 0) FROM delivery_attempts AS a WHERE a.entry = o.id ORDER BY a.at DESC LIMIT 1)
+        """
+
+    /// The kind a row is counted under, in SQL over row `n`.
     static func kindSQL(_ n: String) -> String { "CASE WHEN \(n).kind = 'batch' THEN \(n).action ELSE \(n).kind END" }
 
     /// The category of the kind `kind` (an SQL expression naming a kind, not `batch`).
@@ -218,8 +235,7 @@ extension Store {
         let kind = StatsCounters.kindSQL("n")
         let category = StatsCounters.categorySQL(kind)
         let hour = "n.created_at / \(StatsCounters.hour)"
-        let earliestMark = "(SELECT min(m.at) FROM marks AS m WHERE m.user = n.recipient AND m.through_ord >= n.ord)"
-        let earliestRead = "(SELECT min(m.at) FROM marks AS m WHERE m.user = n.recipient AND m.kind = 'read' AND m.through_ord >= n.ord)"
+        let earliestMark = StatsCounters.firstMarkSQL(read: false), earliestRead = StatsCounters.firstMarkSQL(read: true)
         func earliest(_ a: String, _ b: String) -> String {
             "CASE WHEN \(a) IS NULL THEN \(b) WHEN \(b) IS NULL THEN \(a) WHEN \(a) < \(b) THEN \(a) ELSE \(b) END"
         }
@@ -286,9 +302,7 @@ extension Store {
             // last attempt's start and latency).
             let entries = """
                 SELECT n.created_at / \(StatsCounters.hour) AS hour, o.state, o.attempts,
-                       (SELECT a.reason FROM delivery_attempts AS a WHERE a.entry = o.id ORDER BY a.at DESC LIMIT 1) AS reason,
-                       (SELECT a.at + coalesce(a.latency_ms, 0) FROM delivery_attempts AS a WHERE a.entry = o.id
-                        ORDER BY a.at DESC LIMIT 1) - n.created_at AS d
+                       \(StatsCounters.lastReasonSQL) AS reason, \(StatsCounters.lastAnswerSQL) - n.created_at AS d
                 FROM outbox AS o JOIN notifications AS n ON n.id = o.row
                 """
             try db.run("""

@@ -22,9 +22,6 @@ public struct StatsReport {
         self.style = style
     }
 
-    /// Plain lines with no escape sequences (the inbox screen draws them itself).
-    public var plainLines: [String] { StatsReport(budget, width: width, unicode: unicode, style: .plain).lines }
-
     public var lines: [String] {
         var out: [String] = []
         let b = budget

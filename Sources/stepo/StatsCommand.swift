@@ -56,7 +56,9 @@ let statsCommand = Command(
         throw UsageError(description: "a span of at most \(StatsSpan.longestDays) days: give --until too, or a later --since")
     }
     // --from-rows (for benchmarks): every row of the span read one by one instead of the counters.
-    let budget = try store.trustBudget(since: start, until: end, fromRows: arguments.has("from-rows"))
+    let fromRows = arguments.has("from-rows")
+    if !fromRows { try store.catchUpStamps() }
+    let budget = try store.trustBudget(since: start, until: end, fromRows: fromRows)
     if arguments.has("json") {
         Output.line(budget.json.pretty)
         return 0
