@@ -97,9 +97,10 @@ struct Fanout {
                 """).bind(named: baseValues(delivery)).run()
             var values = baseValues(delivery)
             values[":hour"] = StatsCounters.hour(of: delivery.event.at)
+            values[":slot"] = delivery.store.slot
             try db.cached("""
-                INSERT INTO stats_withheld(hour, kind, reason, n)
-                SELECT :hour, :kind, r, count(*) FROM (
+                INSERT INTO stats_withheld(hour, kind, reason, slot, n)
+                SELECT :hour, :kind, r, :slot, count(*) FROM (
                     SELECT coalesce(\(reasonExpression), '\(reason.rawValue)') AS r
                     FROM (\(candidates)) AS c JOIN users AS u ON u.id = c.u) AS w
                 WHERE true GROUP BY r
@@ -168,20 +169,21 @@ struct Fanout {
             INSERT INTO suppressions(event, recipient, kind, reason)
             SELECT :event, d.u, :kind, d.reason FROM fanout AS d WHERE d.reason IS NOT NULL
             """).bind(named: values).run()
-        try countFanout(db, values, at: delivery.event.at)
+        try countFanout(db, values, at: delivery.event.at, slot: delivery.store.slot)
         try db.execute("DELETE FROM fanout")
     }
 
     /// The trust budget's counters for the whole fan-out, from its decisions: a few grouped
     /// writes, and a note that its people's load entries are still to count.
-    private func countFanout(_ db: Connection, _ values: [String: SQLBindable], at: Int64) throws {
+    private func countFanout(_ db: Connection, _ values: [String: SQLBindable], at: Int64, slot: Int) throws {
         var values = values
         values[":hour"] = StatsCounters.hour(of: at)
         values[":day"] = StatsCounters.hour(of: at) / 24
         values[":category"] = notification.kind.category.rawValue
+        values[":slot"] = slot
         try db.cached("""
-            INSERT INTO stats_rows(hour, kind, category, push, n)
-            SELECT :hour, :kind, :category, push, count(*) FROM fanout WHERE reason IS NULL GROUP BY push
+            INSERT INTO stats_rows(hour, kind, category, push, slot, n)
+            SELECT :hour, :kind, :category, push, :slot, count(*) FROM fanout WHERE reason IS NULL GROUP BY push
             \(StatsCounters.upsertRows)
             """).bind(named: values).run()
         // Each person's load entry is counted later, from the rows (see `catchUpStamps`): here,
@@ -189,8 +191,8 @@ struct Fanout {
         try db.cached("INSERT INTO stats_pending(event, hour) VALUES (:event, :hour) ON CONFLICT (event) DO NOTHING")
             .bind(named: values).run()
         try db.cached("""
-            INSERT INTO stats_withheld(hour, kind, reason, n)
-            SELECT :hour, :kind, reason, count(*) FROM fanout WHERE reason IS NOT NULL GROUP BY reason
+            INSERT INTO stats_withheld(hour, kind, reason, slot, n)
+            SELECT :hour, :kind, reason, :slot, count(*) FROM fanout WHERE reason IS NOT NULL GROUP BY reason
             \(StatsCounters.upsertWithheld)
             """).bind(named: values).run()
     }

@@ -33,7 +33,8 @@ enum PostgresSchema {
           );
           CREATE INDEX preference_changes_by_time ON preference_changes(at);
           """),
-         ("0010-stats-counters", Schema.statsCounters(user: "\"user\"", rowid: ""))]
+         ("0010-stats-counters", Schema.statsCounters(user: "\"user\"", rowid: "")),
+         ("0011-stats-slots", Schema.statsSlots(rowid: ""))]
     }
 
     /// Applies the migrations the database lacks, each in its own transaction. Several servers

@@ -441,6 +441,7 @@ enum Schema {
         CREATE INDEX preference_changes_by_time ON preference_changes(at);
         """)
         m.register("0010-stats-counters", Schema.statsCounters(user: "user", rowid: " WITHOUT ROWID"))
+        m.register("0011-stats-slots", Schema.statsSlots(rowid: " WITHOUT ROWID"))
         return m
     }
 
@@ -474,5 +475,29 @@ enum Schema {
         -- The rows of a span's first and last partial hours are found through their events.
         CREATE INDEX events_by_time ON events(at);
         """
+    }
+
+    /// The shared counters gain a `slot`: each writer adds to its own entry (on PostgreSQL a
+    /// slot per connection, see `Store.slot`), so writers side by side never wait on one
+    /// counter row held until the other commits; readers sum the slots. What was counted
+    /// moves to slot 0.
+    static func statsSlots(rowid: String) -> String {
+        let tables: [(name: String, key: String, columns: String)] = [
+            ("stats_rows", "hour BIGINT NOT NULL, kind TEXT NOT NULL, category TEXT NOT NULL, push TEXT NOT NULL",
+             "hour, kind, category, push"),
+            ("stats_withheld", "hour BIGINT NOT NULL, kind TEXT NOT NULL, reason TEXT NOT NULL", "hour, kind, reason"),
+            ("stats_stamps", "hour BIGINT NOT NULL, kind TEXT NOT NULL, category TEXT NOT NULL, stamp TEXT NOT NULL, bucket INTEGER NOT NULL",
+             "hour, kind, category, stamp, bucket"),
+            ("stats_delivery", "hour BIGINT NOT NULL, outcome TEXT NOT NULL, reason TEXT NOT NULL", "hour, outcome, reason"),
+        ]
+        return tables.map { t in
+            """
+            CREATE TABLE \(t.name)_slotted (\(t.key), slot INTEGER NOT NULL DEFAULT 0, n BIGINT NOT NULL,
+                PRIMARY KEY (\(t.columns), slot))\(rowid);
+            INSERT INTO \(t.name)_slotted(\(t.columns), slot, n) SELECT \(t.columns), 0, n FROM \(t.name);
+            DROP TABLE \(t.name);
+            ALTER TABLE \(t.name)_slotted RENAME TO \(t.name);
+            """
+        }.joined(separator: "\n")
     }
 }

@@ -129,9 +129,9 @@ extension Store {
     /// its values): one statement that reads nothing back.
     func countEntries(hour: Int64, outcome: String = "entries", _ from: String, _ values: [SQLBindable]) throws {
         try db.cached("""
-            INSERT INTO stats_delivery(hour, outcome, reason, n) SELECT ?, ?, '', count(*) \(from) HAVING count(*) > 0
+            INSERT INTO stats_delivery(hour, outcome, reason, slot, n) SELECT ?, ?, '', ?, count(*) \(from) HAVING count(*) > 0
             \(StatsCounters.upsertDelivery)
-            """).bind([hour, outcome] + values).run()
+            """).bind([hour, outcome, slot] + values).run()
     }
 
     /// The entries of a fan-out's sent rows, written set-based after its rows: nothing at all

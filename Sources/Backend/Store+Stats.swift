@@ -58,7 +58,7 @@ extension Store {
     /// The counters of whole hours.
     private func tallyCounters(_ t: inout Tally, hours: ClosedRange<Int64>) throws {
         let h = StatsCounters.hour
-        try db.cached("SELECT hour, kind, push, n FROM stats_rows WHERE hour >= ? AND hour <= ? AND n <> 0")
+        try db.cached("SELECT hour, kind, push, sum(n) FROM stats_rows WHERE hour >= ? AND hour <= ? GROUP BY hour, kind, push HAVING sum(n) <> 0")
             .bind([hours.lowerBound, hours.upperBound]).forEach { r in
                 guard let kind = Kind(rawValue: r.string(1)), let push = PushStatus(r.string(2)) else { return }
                 t.rows(kind: kind, push: push, at: r.int64(0) * h, count: r.int(3))

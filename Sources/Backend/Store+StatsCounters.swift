@@ -5,6 +5,9 @@ import Storage
 /// transaction as the change they count — so `stepo stats` over a span reads a few hundred
 /// counter rows per day of it, however many notification rows the store holds.
 ///
+/// Four of them are shared by every writer and split into slots, one per connection (see
+/// `Schema.statsSlots`): readers sum the slots.
+///
 /// - `stats_rows(hour, kind, category, push, n)`: rows made, by the UTC hour of their event
 ///   time, their kind (a batch row counts under its members' kind), category and push state.
 /// - `stats_withheld(hour, kind, reason, n)`: candidates given no row, by reason.
@@ -51,7 +54,7 @@ enum StatsCounters {
     }
 
     static let upsertRows = """
-        ON CONFLICT (hour, kind, category, push) DO UPDATE SET n = stats_rows.n + excluded.n
+        ON CONFLICT (hour, kind, category, push, slot) DO UPDATE SET n = stats_rows.n + excluded.n
         """
     static let upsertLoad = """
         ON CONFLICT (hour, user, category) DO UPDATE SET sent = push_load.sent + excluded.sent, held = push_load.held + excluded.held
@@ -59,9 +62,9 @@ enum StatsCounters {
     static let upsertDaily = """
         ON CONFLICT (day, user, category) DO UPDATE SET sent = push_daily.sent + excluded.sent, held = push_daily.held + excluded.held
         """
-    static let upsertDelivery = "ON CONFLICT (hour, outcome, reason) DO UPDATE SET n = stats_delivery.n + excluded.n"
-    static let upsertWithheld = "ON CONFLICT (hour, kind, reason) DO UPDATE SET n = stats_withheld.n + excluded.n"
-    static let upsertStamps = "ON CONFLICT (hour, kind, category, stamp, bucket) DO UPDATE SET n = stats_stamps.n + excluded.n"
+    static let upsertDelivery = "ON CONFLICT (hour, outcome, reason, slot) DO UPDATE SET n = stats_delivery.n + excluded.n"
+    static let upsertWithheld = "ON CONFLICT (hour, kind, reason, slot) DO UPDATE SET n = stats_withheld.n + excluded.n"
+    static let upsertStamps = "ON CONFLICT (hour, kind, category, stamp, bucket, slot) DO UPDATE SET n = stats_stamps.n + excluded.n"
 
     /// Whether a push state weighs on a person's load: sent, or held by the ceiling.
     static func loads(_ push: PushStatus) -> (sent: Int, held: Int)? {
@@ -100,8 +103,8 @@ extension Store {
     func countRow(kind: Kind, push: PushStatus, recipient: Int, at: Int64, delta: Int = 1) throws {
         let hour = StatsCounters.hour(of: at)
         let category = kind.category.rawValue
-        try db.cached("INSERT INTO stats_rows(hour, kind, category, push, n) VALUES (?, ?, ?, ?, ?) \(StatsCounters.upsertRows)")
-            .bind([hour, kind.rawValue, category, push.description, delta]).run()
+        try db.cached("INSERT INTO stats_rows(hour, kind, category, push, slot, n) VALUES (?, ?, ?, ?, ?, ?) \(StatsCounters.upsertRows)")
+            .bind([hour, kind.rawValue, category, push.description, slot, delta]).run()
         if let load = StatsCounters.loads(push) {
             try db.cached("INSERT INTO push_load(hour, user, category, sent, held) VALUES (?, ?, ?, ?, ?) \(StatsCounters.upsertLoad)")
                 .bind([hour, recipient, category, load.sent * delta, load.held * delta]).run()
@@ -111,8 +114,8 @@ extension Store {
     }
 
     func countWithheld(kind: Kind, reason: Reason, at: Int64) throws {
-        try db.cached("INSERT INTO stats_withheld(hour, kind, reason, n) VALUES (?, ?, ?, 1) \(StatsCounters.upsertWithheld)")
-            .bind([StatsCounters.hour(of: at), kind.rawValue, reason.rawValue]).run()
+        try db.cached("INSERT INTO stats_withheld(hour, kind, reason, slot, n) VALUES (?, ?, ?, ?, 1) \(StatsCounters.upsertWithheld)")
+            .bind([StatsCounters.hour(of: at), kind.rawValue, reason.rawValue, slot]).run()
     }
 
     /// Counts the rows of `user` with ord in (`after`, `through`] not yet stamped `column`
@@ -120,13 +123,13 @@ extension Store {
     func countStamps(_ stamp: String, column: String, user: Int, after: Int, through: Int, at: Int64) throws {
         guard through > after else { return }
         try db.cached("""
-            INSERT INTO stats_stamps(hour, kind, category, stamp, bucket, n)
-            SELECT hour, kind, \(StatsCounters.categorySQL("kind")), ?, \(StampBuckets.sql("d")), count(*) FROM (
+            INSERT INTO stats_stamps(hour, kind, category, stamp, bucket, slot, n)
+            SELECT hour, kind, \(StatsCounters.categorySQL("kind")), ?, \(StampBuckets.sql("d")), ?, count(*) FROM (
                 SELECT n.created_at / \(StatsCounters.hour) AS hour, \(StatsCounters.kindSQL("n")) AS kind, ? - n.created_at AS d
                 FROM notifications AS n WHERE n.recipient = ? AND n.ord > ? AND n.ord <= ? AND n.\(column) IS NULL) AS r
             WHERE true GROUP BY hour, kind, \(StampBuckets.sql("d"))
             \(StatsCounters.upsertStamps)
-            """).bind([stamp, at, user, after, through]).run()
+            """).bind([stamp, slot, at, user, after, through]).run()
     }
 
     /// Counts the rows the marks made since the last count passed over (`stats_reach` says how
@@ -210,21 +213,21 @@ extension Store {
             counts.append(("answered", String(StampBuckets.bucket(max(0, attempt.at + Int64(attempt.latencyMs ?? 0) - rowAt)))))
         }
         for (outcome, reason) in counts {
-            try db.cached("INSERT INTO stats_delivery(hour, outcome, reason, n) VALUES (?, ?, ?, 1) \(StatsCounters.upsertDelivery)")
-                .bind([StatsCounters.hour(of: rowAt), outcome, reason]).run()
+            try db.cached("INSERT INTO stats_delivery(hour, outcome, reason, slot, n) VALUES (?, ?, ?, ?, 1) \(StatsCounters.upsertDelivery)")
+                .bind([StatsCounters.hour(of: rowAt), outcome, reason, slot]).run()
         }
     }
 
     /// Counts one row stamped `stamp` at `at` by its own stamp.
     func countStamp(_ stamp: String, row: Int, user: Int, at: Int64) throws {
         try db.cached("""
-            INSERT INTO stats_stamps(hour, kind, category, stamp, bucket, n)
-            SELECT hour, kind, \(StatsCounters.categorySQL("kind")), ?, \(StampBuckets.sql("d")), 1 FROM (
+            INSERT INTO stats_stamps(hour, kind, category, stamp, bucket, slot, n)
+            SELECT hour, kind, \(StatsCounters.categorySQL("kind")), ?, \(StampBuckets.sql("d")), ?, 1 FROM (
                 SELECT n.created_at / \(StatsCounters.hour) AS hour, \(StatsCounters.kindSQL("n")) AS kind, ? - n.created_at AS d
                 FROM notifications AS n WHERE n.id = ? AND n.recipient = ?) AS r
             WHERE true
             \(StatsCounters.upsertStamps)
-            """).bind([stamp, at, row, user]).run()
+            """).bind([stamp, slot, at, row, user]).run()
     }
 
     // MARK: The full recount

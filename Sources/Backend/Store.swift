@@ -18,6 +18,10 @@ public final class Store {
     var knownHorizon = 0
     /// This store's identity, made with it (see `identity`).
     public let identity: String
+    /// The counter slot this connection adds to (see `Schema.statsSlots`): one of 32 by the
+    /// server process on PostgreSQL, so writers side by side seldom share a counter row; 0 on
+    /// SQLite, whose writers take turns anyway.
+    let slot: Int
 
     /// Opens (creating and migrating when needed) the store at `path`.
     ///
@@ -30,6 +34,7 @@ public final class Store {
         let applied = try Schema.migrator.migrate(database)
         db = Connection(database)
         identity = try db.first("SELECT value FROM settings WHERE key = 'identity'") { $0.string(0) } ?? ""
+        slot = 0
         if applied.contains(Store.countersMigration) { try countExistingRows() }
     }
 
@@ -39,6 +44,7 @@ public final class Store {
         db = try Connection(postgres: url)
         let applied = try PostgresSchema.migrate(db)
         identity = try db.first("SELECT value FROM settings WHERE key = 'identity'") { $0.string(0) } ?? ""
+        slot = try db.scalar("SELECT pg_backend_pid() % 32") ?? 0
         if applied.contains(Store.countersMigration) { try countExistingRows() }
     }
 
