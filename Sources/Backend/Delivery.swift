@@ -172,7 +172,9 @@ final class Delivery {
         }
         noteRows(row...row)
         if stored != current.push {
-            // The row's one sound, late: it leaves the count of what it was withheld by.
+            // The row's one sound, late: counted on its own day, and it leaves the count of
+            // what it was withheld by.
+            try store.countPush(recipient: recipientKey, at: current.createdAt)
             try store.countRow(kind: n.kind, push: current.push, recipient: recipientKey, at: current.createdAt, delta: -1)
             try store.countRow(kind: n.kind, push: stored, recipient: recipientKey, at: current.createdAt)
         }
@@ -203,9 +205,14 @@ final class Delivery {
         """
 
     /// On PostgreSQL the recipient's counter moves and the row is written in one statement
-    /// (one round trip): the row's `ord` is the counter's new value.
-    private static let insertTakingOrdSQL = """
-        WITH o AS (UPDATE inboxes SET total = total + 1 WHERE user = ?2 RETURNING total)
+    /// (one round trip): the row's `ord` is the counter's new value; a sent push is counted
+    /// by its day in the same update (`PushDays`, the day as ?20).
+    private static let insertTakingOrdSQL = insertTakingOrd(counting: "")
+    private static let insertSentTakingOrdSQL = insertTakingOrd(counting: ", " + PushDays.count(day: "?20"))
+
+    private static func insertTakingOrd(counting: String) -> String {
+        """
+        WITH o AS (UPDATE inboxes SET total = total + 1\(counting) WHERE user = ?2 RETURNING total)
         INSERT INTO notifications(event, recipient, ord, kind, actor, title, body, push_body, push_image, face, image,
                                   step, comment, journey, tier, tap, thread, push, created_at, version)
         SELECT ?1, ?2, o.total, ?3, CAST(?4 AS BIGINT), ?5, ?6, ?7, ?8, ?9, ?10, CAST(?11 AS BIGINT), CAST(?12 AS BIGINT),
@@ -213,18 +220,22 @@ final class Delivery {
         FROM o
         RETURNING id
         """
+    }
 
     private func insertRow(_ n: Notification, recipient: Int, actor: Int?, refs: RowRefs, push: PushStatus,
                            version: Int) throws -> Int {
         if store.db.engine == .postgresql {
-            let values: [SQLBindable] = [key, recipient, n.kind.rawValue, actor, n.title, n.body,
+            var values: [SQLBindable] = [key, recipient, n.kind.rawValue, actor, n.title, n.body,
                 n.pushBody == n.body ? nil : n.pushBody, n.pushImage,
                 n.media.face, n.media.image, refs.step, refs.comment, refs.journey, refs.tier, n.tap.jsonText, n.thread,
                 push.description, event.at, version]
-            if let id = try store.db.first(Delivery.insertTakingOrdSQL, values, { $0.int(0) }) { return id }
+            if push == .sent { values.append(PushDays.day(of: event.at)) }
+            if let id = try store.db.first(push == .sent ? Delivery.insertSentTakingOrdSQL : Delivery.insertTakingOrdSQL, values,
+                                           { $0.int(0) }) { return id }
             // No counter yet (a user made before inboxes were kept): `takeOrd` makes it, below.
         }
         let ord = try store.takeOrd(for: recipient)
+        if push == .sent { try store.countPush(recipient: recipient, at: event.at) }
         let values: [SQLBindable] = [key, recipient, ord, n.kind.rawValue, actor, n.title, n.body,
             n.pushBody == n.body ? nil : n.pushBody, n.pushImage,
             n.media.face, n.media.image, refs.step, refs.comment, refs.journey, refs.tier, n.tap.jsonText, n.thread,

@@ -158,8 +158,11 @@ struct Fanout {
             (inserted, first, last) = try db.cached("WITH made AS (\(insert) RETURNING id) SELECT count(*), min(id), max(id) FROM made")
                 .bind(named: values).first { ($0.int(0), $0.int(1), $0.int(2)) } ?? (0, 0, 0)
         }
+        // Every recipient's count moves by one, and a sent push is counted by its day (`PushDays`).
+        values[":pushDay"] = PushDays.day(of: delivery.event.at)
         try db.cached("""
-            UPDATE inboxes SET total = total + 1 WHERE user IN (SELECT u FROM fanout WHERE reason IS NULL)
+            UPDATE inboxes SET total = total + 1, \(PushDays.count(day: ":pushDay", when: "d.push = 'sent'"))
+            FROM fanout AS d WHERE inboxes.user = d.u AND d.reason IS NULL
             """).bind(named: values).run()
         if inserted > 0 {
             delivery.noteRows(first...last, count: inserted)

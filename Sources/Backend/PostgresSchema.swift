@@ -34,7 +34,9 @@ enum PostgresSchema {
           CREATE INDEX preference_changes_by_time ON preference_changes(at);
           """),
          ("0010-stats-counters", Schema.statsCounters(user: "\"user\"", rowid: "")),
-         ("0011-stats-slots", Schema.statsSlots(rowid: ""))]
+         ("0011-stats-slots", Schema.statsSlots(rowid: "")),
+         ("0012-room-for-updates", roomForUpdates),
+         ("0013-pushes-by-day", PushDays.migration(user: "\"user\""))]
     }
 
     /// Applies the migrations the database lacks, each in its own transaction. Several servers
@@ -104,6 +106,21 @@ enum PostgresSchema {
             RETURN last + 1;
         END $$;
         """
+    }
+
+    /// Rows written and then updated soon after — an event's row range and note, a batch row
+    /// as members join, a person's counters, a step's hearts — leave room on their page, so the
+    /// new version stays on the same page and no index is touched (a HOT update). Full pages
+    /// made each `UPDATE events SET first_row …` a new tuple elsewhere and an entry in each of
+    /// the table's indexes: 49 pages read and 0.27 ms a call under load, the second costliest
+    /// statement. Applies to pages written from now on.
+    private static var roomForUpdates: String {
+        let partitioned = ["notifications": 80, "inboxes": 50]
+        let plain = ["events": 70, "steps": 80, "outbox": 70]
+        return (plain.sorted { $0.key < $1.key }.map { "ALTER TABLE \($0.key) SET (fillfactor = \($0.value));" }
+                + partitioned.sorted { $0.key < $1.key }.flatMap { table, fill in
+                    (0..<partitions).map { "ALTER TABLE \(table)_p\($0) SET (fillfactor = \(fill));" }
+                }).joined(separator: "\n")
     }
 
     /// `CREATE TABLE name_pN PARTITION OF name …` for each partition.

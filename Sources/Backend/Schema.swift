@@ -442,6 +442,7 @@ enum Schema {
         """)
         m.register("0010-stats-counters", Schema.statsCounters(user: "user", rowid: " WITHOUT ROWID"))
         m.register("0011-stats-slots", Schema.statsSlots(rowid: " WITHOUT ROWID"))
+        m.register("0013-pushes-by-day", PushDays.migration(user: "user"))
         return m
     }
 

@@ -22,6 +22,10 @@ public final class Store {
     /// server process on PostgreSQL, so writers side by side seldom share a counter row; 0 on
     /// SQLite, whose writers take turns anyway.
     let slot: Int
+    /// For a store on a streaming standby, the primary it follows: the horizon is the
+    /// primary's, and a read here waits for nothing — it is refused (`StandbyBehind`) unless
+    /// the standby has replayed everything the primary had when the read began.
+    let primary: Store?
 
     /// Opens (creating and migrating when needed) the store at `path`.
     ///
@@ -35,6 +39,7 @@ public final class Store {
         db = Connection(database)
         identity = try db.first("SELECT value FROM settings WHERE key = 'identity'") { $0.string(0) } ?? ""
         slot = 0
+        primary = nil
         if applied.contains(Store.countersMigration) { try countExistingRows() }
     }
 
@@ -45,7 +50,28 @@ public final class Store {
         let applied = try PostgresSchema.migrate(db)
         identity = try db.first("SELECT value FROM settings WHERE key = 'identity'") { $0.string(0) } ?? ""
         slot = try db.scalar("SELECT pg_backend_pid() % 32") ?? 0
+        primary = nil
         if applied.contains(Store.countersMigration) { try countExistingRows() }
+    }
+
+    /// Connects to a streaming standby of `primary`'s PostgreSQL server, for reads only (pulls,
+    /// counts, destinations): nothing is migrated there, it must already hold the schema this
+    /// build expects, replayed from the primary.
+    public init(standby url: String, primary: Store) throws {
+        db = try Connection(postgres: url)
+        guard try db.scalar("SELECT CASE WHEN pg_is_in_recovery() THEN 1 ELSE 0 END") == 1 else {
+            throw EventError("\(db.path) is not a standby (it is not in recovery): reads go to a standby of the primary only")
+        }
+        let done = Set(try db.query("SELECT id FROM schema_migrations") { $0.string(0) })
+        guard done == Set(PostgresSchema.migrations.map(\.id)) else {
+            throw EventError("the standby at \(db.path) has not replayed this build's schema yet")
+        }
+        identity = try db.first("SELECT value FROM settings WHERE key = 'identity'") { $0.string(0) } ?? ""
+        guard identity == primary.identity else {
+            throw EventError("the standby at \(db.path) holds another store (\(identity)), not the primary's (\(primary.identity))")
+        }
+        slot = 0
+        self.primary = primary
     }
 
     /// The migration that made the trust budget's counters: a store it was applied to has
@@ -73,6 +99,9 @@ public final class Store {
     public static func isPostgresURL(_ location: String) -> Bool {
         location.hasPrefix("postgresql://") || location.hasPrefix("postgres://")
     }
+
+    /// `location` as it may be shown: a PostgreSQL URL without its password.
+    public static func redacted(_ location: String) -> String { Connection.redacted(location) }
 
     /// The file this store lives in, or the PostgreSQL location (without a password).
     public var path: String { db.path }
@@ -122,10 +151,46 @@ public final class Store {
     /// (one writer, committing in version order) that is every version; on PostgreSQL the
     /// oldest version still in flight, else the next one to be given. Asked before the pull's
     /// snapshot is taken, so that snapshot holds everything below it.
+    ///
+    /// On a standby, the primary's horizon, once this standby has replayed past the moment the
+    /// primary gave it: every version below it committed before that moment, so a snapshot
+    /// taken here after the check holds them all.
     public func horizon() throws -> Int {
         guard db.engine == .postgresql else { return Int.max }
+        if let primary {
+            let (horizon, position) = try primary.horizonAndPosition()
+            try requireReplayed(position)
+            return horizon
+        }
         knownHorizon = try db.scalar("SELECT stepo_horizon(?)", knownHorizon) ?? 0
         return knownHorizon
+    }
+
+    /// The horizon and, read after it, the primary's WAL position: its commits are all
+    /// written below that position. (The subquery is a fence: the horizon is taken first.)
+    func horizonAndPosition() throws -> (Int, String) {
+        let answer = try db.first("""
+            SELECT h, CAST(pg_current_wal_insert_lsn() AS TEXT) FROM (SELECT stepo_horizon(?) AS h OFFSET 0) AS s
+            """, [knownHorizon]) { ($0.int(0), $0.string(1)) }
+        guard let answer else { throw EventError("the primary gave no horizon") }
+        knownHorizon = answer.0
+        return answer
+    }
+
+    /// On a standby: refuses (`StandbyBehind`) unless it has replayed everything the primary
+    /// has written now, so a read here sees whatever a read there would have. Nothing elsewhere.
+    public func requireCaughtUp() throws {
+        guard let primary else { return }
+        guard let position = try primary.db.first("SELECT CAST(pg_current_wal_insert_lsn() AS TEXT)", [], { $0.string(0) }) else {
+            throw EventError("the primary gave no WAL position")
+        }
+        try requireReplayed(position)
+    }
+
+    private func requireReplayed(_ position: String) throws {
+        let replayed = try db.first("SELECT CASE WHEN pg_last_wal_replay_lsn() >= CAST(? AS pg_lsn) THEN 1 ELSE 0 END",
+                                    [position]) { $0.optionalInt(0) }
+        guard replayed == 1 else { throw StandbyBehind(position: position) }
     }
 
     /// The newest version handed out.
@@ -266,12 +331,21 @@ public final class Store {
     /// may be pushing to the same person at this moment: their inbox row, locked until this
     /// transaction ends, serialises that recipient only, and the count that follows sees
     /// whatever the writer before committed.
+    ///
+    /// The inbox row's push counters settle most cases at once (see `PushDays`): the three
+    /// days around `at` holding fewer sent pushes than the ceiling, no span is full. The row is
+    /// read as it stands once locked, so it counts what the writer before committed.
     func ceilingReachedLocking(_ recipient: Int, at: Int64) throws -> Bool {
-        if db.engine == .postgresql {
-            try db.cached("SELECT total FROM inboxes WHERE user = ? FOR UPDATE").bind([recipient]).run()
-        }
+        if let span = ceilingSpans[recipient], span.from <= at, at < span.until { return true }
+        let bound = try db.cached(db.engine == .postgresql ? Store.pushDaysLockingSQL : Store.pushDaysSQL).bind([recipient]).first {
+            PushDays.bound(at: at, newest: $0.int64(0), counts: [$0.int(1), $0.int(2), $0.int(3)])
+        } ?? nil
+        if let bound, bound < QuietRules.dailyCeiling { return false }
         return try ceilingReached(recipient, at: at)
     }
+
+    private static let pushDaysSQL = "SELECT push_day, pushes_0, pushes_1, pushes_2 FROM inboxes WHERE user = ?"
+    private static let pushDaysLockingSQL = pushDaysSQL + " FOR UPDATE"
 
     /// The batch of (recipient, step, action) still open at `at` (opened less than 30 minutes
     /// before), with everything a join needs of its row: one read.
@@ -421,4 +495,11 @@ final class InteractionCache {
         steps.removeAll(keepingCapacity: true)
         users.removeAll(keepingCapacity: true)
     }
+}
+
+/// A standby has not yet replayed what its primary had written when a read began: the read
+/// goes to the primary instead.
+public struct StandbyBehind: Error, CustomStringConvertible {
+    public let position: String
+    public var description: String { "the standby has not replayed the primary's WAL up to \(position) yet" }
 }

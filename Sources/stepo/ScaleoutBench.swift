@@ -83,11 +83,12 @@ struct ScaleoutBench {
             let db = try PGConnection(url)
             try db.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
             let top = try db.execute("""
-                SELECT round(total_exec_time::numeric, 0), calls, round(mean_exec_time::numeric, 3), left(regexp_replace(query, '\\s+', ' ', 'g'), 150)
+                SELECT round(total_exec_time::numeric, 0), calls, round(mean_exec_time::numeric, 3),
+                       round(shared_blks_hit::numeric / greatest(calls, 1), 1), left(regexp_replace(query, '\\s+', ' ', 'g'), 150)
                 FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 30
                 """)
             for row in 0..<top.rowCount {
-                print("  pg \(top.string(row, 0) ?? "") ms, \(top.string(row, 1) ?? "") calls, \(top.string(row, 2) ?? "") ms each: \(top.string(row, 3) ?? "")")
+                print("  pg \(top.string(row, 0) ?? "") ms, \(top.string(row, 1) ?? "") calls, \(top.string(row, 2) ?? "") ms and \(top.string(row, 3) ?? "") pages each: \(top.string(row, 4) ?? "")")
             }
         }
     }

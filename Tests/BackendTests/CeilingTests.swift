@@ -24,6 +24,32 @@ struct CeilingTests {
         return most
     }
 
+    /// Every person's push counters (`PushDays`) against their sent rows: no sent row lies past
+    /// the newest day counted, and each of the three days counted holds at most (`exact`:
+    /// exactly) as many sent rows as its count. Returns how many people have any counted.
+    @discardableResult
+    static func countersHold(_ store: Store, exact: Bool, sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
+        let inboxes = try store.db.query("SELECT user, push_day, pushes_0, pushes_1, pushes_2 FROM inboxes") {
+            (user: $0.int(0), newest: $0.int64(1), counts: [$0.int(2), $0.int(3), $0.int(4)])
+        }
+        var counted = 0
+        for inbox in inboxes {
+            let days = try store.db.query("SELECT created_at FROM notifications WHERE recipient = ? AND push = 'sent'", [inbox.user]) {
+                PushDays.day(of: $0.int64(0))
+            }
+            #expect(days.allSatisfy { $0 <= inbox.newest }, "person \(inbox.user): a sent row after day \(inbox.newest)",
+                    sourceLocation: sourceLocation)
+            for back in 0..<3 {
+                let rows = days.filter { $0 == inbox.newest - Int64(back) }.count
+                #expect(exact ? inbox.counts[back] == rows : inbox.counts[back] >= rows,
+                        "person \(inbox.user), day \(inbox.newest - Int64(back)): counted \(inbox.counts[back]), \(rows) sent rows",
+                        sourceLocation: sourceLocation)
+            }
+            if inbox.counts.contains(where: { $0 > 0 }) { counted += 1 }
+        }
+        return counted
+    }
+
     static func sent(_ store: Store, _ recipient: String) throws -> Int {
         guard let user = try store.user(recipient) else { return 0 }
         return try store.db.scalar("SELECT count(*) FROM notifications WHERE recipient = ? AND push = 'sent'", user.key) ?? 0
@@ -42,6 +68,7 @@ struct CeilingTests {
         }
         #expect(try Self.sent(w.store, "r") == 100)
         #expect(try Self.fullestDay(w.store, "r") == 100)
+        #expect(try Self.countersHold(w.store, exact: true) == 1)
         // A day after the 10:00 pushes began, room comes back: once the first of them is out of every span.
         let later = try w.follow("f0", "r", at: ten + Timestamp.day + 100 * 1000)
         _ = later
@@ -85,6 +112,9 @@ struct CeilingTests {
         }
         #expect(try Self.fullestDay(w.store, "r") <= QuietRules.dailyCeiling)
         #expect(try Self.sent(w.store, "r") > QuietRules.dailyCeiling)  // the stream did press against it
+        // The counters that settle most ceiling questions without reading rows count every
+        // sent push, late ones and fan-outs' included, on the day it belongs to.
+        #expect(try Self.countersHold(w.store, exact: true) > 5)
     }
 
     @Test("eight writers at once, each with its own connection, send one person at most 100 pushes")
@@ -117,6 +147,26 @@ struct CeilingTests {
         #expect(failures.all.isEmpty, "\(failures.all)")
         #expect(try Self.sent(w.store, "r") == QuietRules.dailyCeiling)
         #expect(try w.activity("r").count == 200)
+        #expect(try Self.countersHold(w.store, exact: true) == 1)
+    }
+}
+
+@Suite("Push counters by day")
+struct PushDaysTests {
+    static let day = PushDays.day
+
+    @Test("the bound sums the three days around a moment, and says nothing past the days it keeps")
+    func bound() {
+        let newest: Int64 = 20_000
+        let counts = [40, 30, 20]  // days 20000, 19999, 19998
+        let noon = { (d: Int64) in d * Self.day + Self.day / 2 }
+        #expect(PushDays.bound(at: noon(20_000), newest: newest, counts: counts) == 70)  // 19999 + 20000
+        #expect(PushDays.bound(at: noon(19_999), newest: newest, counts: counts) == 90)  // all three
+        #expect(PushDays.bound(at: noon(20_001), newest: newest, counts: counts) == 40)  // 20000; 20001–2 hold none
+        #expect(PushDays.bound(at: noon(20_005), newest: newest, counts: counts) == 0)
+        #expect(PushDays.bound(at: noon(19_998), newest: newest, counts: counts) == nil)  // 19997 is not kept
+        #expect(PushDays.bound(at: 20_000 * Self.day, newest: newest, counts: counts) == 70)  // the day's first moment
+        #expect(PushDays.bound(at: 20_001 * Self.day - 1, newest: newest, counts: counts) == 70)  // its last
     }
 }
 

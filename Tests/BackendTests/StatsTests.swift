@@ -275,6 +275,7 @@ struct StatsCounterTests {
         try w.interact("heart", "dee", "s1", at: at("2026-11-01T01:25:00Z"))
         let row = try #require(try w.activity("ann").first)
         #expect(row.kind == .batch && row.push == .sent)
+        #expect(try CeilingTests.countersHold(w.store, exact: true) == 1)  // the late sound counts toward Ann's ceiling
         let b = try w.store.trustBudget(since: at("2026-11-01T00:00:00Z"), until: at("2026-11-01T23:59:59Z"))
         #expect(b.kinds[.steppedWithHeart]?.rows == 1 && b.kinds[.steppedWithHeart]?.sent == 1)
         #expect(b.kinds[.steppedWithHeart]?.suppressed == [:] && b.categories[.stepWith]?.recipients == 1)
