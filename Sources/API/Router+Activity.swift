@@ -23,7 +23,7 @@ extension Router {
             response.longPoll = LongPoll(userKey: user.key, after: after, deadline: deadline)
             return response
         }
-        let page = try store.activityPage(for: user, after: after, afterRow: afterRow, limit: limit)
+        let page = try reading(caughtUp: true) { try $0.activityPage(for: user, after: after, afterRow: afterRow, limit: limit) }
         if page.isEmpty, parking {
             var response = HTTPResponse.ok(.null)
             response.longPoll = LongPoll(userKey: user.key, after: after, deadline: deadline)

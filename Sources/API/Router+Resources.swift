@@ -14,8 +14,8 @@ extension Router {
     }
 
     /// A step the viewer may open: 404 when unknown, 410 when deleted or no longer visible.
-    private func visibleStep(_ request: HTTPRequest, _ id: String) throws -> (StepRecord, Visibility) {
-        let visibility = Visibility(store: store, viewer: try user(request))
+    private func visibleStep(_ store: Store, _ viewer: UserRecord, _ id: String) throws -> (StepRecord, Visibility) {
+        let visibility = Visibility(store: store, viewer: viewer)
         guard let step = try store.step(id), step.publishedAt != nil || step.ownerKey == visibility.viewer.key else {
             throw APIError.notFound("no step \(id)")
         }
@@ -23,36 +23,50 @@ extension Router {
         return (step, visibility)
     }
 
+    // The destinations are reads: a standby answers them when there is one (see `reading`).
+
     func step(_ request: HTTPRequest, _ id: String) throws -> HTTPResponse {
-        let (step, visibility) = try visibleStep(request, id)
-        return .ok(StepDetail(step: try store.stepEntity(step, countedBy: visibility),
-                              comments: try store.comments(ofStep: step, visibility: visibility)).json)
+        let viewer = try user(request)
+        return try reading { store in
+            let (step, visibility) = try visibleStep(store, viewer, id)
+            return .ok(StepDetail(step: try store.stepEntity(step, countedBy: visibility),
+                                  comments: try store.comments(ofStep: step, visibility: visibility)).json)
+        }
     }
 
     func interactions(_ request: HTTPRequest, _ id: String) throws -> HTTPResponse {
-        let (step, visibility) = try visibleStep(request, id)
-        let items = try store.interactions(onStep: step, visibility: visibility).map { item in
-            InteractionList.Item(kind: item.interaction == .share ? .share : .heart, user: item.user, name: item.name, at: item.at)
+        let viewer = try user(request)
+        return try reading { store in
+            let (step, visibility) = try visibleStep(store, viewer, id)
+            let items = try store.interactions(onStep: step, visibility: visibility).map { item in
+                InteractionList.Item(kind: item.interaction == .share ? .share : .heart, user: item.user, name: item.name, at: item.at)
+            }
+            let counted = try store.stepEntity(step, countedBy: visibility)
+            return .ok(InteractionList(step: step.id, hearts: counted.hearts, shares: counted.shares, items: items).json)
         }
-        let counted = try store.stepEntity(step, countedBy: visibility)
-        return .ok(InteractionList(step: step.id, hearts: counted.hearts, shares: counted.shares, items: items).json)
     }
 
     func profile(_ request: HTTPRequest, _ id: String) throws -> HTTPResponse {
-        let visibility = Visibility(store: store, viewer: try user(request))
-        guard let person = try store.user(id) else { throw APIError.notFound("no user \(id)") }
-        guard try visibility.canSee(person: person) else { throw APIError.gone(fallbackTo: nil) }
-        return .ok(ProfileDetail(user: try store.person(person, seenBy: visibility.viewer)).json)
+        let viewer = try user(request)
+        return try reading { store in
+            let visibility = Visibility(store: store, viewer: viewer)
+            guard let person = try store.user(id) else { throw APIError.notFound("no user \(id)") }
+            guard try visibility.canSee(person: person) else { throw APIError.gone(fallbackTo: nil) }
+            return .ok(ProfileDetail(user: try store.person(person, seenBy: visibility.viewer)).json)
+        }
     }
 
     func journey(_ request: HTTPRequest, _ id: String) throws -> HTTPResponse {
-        let visibility = Visibility(store: store, viewer: try user(request))
+        let viewer = try user(request)
         let panel = request.query["panel"] ?? "people"
         guard panel == "people" || panel == "none" else { throw APIError.invalid("panel must be people or none") }
-        guard let journey = try store.journey(id) else { throw APIError.notFound("no journey \(id)") }
-        guard try visibility.canSee(journey: journey) else { throw try gone(owner: try store.user(key: journey.ownerKey), visibility) }
-        let entity = try store.journeyEntity(journey, people: panel == "people", captions: true, visibility: visibility)
-        return .ok(JourneyDetail(journey: entity).json)
+        return try reading { store in
+            let visibility = Visibility(store: store, viewer: viewer)
+            guard let journey = try store.journey(id) else { throw APIError.notFound("no journey \(id)") }
+            guard try visibility.canSee(journey: journey) else { throw try gone(owner: try store.user(key: journey.ownerKey), visibility) }
+            let entity = try store.journeyEntity(journey, people: panel == "people", captions: true, visibility: visibility)
+            return .ok(JourneyDetail(journey: entity).json)
+        }
     }
 
     /// `GET /v1/rows/{id}/push?platform=apns|fcm`: the push of one of the user's rows, as it

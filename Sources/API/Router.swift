@@ -4,6 +4,25 @@ import Foundation
 import Notifications
 import Wire
 
+/// Counts of where reads went, for `/v1/health`.
+public final class ReadCounts: @unchecked Sendable {
+    public enum Place: String, CaseIterable, Sendable { case standby, standbyBehind, standbyDown }
+    private let lock = NSLock()
+    private var counts: [Place: Int] = [:]
+
+    func count(_ place: Place) {
+        lock.lock()
+        counts[place, default: 0] += 1
+        lock.unlock()
+    }
+
+    public var snapshot: [Place: Int] {
+        lock.lock()
+        defer { lock.unlock() }
+        return counts
+    }
+}
+
 /// The API as a function from request to response. The HTTP server and the in-process
 /// transport call the same router; it owns one store connection, so use one per thread.
 public final class Router {
@@ -27,7 +46,52 @@ public final class Router {
         return try body()
     }
 
-    public init(store: Store) { self.store = store }
+    /// Opens a store on a streaming standby for this router's reads (`--read-database`), or
+    /// nil: every read goes to `store`.
+    private let openReader: ((Store) throws -> Store)?
+    private var reader: Store?
+    /// When to try the standby again after it could not be reached.
+    private var readerRetry = Date.distantPast
+
+    public init(store: Store, reader openReader: ((Store) throws -> Store)? = nil) {
+        self.store = store
+        self.openReader = openReader
+    }
+
+    /// Where reads went, process-wide: to the standby, or to the primary because the standby
+    /// was behind or could not be reached (`/v1/health` reports them).
+    public static let reads = ReadCounts()
+
+    /// Runs a read on the standby when there is one and it has replayed everything the primary
+    /// had written when the read began (`caughtUp`: the body checks that itself, through the
+    /// horizon); else on the primary. A standby that is behind or gone costs a read a second
+    /// round trip, never a stale answer; one that cannot be reached is tried again after a second.
+    func reading<T>(caughtUp: Bool = false, _ body: (Store) throws -> T) throws -> T {
+        guard let openReader else { return try body(store) }
+        if reader == nil, Date() >= readerRetry {
+            reader = try? openReader(store)
+            if reader == nil { readerRetry = Date().addingTimeInterval(1) }
+        }
+        guard let standby = reader else {
+            Router.reads.count(.standbyDown)
+            return try body(store)
+        }
+        do {
+            if !caughtUp { try standby.requireCaughtUp() }
+            let answer = try body(standby)
+            Router.reads.count(.standby)
+            return answer
+        } catch is StandbyBehind {
+            Router.reads.count(.standbyBehind)
+            return try body(store)
+        } catch where !standby.isConnected || (Connection.fault(of: error) != nil && store.isConnected) {
+            // The standby went away (or stopped taking reads): the primary answers meanwhile.
+            reader = nil
+            readerRetry = Date().addingTimeInterval(1)
+            Router.reads.count(.standbyDown)
+            return try body(store)
+        }
+    }
 
     /// Whether `poll`'s user has a change after its version now.
     public func hasChanges(_ poll: LongPoll) -> Bool {
@@ -89,14 +153,22 @@ public final class Router {
     /// Every route the API serves: the routing table itself, and what docs/api.md must list.
     public static let endpoints: [Endpoint] = [
         Endpoint(methods: ["GET"], path: "/v1/health") { router, _, _ in
-            .ok(.object([("ok", true), ("version", .int(try router.store.currentVersion())), ("store", .string(router.store.identity))]))
+            var fields: [(String, JSON)] = [("ok", true), ("version", .int(try router.store.currentVersion())),
+                                            ("store", .string(router.store.identity))]
+            if router.openReader != nil {
+                // With a standby: where reads went since the server started.
+                let reads = Router.reads.snapshot
+                fields.append(("reads", .object(ReadCounts.Place.allCases.map { ($0.rawValue, JSON.int(reads[$0] ?? 0)) })))
+            }
+            return .ok(.object(fields))
         },
         Endpoint(methods: ["GET"], path: "/v1/me") { router, request, _ in
             let me = try router.user(request)
             return .ok(.object([("user", .string(me.id)), ("username", .string(me.username)), ("name", .string(me.name))]))
         },
         Endpoint(methods: ["GET"], path: "/v1/counts") { router, request, _ in
-            .ok(try router.store.counts(for: try router.user(request).key).json)
+            let user = try router.user(request)
+            return .ok(try router.reading { try $0.counts(for: user.key) }.json)
         },
         Endpoint(methods: ["GET"], path: "/v1/activity") { router, request, _ in try router.activity(request) },
         Endpoint(methods: ["POST"], path: "/v1/mutations") { router, request, _ in try router.mutations(request) },

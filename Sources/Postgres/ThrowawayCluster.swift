@@ -36,7 +36,30 @@ public final class ThrowawayCluster: @unchecked Sendable {
         options = (["listen_addresses=''", "fsync=off", "synchronous_commit=off", "full_page_writes=off", "max_connections=400"]
                        + settings).map { "-c \($0)" }.joined(separator: " ")
         try start()
-        // Stop and remove the cluster when this process ends, however it ends.
+        try watch()
+    }
+
+    /// A streaming standby of `primary`: a base backup of it (`pg_basebackup -R`, which also
+    /// writes how to follow it) in a folder of its own, started on its own socket. It replays
+    /// what the primary writes, serves reads, and refuses writes.
+    private init(standbyOf primary: ThrowawayCluster) throws {
+        binaries = primary.binaries
+        folder = NSTemporaryDirectory() + "stepo-pg-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        prefix = try ThrowawayCluster.runAs(folder)
+        try ThrowawayCluster.run(prefix + [binaries + "/pg_basebackup", "-h", primary.folder, "-U", "postgres", "-D", folder + "/data",
+                                           "-R", "-X", "stream", "-c", "fast", "--no-sync"],
+                                 log: folder + "/basebackup.log")
+        options = primary.options
+        try start()
+        try watch()
+    }
+
+    /// A new streaming standby of this cluster (see `init(standbyOf:)`).
+    public func standby() throws -> ThrowawayCluster { try ThrowawayCluster(standbyOf: self) }
+
+    /// Stops and removes the cluster when this process ends, however it ends.
+    private func watch() throws {
         let stop = (prefix + [binaries + "/pg_ctl", "-D", folder + "/data", "-m", "immediate", "stop"]).map { "'\($0)'" }.joined(separator: " ")
         _ = try ThrowawayCluster.spawn(["/bin/sh", "-c", "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(stop) >/dev/null 2>&1; rm -rf '\(folder)'"],
                                        log: "/dev/null")

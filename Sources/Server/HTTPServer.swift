@@ -30,9 +30,12 @@ public final class HTTPServer: @unchecked Sendable {
     public var parkedLimit: Int { connectionLimit / 2 }
 
     /// Starts serving the store at `databasePath` on `address:port` (port 0: any free port).
-    public init(databasePath: String, address: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 4,
-                limits: ServerLimits = ServerLimits(), log: (@Sendable (String) -> Void)? = nil) throws {
-        routers = RouterPool { Router(store: try Store(location: databasePath)) }
+    /// With `readDatabase` (a streaming standby of the PostgreSQL store), reads go there
+    /// whenever it has replayed what they must see (see `Router.reading`).
+    public init(databasePath: String, readDatabase: String? = nil, address: String = "127.0.0.1", port: UInt16 = 8080,
+                threads: Int = 4, limits: ServerLimits = ServerLimits(), log: (@Sendable (String) -> Void)? = nil) throws {
+        let openReader: ((Store) throws -> Store)? = readDatabase.map { url in { primary in try Store(standby: url, primary: primary) } }
+        routers = RouterPool { Router(store: try Store(location: databasePath), reader: openReader) }
         self.log = log
         connections = ConnectionGuard(limits: limits)
         // Room for the connections, the store's files and a margin.

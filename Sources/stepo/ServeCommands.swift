@@ -8,7 +8,7 @@ import Server
 let serveCommand = Command(
     name: "serve",
     summary: "Serve the store's JSON API over HTTP (libmicrohttpd).",
-    usage: "stepo serve [--db FILE | --database URL] [--bind 127.0.0.1] [--port 8080] [--threads 4] [--per-address 256] [--header-timeout 10] [--body-timeout 30] [--quiet] [--deliver PROVIDER-OPTIONS]",
+    usage: "stepo serve [--db FILE | --database URL [--read-database URL]] [--bind 127.0.0.1] [--port 8080] [--threads 4] [--per-address 256] [--header-timeout 10] [--body-timeout 30] [--quiet] [--deliver PROVIDER-OPTIONS]",
     details: """
     Logs one line per request (method, path, status, milliseconds) to stderr (--quiet: none).
     SIGINT or SIGTERM stops it cleanly. Endpoints and tokens: docs/api.md; `stepo token` makes
@@ -19,10 +19,14 @@ let serveCommand = Command(
     --header-timeout seconds to send a request's headers and --body-timeout for its body.
     The open-file limit is raised to its maximum at start.
 
+    --read-database (with --database) names a streaming standby of that PostgreSQL server:
+    pulls, counts and tap destinations are read there whenever it has replayed everything the
+    primary had written when the read began, else from the primary (docs/scale-out.md).
+
     --deliver runs the push worker beside the server, on a connection of its own, with the
     provider options of `stepo deliver` (--apns-url …, --fcm-url …, --ca, --batch, --streams).
     """,
-    options: ["db", "database", "bind", "port", "threads", "per-address", "header-timeout", "body-timeout",
+    options: ["db", "database", "read-database", "bind", "port", "threads", "per-address", "header-timeout", "body-timeout",
               "apns-url", "apns-key", "apns-key-id", "apns-team", "apns-topic", "fcm-url", "fcm-credentials", "ca",
               "batch", "streams"],
     flags: ["quiet", "deliver"]
@@ -39,10 +43,24 @@ let serveCommand = Command(
     limits.bodyTimeout = try seconds(arguments, "body-timeout") ?? limits.bodyTimeout
     var log: (@Sendable (String) -> Void)? = { line in Output.error(line) }
     if arguments.has("quiet") { log = nil }
+    let readDatabase = arguments["read-database"]
+    if let readDatabase {
+        guard Store.isPostgresURL(path) else { throw UsageError(description: "--read-database needs --database: a standby follows a PostgreSQL primary") }
+        guard Store.isPostgresURL(readDatabase) else {
+            throw UsageError(description: "--read-database takes a PostgreSQL URL (postgresql://…), not \(Preview.visible(readDatabase))")
+        }
+        // Said at once when the standby cannot serve yet; the server starts anyway and reads
+        // from the primary until it can.
+        do {
+            _ = try Store(standby: readDatabase, primary: try Store(location: path))
+        } catch {
+            Output.error("stepo serve: the standby cannot serve reads yet (\(error)); reading from the primary until it can")
+        }
+    }
     let server: HTTPServer
     do {
-        server = try HTTPServer(databasePath: path, address: arguments["bind"] ?? "127.0.0.1", port: UInt16(port),
-                                threads: threads, limits: limits, log: log)
+        server = try HTTPServer(databasePath: path, readDatabase: readDatabase, address: arguments["bind"] ?? "127.0.0.1",
+                                port: UInt16(port), threads: threads, limits: limits, log: log)
     } catch let error as ServerError {
         throw CommandError(description: error.description)
     }
@@ -61,7 +79,8 @@ let serveCommand = Command(
     }
     let cap = limits.perAddress == 0 ? "no cap" : String(limits.perAddress)
     let address = arguments["bind"] ?? "127.0.0.1"
-    Output.error("stepo serve: listening on http://\(address):\(server.port) (store \(path); up to \(server.connectionLimit) connections, \(cap) per address)")
+    let reads = readDatabase.map { "; reads from the standby \(Store.redacted($0))" } ?? ""
+    Output.error("stepo serve: listening on http://\(address):\(server.port) (store \(path)\(reads); up to \(server.connectionLimit) connections, \(cap) per address)")
     let stop: @Sendable () -> Void = {
         server.stop()
         Output.error("stepo serve: stopped")

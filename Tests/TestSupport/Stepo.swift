@@ -16,8 +16,8 @@ public enum Stepo {
 extension Stepo {
     /// `stepo serve` on `database` on a port the system chooses, its log in `log`: the running
     /// server and its address, once it listens.
-    public static func serve(_ database: String, log: String) throws -> (server: Spawn.Background, address: String) {
-        let server = try Spawn.start([binary, "serve"] + TestEngine.storeArguments(database) + ["--port", "0", "--quiet"], log: log)
+    public static func serve(_ database: String, log: String, _ extra: [String] = []) throws -> (server: Spawn.Background, address: String) {
+        let server = try Spawn.start([binary, "serve"] + TestEngine.storeArguments(database) + ["--port", "0", "--quiet"] + extra, log: log)
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             let text = String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self)

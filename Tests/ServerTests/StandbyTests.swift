@@ -1,0 +1,137 @@
+import Foundation
+import HTTPClient
+import Notifications
+import Postgres
+import Testing
+import TestSupport
+import Wire
+@testable import Backend
+
+/// `stepo serve --read-database`: reads from a streaming standby (a second cluster made with
+/// `pg_basebackup -R`), never an answer older than the primary's, whatever the standby does.
+@Suite("Standby reads: a streaming standby answers reads, never behind the primary",
+       .enabled(if: PostgresCluster.available || ProcessInfo.processInfo.environment["CI"] != nil,
+                "PostgreSQL is not installed here: the standby tests did not run (bash .ci/deps installs it)"))
+struct StandbyTests {
+    let folder = NSTemporaryDirectory() + "stepo-standby-" + UUID().uuidString
+
+    init() throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
+
+    func get(_ url: String, token: String) -> (status: Int, json: JSON) {
+        let answer = try? HTTPClient().perform(method: "GET", url: url, headers: [("Authorization", "Bearer \(token)")], body: nil, timeout: 30)
+        return (answer?.status ?? 0, answer.flatMap { try? JSON.parse($0.body) } ?? .null)
+    }
+
+    func post(_ url: String, token: String, _ body: String) -> Int {
+        (try? HTTPClient().perform(method: "POST", url: url, headers: [("Authorization", "Bearer \(token)")], body: Data(body.utf8),
+                                   timeout: 30))?.status ?? 0
+    }
+
+    /// Where the server's reads went so far (`/v1/health`).
+    func reads(_ address: String) -> [String: Int] {
+        guard case .object(let fields)? = get(address + "/v1/health", token: "")
+            .json["reads"] else { return [:] }
+        return Dictionary(uniqueKeysWithValues: fields.compactMap { key, value in value.int.map { (key, $0) } })
+    }
+
+    /// Waits up to `seconds` for `condition`.
+    func eventually(_ seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(50_000)
+        }
+        return condition()
+    }
+
+    @Test("reads go to the standby once it has replayed; paused, stopped or restarted, every answer still holds what the primary committed")
+    func standbyReads() throws {
+        // Commits flushed when they are answered, as a production primary runs: a standby
+        // then has them a moment later (with them asynchronous, up to 200 ms later).
+        let primary = try ThrowawayCluster(settings: ["synchronous_commit=on"])
+        let url = try primary.createDatabase()
+        let store = try Store(postgres: url)
+        var lines = ""
+        for i in 0..<300 {
+            lines += #"{"id":"user-u\#(i)","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"u\#(i)","username":"u\#(i)","name":"User \#(i)"}}"# + "\n"
+        }
+        lines += #"{"id":"j0","type":"journey","at":"2026-11-20T08:00:00Z","journey":{"id":"j0","owner":"u0","title":"Alps"}}"# + "\n"
+        _ = try Ingestor(store: store).ingest(LineReader(data: Data(lines.utf8)), onRow: { _ in }, onReject: { _, _ in })
+        let me = try #require(try store.user("u0"))
+        let token = try store.createToken(for: me, admin: false, at: 0)
+        let admin = try store.createToken(for: nil, admin: true, at: 0)
+
+        let standby = try primary.standby()
+        let database = String(url.dropFirst("postgresql:///".count).prefix { $0 != "?" })
+        let standbyURL = standby.url(database)
+        let control = try PGConnection(standby.url("postgres"))
+        let (server, address) = try Stepo.serve(url, log: folder + "/serve.log", ["--read-database", standbyURL, "--threads", "2"])
+        defer { server.stop() }
+        var made = 0
+        /// A follow of u0 through the server, then u0's pull, counts and the new step at once:
+        /// each must already hold it, wherever it was read.
+        func followAndRead(_ label: String) {
+            made += 1
+            let at = Timestamp.format(Timestamp.parse("2026-11-20T09:00:00Z")! + Int64(made) * 1000)
+            let event = #"{"id":"f\#(made)","type":"follow","at":"\#(at)","actor":"u\#(made)","target":"u0"}"#
+            let step = #"{"id":"s\#(made)","type":"step","at":"\#(at)","step":{"id":"s\#(made)","journey":"j0","caption":"Step \#(made)"}}"#
+            #expect(post(address + "/v1/events", token: admin, event + "\n" + step) == 200, "\(label)")
+            let version = try? store.currentVersion()
+            let page = get(address + "/v1/activity?after=0", token: token)
+            #expect(page.status == 200 && (page.json["next"]?.int ?? 0) >= (version ?? .max), "\(label): the pull stopped short of \(version ?? -1)")
+            #expect(page.json["rows"]?.array?.contains { $0["event"]?.string == "f\(made)" } == true, "\(label): the follow is missing: \(String(describing: page.json).prefix(600)) \(reads(address))")
+            #expect(get(address + "/v1/counts", token: token).status == 200, "\(label)")
+            #expect(get(address + "/v1/steps/s\(made)", token: token).status == 200, "\(label): the new step is not found")
+        }
+
+        // Replaying: reads go to the standby.
+        #expect(eventually { followAndRead("replaying"); return (reads(address)["standby"] ?? 0) >= 6 },
+                "the standby never answered: \(reads(address))")
+
+        // Paused: nothing it has not replayed is handed out; the primary answers instead.
+        _ = try control.execute("SELECT pg_wal_replay_pause()")
+        let behindBefore = reads(address)["standbyBehind"] ?? 0
+        for _ in 0..<3 { followAndRead("paused") }
+        #expect((reads(address)["standbyBehind"] ?? 0) >= behindBefore + 9, "\(reads(address))")
+        // The store itself refuses a horizon the standby has not replayed past.
+        let reader = try Store(standby: standbyURL, primary: try Store(postgres: url))
+        #expect(throws: StandbyBehind.self) { _ = try reader.horizon() }
+        _ = try control.execute("SELECT pg_wal_replay_resume()")
+        let standbyBefore = reads(address)["standby"] ?? 0
+        #expect(eventually { followAndRead("resumed"); return (reads(address)["standby"] ?? 0) > standbyBefore + 3 })
+        #expect(try reader.horizon() > 0)
+
+        // Stopped: the primary answers; started again, the standby takes the reads back.
+        try standby.stop()
+        let downBefore = reads(address)["standbyDown"] ?? 0
+        for _ in 0..<3 { followAndRead("stopped") }
+        #expect((reads(address)["standbyDown"] ?? 0) > downBefore, "\(reads(address))")
+        try standby.start()
+        let standbyAgain = reads(address)["standby"] ?? 0
+        #expect(eventually(20) { followAndRead("restarted"); return (reads(address)["standby"] ?? 0) > standbyAgain + 3 },
+                "the standby did not take the reads back: \(reads(address))")
+    }
+
+    @Test("--read-database: a usage error without --database or with a file; a primary given as the standby is refused, and the server reads from the primary")
+    func badStandby() throws {
+        let file = try Spawn.run([Stepo.binary, "serve", "--db", folder + "/x.db", "--read-database", "postgresql:///x"])
+        #expect(file.status == 2 && file.stderr.contains("--read-database needs --database"), "\(file.stderr)")
+        let url = try PostgresCluster.shared().newDatabase()
+        let notURL = try Spawn.run([Stepo.binary, "serve", "--database", url, "--read-database", folder + "/y.db"])
+        #expect(notURL.status == 2 && notURL.stderr.contains("takes a PostgreSQL URL"), "\(notURL.stderr)")
+        let store = try Store(postgres: url)
+        #expect(throws: EventError.self) { _ = try Store(standby: url, primary: store) }
+        let user = #"{"id":"user-ann","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"ann","username":"ann","name":"Ann"}}"#
+        _ = try Ingestor(store: store).ingest(LineReader(data: Data(user.utf8)), onRow: { _ in }, onReject: { _, _ in })
+        let token = try store.createToken(for: try #require(try store.user("ann")), admin: false, at: 0)
+        let (server, address) = try Stepo.serve(url, log: folder + "/serve.log", ["--read-database", url])
+        defer { server.stop() }
+        #expect(get(address + "/v1/counts", token: token).status == 200)
+        #expect(get(address + "/v1/activity?after=0", token: token).status == 200)
+        #expect(reads(address)["standby"] == 0 && (reads(address)["standbyDown"] ?? 0) >= 2, "\(reads(address))")
+        let log = String(decoding: FileManager.default.contents(atPath: folder + "/serve.log") ?? Data(), as: UTF8.self)
+        #expect(log.contains("the standby cannot serve reads yet") && log.contains("not a standby"), "\(log)")
+    }
+}
