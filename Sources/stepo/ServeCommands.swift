@@ -51,10 +51,13 @@ let serveCommand = Command(
         }
         // Said at once when the standby cannot serve yet; the server starts anyway and reads
         // from the primary until it can.
-        do {
-            _ = try Store(standby: readDatabase, primary: try Store(location: path))
-        } catch {
-            Output.error("stepo serve: the standby cannot serve reads yet (\(error)); reading from the primary until it can")
+        // (A primary that cannot be opened is the server's own failure, said below.)
+        if let primary = try? Store(location: path) {
+            do {
+                _ = try Store(standby: readDatabase, primary: primary)
+            } catch {
+                Output.error("stepo serve: the standby cannot serve reads yet (\(error)); reading from the primary until it can")
+            }
         }
     }
     let server: HTTPServer
