@@ -13,10 +13,19 @@ extension Store {
     public func person(_ user: UserRecord, seenBy viewer: UserRecord) throws -> PersonEntity {
         PersonEntity(id: user.id, username: user.username, name: user.name, avatarUrl: user.avatarUrl,
                      isPrivate: user.isPrivate, state: user.state,
-                     relationship: Relationship(following: try follows(viewer.key, user.key),
-                                                followsYou: try follows(user.key, viewer.key),
-                                                requested: try hasPendingRequest(from: viewer.key, to: user.key),
-                                                requestedYou: try hasPendingRequest(from: user.key, to: viewer.key)))
+                     relationship: try relationship(of: viewer.key, to: user.key))
+    }
+
+    /// Both follows and both pending requests between `viewer` and `other`, in one statement.
+    func relationship(of viewer: Int, to other: Int) throws -> Relationship {
+        try db.cached("""
+            SELECT CASE WHEN EXISTS (SELECT 1 FROM follows WHERE followee = ?1 AND follower = ?2) THEN 1 ELSE 0 END,
+                   CASE WHEN EXISTS (SELECT 1 FROM follows WHERE followee = ?2 AND follower = ?1) THEN 1 ELSE 0 END,
+                   CASE WHEN EXISTS (SELECT 1 FROM follow_requests WHERE target = ?1 AND requester = ?2) THEN 1 ELSE 0 END,
+                   CASE WHEN EXISTS (SELECT 1 FROM follow_requests WHERE target = ?2 AND requester = ?1) THEN 1 ELSE 0 END
+            """).bind([other, viewer]).first {
+                Relationship(following: $0.int(0) == 1, followsYou: $0.int(1) == 1, requested: $0.int(2) == 1, requestedYou: $0.int(3) == 1)
+            } ?? Relationship(following: false, followsYou: false, requested: false, requestedYou: false)
     }
 
     public func stepEntity(_ step: StepRecord) throws -> StepEntity {
