@@ -24,7 +24,11 @@ struct ScaleoutBench {
         }
         print("stepo bench scaleout · \(ProcessInfo.processInfo.activeProcessorCount) cores · one PostgreSQL, three servers")
         // --statements: which statements took PostgreSQL's time (pg_stat_statements), printed after the load.
-        let statements = arguments.has("statements")
+        // --guard: CI's short run of the throughput alone, judged by what PostgreSQL did per event.
+        let statements = arguments.has("statements") || arguments.has("guard")
+        guard !arguments.has("guard") || only == "throughput" else {
+            throw UsageError(description: "--guard goes with --only throughput")
+        }
         let cluster = try ThrowawayCluster(settings: ["shared_buffers=512MB", "max_wal_size=8GB", "checkpoint_timeout=30min",
                                                       "work_mem=64MB", "maintenance_work_mem=256MB"]
                                            + (statements ? ["shared_preload_libraries=pg_stat_statements"] : []))
@@ -151,20 +155,47 @@ struct ScaleoutBench {
         let clients = 500 * scale
         let world = try LoadWorld(cluster: cluster, clients: clients, actors: 60_001, folder: cluster.folder + "/throughput-\(scale)")
         defer { world.stop() }
+        let account = arguments.has("statements") || arguments.has("guard") ? try PGConnection(world.url) : nil
+        if let account {
+            // Count from here: the world's making is not the load's.
+            _ = try account.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            _ = try account.execute("SELECT pg_stat_statements_reset()")
+        }
         let driver = LoadDriver(servers: world.servers.map(\.address), tokens: world.tokens, admin: world.admin, rate: 1,
                                 seconds: Double(seconds), actors: world.actors, clients: clients, posters: posters,
                                 closedLoop: true, polls: false)
         let result = try driver.run()
         if arguments.has("statements") { try printStatements(world.url) }
         let accepted = Double(result.posted - result.errors) / Double(seconds)
+        if let account, result.posted > 0 {
+            // PostgreSQL's own account of the load, per event: statements, buffer pages, and
+            // execution time. The first two do not depend on how busy the machine is: they are
+            // what CI guards (a plan gone bad reads more pages; a lost batching, more statements).
+            let totals = try account.execute("""
+                SELECT sum(calls), sum(shared_blks_hit + shared_blks_read), sum(total_exec_time) FROM pg_stat_statements
+                WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+                  AND query NOT LIKE '%pg_stat_statements%'
+                """)
+            let events = Double(result.posted - result.errors)
+            let calls = Double(totals.string(0, 0) ?? "0") ?? 0, pages = Double(totals.string(0, 1) ?? "0") ?? 0
+            let milliseconds = Double(totals.string(0, 2) ?? "0") ?? 0
+            figures.line("  PostgreSQL per event: statements", String(format: "%.1f", calls / events), met: calls / events <= 17.5,
+                         target: "≤ 17.5")
+            figures.line("  PostgreSQL per event: buffer pages", String(format: "%.0f", pages / events), met: pages / events <= 130,
+                         target: "≤ 130")
+            print(String(format: "  PostgreSQL per event: %.3f ms of execution", milliseconds / events))
+        }
         print("\(posters) clients posting hearts and comments through 3 servers for \(seconds) s (\(clients) step owners, \(scale)×): \(result.posted) events")
         let kinds = result.kinds.sorted { $0.value > $1.value }.map { "\($0.value) × \($0.key)" }.joined(separator: "; ")
         figures.line("  errors", "\(result.errors)" + (kinds.isEmpty ? "" : " (\(kinds))"), met: result.errors == 0, target: "0")
+        // The issue's target is 0.30; CI's short run (on whatever machine runs it, with a debug
+        // build) only refuses a collapse.
+        let least = arguments.has("guard") ? 0.05 : 0.30
         figures.line("  events/s accepted, against pgbench's TPC-B tps", String(format: "%.0f/s (%.2f × %.0f tps); post median %.1f ms, p99 %.1f ms",
                                                                         accepted, accepted / floor, floor,
                                                                         BenchFigures.median(result.mutations) * 1000,
                                                                         BenchFigures.percentile(result.mutations, 0.99) * 1000),
-                     met: accepted >= 0.30 * floor, target: "≥ 0.30 × pgbench")
+                     met: accepted >= least * floor, target: "≥ \(least) × pgbench")
         return accepted
     }
 
