@@ -3,7 +3,7 @@ import Foundation
 let benchCommand = Command(
     name: "bench",
     summary: "Run a benchmark and print its figures (build with -c release).",
-    usage: "stepo bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER]  |  stepo bench sync [--rows 10000,100000,1000000] [--first-only] [--seconds 30]  |  stepo bench inbox [--rows 10000,100000,1000000] [--seconds 60]  |  stepo bench deliver [--only throughput|latency] [--scale 1,4] [--fraction F] [--standins FILE] [--batch N] [--streams N]  |  stepo bench scaleout [--only throughput|load|fanout] [--scale 1,4] [--posters 16] [--pgbench-seconds 20] [--clients 500] [--rate 1000] [--seconds 60] [--followers 250000] [--statements]  |  stepo bench stats [--rows 10000,10000000] [--people 10000] [--guard]",
+    usage: "stepo bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER]  |  stepo bench sync [--rows 10000,100000,1000000] [--first-only] [--seconds 30]  |  stepo bench inbox [--rows 10000,100000,1000000] [--seconds 60]  |  stepo bench deliver [--only throughput|latency] [--scale 1,4] [--fraction F] [--standins FILE] [--batch N] [--streams N]  |  stepo bench scaleout [--only throughput|load|fanout|ingest] [--scale 1,4] [--posters 16] [--pgbench-seconds 20] [--clients 500] [--rate 1000] [--seconds 60] [--followers 250000] [--events 250000] [--statements] [--guard]  |  stepo bench stats [--rows 10000,10000000] [--people 10000] [--guard]",
     details: """
     engine: uniform worlds — one publish to 100,000 followers into a store of 1,000,000 rows
     (against a raw INSERT … SELECT of the same rows), counts for a user with 10,000 rows,
@@ -27,14 +27,18 @@ let benchCommand = Command(
     errors; --clients long-polls (500; ×4 at 4×) under --rate hearts a second
     (1,000) for --seconds (60) — errors, each post's time (p99 ≤ 50 ms), a post to its owner's
     long-poll answer on whichever server (p99 ≤ 200 ms); and one publish to --followers × the
-    scale (250,000: a million at 4×) against a raw INSERT … SELECT in psql (≤ 2×).
+    scale (250,000: a million at 4×) against a raw INSERT … SELECT in psql (≤ 2×); and
+    `stepo ingest --database` of --events × the scale (250,000: a million at 4×) uniform
+    interactions from process start to exit (≥ 5,000 events/s, ≤ 60 MB). --statements prints
+    PostgreSQL's account of the throughput run; --guard (with --only throughput) is CI's
+    short run, judged by statements and pages per event.
     stats: the real `stepo stats --json` from process start over stores of --rows rows
     (10000,10000000) among the same 10,000 people, median of 5 (≤ 200 ms, and no more than 2×
     from the smallest to the largest), beside the same figures read row by row. --guard (CI's
     short run, any build): the only target is that at the largest size the counters take at
     most a quarter of the time the same figures take read row by row.
     """,
-    options: ["dir", "only", "scale", "fraction", "seconds", "role", "port", "tokens", "rows", "standins", "batch", "streams", "clients", "rate", "followers", "posters", "pgbench-seconds", "people"], flags: ["first-only", "statements", "guard"]
+    options: ["dir", "only", "scale", "fraction", "seconds", "role", "port", "tokens", "rows", "standins", "batch", "streams", "clients", "rate", "followers", "posters", "pgbench-seconds", "people", "events"], flags: ["first-only", "statements", "guard"]
 ) { arguments in
     switch arguments.positionals.first {
     case "engine":

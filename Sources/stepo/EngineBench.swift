@@ -115,33 +115,14 @@ struct EngineBench {
 
     /// 100,000 hearts, shares and comments on 20,000 steps of 5,000 owners, from NDJSON.
     private func uniformIngest(_ figures: inout BenchFigures) throws {
-        let people = 20_000, owners = 5_000, steps = 20_000
         let events = sized(100_000)
         let world = folder + "/ingest-world.db"
         do {
             let store = try Store(path: world)
-            let bulk = BulkWorld(store)
-            try bulk.build {
-                try bulk.addUsers(1...people)
-                try bulk.addJourneys(owners, owners: owners)
-                try bulk.addSteps(steps, journeys: owners, publishedAt: Timestamp.parse("2026-11-28T00:00:00Z")!)
-            }
+            try UniformIngest.build(BulkWorld(store))
         }
-        // About half land inside their step's window; one event in twenty goes to one popular owner.
-        var rng = SeededGenerator(seed: 7)
-        let start = Timestamp.parse("2026-11-28T01:00:00Z")!
-        let path = try writeEvents(events) { i in
-            let at = Timestamp.format(start + Int64(i) * 1_500)
-            let actor = Int.random(in: (owners + 1)...people, using: &rng)
-            let step = i % 20 == 0 ? owners * Int.random(in: 1...(steps / owners), using: &rng) : Int.random(in: 1...steps, using: &rng)
-            switch i % 10 {
-            case 0...4: return #"{"id":"b\#(i)","type":"heart","at":"\#(at)","actor":"u\#(actor)","step":"s\#(step)"}"#
-            case 5, 6: return #"{"id":"b\#(i)","type":"share","at":"\#(at)","actor":"u\#(actor)","step":"s\#(step)"}"#
-            default:
-                let mention = i % 30 == 7 ? "@u\(Int.random(in: 1...people, using: &rng)) " : ""
-                return #"{"id":"b\#(i)","type":"comment","at":"\#(at)","actor":"u\#(actor)","step":"s\#(step)","comment":{"id":"c\#(i)","text":"\#(mention)so proud of this one, keep going"}}"#
-            }
-        }
+        let path = folder + "/events-\(UUID().uuidString.prefix(8)).ndjson"
+        try UniformIngest.write(events, to: path)
         var rates: [Double] = []
         var rows = 0
         for run in 1...3 {
@@ -286,20 +267,7 @@ struct EngineBench {
 
     private func writeEvents(_ count: Int, _ line: (Int) -> String) throws -> String {
         let path = folder + "/events-\(UUID().uuidString.prefix(8)).ndjson"
-        _ = FileManager.default.createFile(atPath: path, contents: nil)
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-        defer { try? handle.close() }
-        var chunk = ""
-        chunk.reserveCapacity(1 << 20)
-        for i in 0..<count {
-            chunk += line(i)
-            chunk += "\n"
-            if chunk.utf8.count > 1 << 20 {
-                handle.write(Data(chunk.utf8))
-                chunk.removeAll(keepingCapacity: true)
-            }
-        }
-        handle.write(Data(chunk.utf8))
+        try BenchFiles.writeLines(count, to: path, line)
         return path
     }
 

@@ -19,8 +19,8 @@ struct ScaleoutBench {
     func run() throws -> Int32 {
         let scales = try BenchFigures.scales(arguments)
         let only = arguments["only"]
-        guard only == nil || ["throughput", "load", "fanout"].contains(only!) else {
-            throw UsageError(description: "--only takes throughput, load or fanout")
+        guard only == nil || ["throughput", "load", "fanout", "ingest"].contains(only!) else {
+            throw UsageError(description: "--only takes throughput, load, fanout or ingest")
         }
         print("stepo bench scaleout · \(ProcessInfo.processInfo.activeProcessorCount) cores · one PostgreSQL, three servers")
         // --statements: which statements took PostgreSQL's time (pg_stat_statements), printed after the load.
@@ -46,6 +46,14 @@ struct ScaleoutBench {
         }
         if only == nil || only == "load" {
             for scale in scales { try load(scale: scale, cluster: cluster, figures: &figures) }
+        }
+        if only == nil || only == "ingest" {
+            var rates: [Int: Double] = [:]
+            for scale in scales { rates[scale] = try ingest(scale: scale, cluster: cluster, figures: &figures) }
+            if let small = scales.min(), let large = scales.max(), small != large, let a = rates[small], let b = rates[large] {
+                figures.line("  ingest: ×\(large) against ×\(small), as time per event", String(format: "%.2f×", a / max(b, 1e-9)),
+                             met: a / max(b, 1e-9) <= 4.5, target: "≤ 4.5×")
+            }
         }
         if only == nil || only == "fanout" {
             var times: [Int: (publish: Double, raw: Double)] = [:]
@@ -197,6 +205,37 @@ struct ScaleoutBench {
                                                                         BenchFigures.percentile(result.mutations, 0.99) * 1000),
                      met: accepted >= least * floor, target: "≥ \(least) × pgbench")
         return accepted
+    }
+
+    // MARK: Ingest
+
+    /// `stepo ingest --database` of `--events` (250,000 × the scale: a million at 4×) uniform
+    /// interactions (the engine bench's world and stream), from process start to exit, every
+    /// row printed to /dev/null: events a second and peak memory.
+    func ingest(scale: Int, cluster: ThrowawayCluster, figures: inout BenchFigures) throws -> Double {
+        let events = (try arguments.integer("events") ?? 250_000) * scale
+        let url = try cluster.createDatabase()
+        try UniformIngest.build(BulkWorld(try Store(postgres: url)))
+        let file = cluster.folder + "/uniform-\(scale).ndjson", log = cluster.folder + "/uniform-\(scale).log"
+        try UniformIngest.write(events, to: file)
+        if arguments.has("statements") {
+            let account = try PGConnection(url)
+            _ = try account.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            _ = try account.execute("SELECT pg_stat_statements_reset()")
+        }
+        let child = try Child.start([CommandLine.executablePath, "ingest", "--database", url, file], log: log, output: "/dev/null")
+        let run = child.wait()
+        let summary = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        guard run.status == 0 else {
+            figures.fail("stepo ingest --database of \(events) events: \(summary.prefix(300))")
+            return 0
+        }
+        if arguments.has("statements") { try printStatements(url) }
+        let rate = Double(events) / run.seconds
+        figures.line("  stepo ingest --database, \(events) uniform interactions (\(scale)×), start to exit",
+                     String(format: "%.0f events/s (%.1f s)", rate, run.seconds), met: rate >= 5_000, target: "≥ 5,000 events/s")
+        figures.line("  its peak memory", String(format: "%.0f MB", run.megabytes), met: run.megabytes <= 60, target: "≤ 60 MB")
+        return rate
     }
 
     // MARK: Fan-out
