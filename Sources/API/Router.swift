@@ -81,8 +81,14 @@ public final class Router {
             let answer = try body(standby)
             Router.reads.count(.standby)
             return answer
-        } catch is StandbyBehind {
-            Router.reads.count(.standbyBehind)
+        } catch let behind as StandbyBehind {
+            if behind.moved {
+                // It follows something else now: checked again when next opened.
+                reader = nil
+                Router.reads.count(.standbyDown)
+            } else {
+                Router.reads.count(.standbyBehind)
+            }
             return try body(store)
         } catch where !standby.isConnected || (Connection.fault(of: error) != nil && store.isConnected) {
             // The standby went away (or stopped taking reads): the primary answers meanwhile.

@@ -26,6 +26,10 @@ public final class Store {
     /// primary's, and a read here waits for nothing — it is refused (`StandbyBehind`) unless
     /// the standby has replayed everything the primary had when the read began.
     let primary: Store?
+    /// For a standby, the timeline it received the primary's WAL on when it was checked: a
+    /// standby that moves to another (it followed a failover, or was pointed elsewhere) is
+    /// opened and checked again.
+    private(set) var timeline: Int? = nil
 
     /// Opens (creating and migrating when needed) the store at `path`.
     ///
@@ -72,6 +76,34 @@ public final class Store {
         }
         slot = 0
         self.primary = primary
+        // Same store is not same history: a copy of the primary promoted and written to (a
+        // fork, an old standby still following a former primary) has the same identity, and
+        // WAL positions there say nothing about the primary's. A mark written on the primary
+        // now must come through here; then the timeline it came on is what every read checks.
+        let beacon = UUID().uuidString
+        try primary.db.run("""
+            INSERT INTO settings(key, value) VALUES ('standby_beacon', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value
+            """, beacon)
+        guard let position = try primary.db.first("SELECT CAST(pg_current_wal_insert_lsn() AS TEXT)", [], { $0.string(0) }) else {
+            throw EventError("the primary gave no WAL position")
+        }
+        // (A standby further behind than half a second serves no read anyway: each must be caught up.)
+        let deadline = Date().addingTimeInterval(0.5)
+        var seen: String??
+        repeat {
+            if try db.first("SELECT CASE WHEN pg_last_wal_replay_lsn() >= CAST(? AS pg_lsn) THEN 1 ELSE 0 END", [position],
+                            { $0.optionalInt(0) }) == 1 {
+                seen = .some(try db.first("SELECT value FROM settings WHERE key = 'standby_beacon'") { $0.string(0) })
+                break
+            }
+            usleep(20_000)
+        } while Date() < deadline
+        guard let seen else { throw EventError("the standby at \(db.path) did not replay the primary's newest write within half a second") }
+        guard seen == beacon else {
+            throw EventError("the standby at \(db.path) does not follow this primary (a write made there now did not reach it): it is a copy with a history of its own")
+        }
+        timeline = try db.first("SELECT received_tli FROM pg_stat_wal_receiver") { $0.optionalInt(0) } ?? nil
+        guard timeline != nil else { throw EventError("the standby at \(db.path) is not receiving from a primary") }
     }
 
     /// The migration that made the trust budget's counters: a store it was applied to has
@@ -191,9 +223,12 @@ public final class Store {
     /// looks over about 10 ms, then the read goes to the primary.
     private func requireReplayed(_ position: String) throws {
         for pause: useconds_t in [2_000, 8_000, 0] {
-            let replayed = try db.first("SELECT CASE WHEN pg_last_wal_replay_lsn() >= CAST(? AS pg_lsn) THEN 1 ELSE 0 END",
-                                        [position]) { $0.optionalInt(0) }
-            if replayed == 1 { return }
+            let (replayed, received) = try db.first("""
+                SELECT CASE WHEN pg_last_wal_replay_lsn() >= CAST(? AS pg_lsn) THEN 1 ELSE 0 END,
+                       (SELECT received_tli FROM pg_stat_wal_receiver)
+                """, [position]) { ($0.optionalInt(0), $0.optionalInt(1)) } ?? (nil, nil)
+            if let received, received != timeline { throw StandbyBehind(position: position, moved: true) }
+            if replayed == 1 && received == timeline { return }
             if pause > 0 { usleep(pause) }
         }
         throw StandbyBehind(position: position)
@@ -507,5 +542,10 @@ final class InteractionCache {
 /// goes to the primary instead.
 public struct StandbyBehind: Error, CustomStringConvertible {
     public let position: String
-    public var description: String { "the standby has not replayed the primary's WAL up to \(position) yet" }
+    /// The standby now receives on another timeline than when it was checked: it is to be
+    /// opened and checked again, not merely waited for.
+    public var moved = false
+    public var description: String {
+        moved ? "the standby moved to another timeline" : "the standby has not replayed the primary's WAL up to \(position) yet"
+    }
 }

@@ -55,6 +55,12 @@ public final class ThrowawayCluster: @unchecked Sendable {
         try watch()
     }
 
+    /// Makes a standby a primary of its own (`pg_ctl promote`): from here its history parts
+    /// from the one it followed.
+    public func promote() throws {
+        try ThrowawayCluster.run(prefix + [binaries + "/pg_ctl", "-D", folder + "/data", "-w", "promote"], log: folder + "/pg_ctl.log")
+    }
+
     /// A new streaming standby of this cluster (see `init(standbyOf:)`).
     public func standby() throws -> ThrowawayCluster { try ThrowawayCluster(standbyOf: self) }
 

@@ -68,11 +68,19 @@ public final class Connection {
         }
     }
 
-    /// `url` without its password (`postgresql://user:secret@host/db` → `postgresql://user@host/db`).
+    /// `url` without its passwords: the one before `@` (`postgresql://user:secret@host/db` →
+    /// `postgresql://user@host/db`) and any `password=` or `sslpassword=` parameter, in a URL's
+    /// query or a `key=value` connection string (its value becomes `…`).
     public static func redacted(_ url: String) -> String {
-        guard let at = url.firstIndex(of: "@"), let scheme = url.range(of: "://"),
-              let colon = url[scheme.upperBound..<at].firstIndex(of: ":") else { return url }
-        return String(url[..<colon]) + String(url[at...])
+        var text = url
+        if let scheme = text.range(of: "://") {
+            let authority = text[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" }
+            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
+                text = String(text[..<colon]) + String(text[at...])
+            }
+        }
+        return text.replacingOccurrences(of: #"(?i)\b(ssl)?password\s*=\s*('[^']*'|[^&\s]*)"#, with: "$1password=…",
+                                         options: .regularExpression)
     }
 
     /// The SQLite database underneath, when that is the engine.

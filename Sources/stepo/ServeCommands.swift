@@ -47,7 +47,7 @@ let serveCommand = Command(
     if let readDatabase {
         guard Store.isPostgresURL(path) else { throw UsageError(description: "--read-database needs --database: a standby follows a PostgreSQL primary") }
         guard Store.isPostgresURL(readDatabase) else {
-            throw UsageError(description: "--read-database takes a PostgreSQL URL (postgresql://…), not \(Preview.visible(readDatabase))")
+            throw UsageError(description: "--read-database takes a PostgreSQL URL (postgresql://…), not \(Preview.visible(Store.redacted(readDatabase)))")
         }
         // Said at once when the standby cannot serve yet; the server starts anyway and reads
         // from the primary until it can.
@@ -56,7 +56,7 @@ let serveCommand = Command(
             do {
                 _ = try Store(standby: readDatabase, primary: primary)
             } catch {
-                Output.error("stepo serve: the standby cannot serve reads yet (\(error)); reading from the primary until it can")
+                Output.error("stepo serve: the standby cannot serve reads yet (\(Store.redacted("\(error)"))); reading from the primary until it can")
             }
         }
     }
@@ -83,7 +83,7 @@ let serveCommand = Command(
     let cap = limits.perAddress == 0 ? "no cap" : String(limits.perAddress)
     let address = arguments["bind"] ?? "127.0.0.1"
     let reads = readDatabase.map { "; reads from the standby \(Store.redacted($0))" } ?? ""
-    Output.error("stepo serve: listening on http://\(address):\(server.port) (store \(path)\(reads); up to \(server.connectionLimit) connections, \(cap) per address)")
+    Output.error("stepo serve: listening on http://\(address):\(server.port) (store \(Store.redacted(path))\(reads); up to \(server.connectionLimit) connections, \(cap) per address)")
     let stop: @Sendable () -> Void = {
         server.stop()
         Output.error("stepo serve: stopped")

@@ -91,12 +91,14 @@ struct StandbyTests {
                 "the standby never answered: \(reads(address))")
 
         // Paused: nothing it has not replayed is handed out; the primary answers instead.
+        let reader = try Store(standby: standbyURL, primary: try Store(postgres: url))
         _ = try control.execute("SELECT pg_wal_replay_pause()")
         let behindBefore = reads(address)["standbyBehind"] ?? 0
         for _ in 0..<3 { followAndRead("paused") }
         #expect((reads(address)["standbyBehind"] ?? 0) >= behindBefore + 9, "\(reads(address))")
-        // The store itself refuses a horizon the standby has not replayed past.
-        let reader = try Store(standby: standbyURL, primary: try Store(postgres: url))
+        // The store itself refuses a horizon the standby has not replayed past, and a standby
+        // that cannot show the primary's newest write is not opened.
+        #expect(throws: EventError.self) { _ = try Store(standby: standbyURL, primary: try Store(postgres: url)) }
         #expect(throws: StandbyBehind.self) { _ = try reader.horizon() }
         _ = try control.execute("SELECT pg_wal_replay_resume()")
         let standbyBefore = reads(address)["standby"] ?? 0
@@ -112,6 +114,64 @@ struct StandbyTests {
         let standbyAgain = reads(address)["standby"] ?? 0
         #expect(eventually(20) { followAndRead("restarted"); return (reads(address)["standby"] ?? 0) > standbyAgain + 3 },
                 "the standby did not take the reads back: \(reads(address))")
+    }
+
+    @Test("a standby of a fork (a copy of the primary promoted and written to) is refused, however far its WAL has gone: reads stay on the primary")
+    func forkRefused() throws {
+        let primary = try ThrowawayCluster()
+        let url = try primary.createDatabase()
+        let store = try Store(postgres: url)
+        let user = #"{"id":"user-ann","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"ann","username":"ann","name":"Ann"}}"#
+        _ = try Ingestor(store: store).ingest(LineReader(data: Data(user.utf8)), onRow: { _ in }, onReject: { _, _ in })
+        let database = String(url.dropFirst("postgresql:///".count).prefix { $0 != "?" })
+        // The fork: same store, same identity, its own history from here, and more WAL than the primary.
+        let fork = try primary.standby()
+        try fork.promote()
+        let writer = try PGConnection(fork.url(database))
+        _ = try writer.execute("CREATE TABLE pad AS SELECT g, repeat('x', 200) AS t FROM generate_series(1, 100000) AS g")
+        let forkStandby = try fork.standby()
+        let forkURL = forkStandby.url(database)
+        #expect(throws: EventError.self) { _ = try Store(standby: forkURL, primary: store) }
+        // Through a server: every read from the primary, none from the fork's standby.
+        let token = try store.createToken(for: try #require(try store.user("ann")), admin: false, at: 0)
+        let admin = try store.createToken(for: nil, admin: true, at: 0)
+        let (server, address) = try Stepo.serve(url, log: folder + "/serve.log", ["--read-database", forkURL])
+        defer { server.stop() }
+        for i in 0..<3 {
+            let follow = #"{"id":"u\#(i)","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"p\#(i)","username":"p\#(i)","name":"P"}}"# + "\n"
+                + #"{"id":"f\#(i)","type":"follow","at":"2026-11-20T09:00:0\#(i)Z","actor":"p\#(i)","target":"ann"}"#
+            #expect(post(address + "/v1/events", token: admin, follow) == 200)
+            let page = get(address + "/v1/activity?after=0", token: token)
+            #expect(page.json["rows"]?.array?.count == i + 1, "\(page.json)")
+        }
+        #expect(reads(address)["standby"] == 0 && (reads(address)["standbyDown"] ?? 0) >= 3, "\(reads(address))")
+        let log = String(decoding: FileManager.default.contents(atPath: folder + "/serve.log") ?? Data(), as: UTF8.self)
+        #expect(log.contains("does not follow this primary"), "\(log)")
+    }
+
+    @Test("no password reaches a message: before the host, as a query parameter, or in a key=value string",
+          arguments: [
+              ("postgresql://stepo:S3cret@db.internal/stepo", "postgresql://stepo@db.internal/stepo"),
+              ("postgres://stepo:Pa%40ss@db/x?sslmode=require", "postgres://stepo@db/x?sslmode=require"),
+              ("postgresql:///stepo?host=/run/pg&user=stepo&password=S3cret", "postgresql:///stepo?host=/run/pg&user=stepo&password=…"),
+              ("postgresql:///stepo?sslpassword=Key1&PASSWORD=Two&user=u", "postgresql:///stepo?sslpassword=…&password=…&user=u"),
+              ("host=/run/pg dbname=stepo password='a b' user=x", "host=/run/pg dbname=stepo password=… user=x"),
+          ])
+    func redacted(given: String, shown: String) {
+        #expect(Store.redacted(given) == shown)
+    }
+
+    @Test("the serve command shows neither password: not in its start line, nor when the standby cannot be reached, nor in a usage error")
+    func passwordsNotShown() throws {
+        let url = try PostgresCluster.shared().newDatabase()
+        let (server, _) = try Stepo.serve(url + "&password=PrimarySecret", log: folder + "/pw.log",
+                                          ["--read-database", "postgresql:///nowhere?host=/nonexistent&user=x&password=StandbySecret"])
+        server.stop()
+        let log = String(decoding: FileManager.default.contents(atPath: folder + "/pw.log") ?? Data(), as: UTF8.self)
+        #expect(log.contains("listening on") && log.contains("cannot serve reads yet"), "\(log)")
+        #expect(!log.contains("Secret"), "\(log)")
+        let usage = try Spawn.run([Stepo.binary, "serve", "--database", url, "--read-database", "host=/x password=KeySecret"])
+        #expect(usage.status == 2 && !usage.stderr.contains("KeySecret"), "\(usage.stderr)")
     }
 
     @Test("--read-database: a usage error without --database or with a file; a primary given as the standby is refused, and the server reads from the primary")
