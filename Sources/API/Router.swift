@@ -10,10 +10,27 @@ public final class ReadCounts: @unchecked Sendable {
     private let lock = NSLock()
     private var counts: [Place: Int] = [:]
 
-    func count(_ place: Place) {
+    /// Told, once each time, when reads stop reaching the standby and when they reach it again
+    /// (`stepo serve` prints it); a standby merely behind for a moment is not a change.
+    public var onChange: (@Sendable (String) -> Void)?
+    private var reaching: Bool?
+
+    func count(_ place: Place, why: String? = nil) {
         lock.lock()
         counts[place, default: 0] += 1
+        var message: String?
+        switch place {
+        case .standby where reaching != true:
+            message = "reads go to the standby"
+            reaching = true
+        case .standbyDown where reaching != false:
+            message = "the standby cannot serve reads (\(why ?? "not reachable")); reads go to the primary until it can"
+            reaching = false
+        default: break
+        }
+        let tell = onChange
         lock.unlock()
+        if let message { tell?(message) }
     }
 
     public var snapshot: [Place: Int] {
@@ -68,12 +85,17 @@ public final class Router {
     /// round trip, never a stale answer; one that cannot be reached is tried again after a second.
     func reading<T>(caughtUp: Bool = false, _ body: (Store) throws -> T) throws -> T {
         guard let openReader else { return try body(store) }
+        var why: String?
         if reader == nil, Date() >= readerRetry {
-            reader = try? openReader(store)
-            if reader == nil { readerRetry = Date().addingTimeInterval(1) }
+            do {
+                reader = try openReader(store)
+            } catch {
+                why = Store.redacted("\(error)")
+                readerRetry = Date().addingTimeInterval(1)
+            }
         }
         guard let standby = reader else {
-            Router.reads.count(.standbyDown)
+            Router.reads.count(.standbyDown, why: why)
             return try body(store)
         }
         do {
@@ -85,7 +107,7 @@ public final class Router {
             if behind.moved {
                 // It follows something else now: checked again when next opened.
                 reader = nil
-                Router.reads.count(.standbyDown)
+                Router.reads.count(.standbyDown, why: "it moved to another timeline")
             } else {
                 Router.reads.count(.standbyBehind)
             }
@@ -94,7 +116,7 @@ public final class Router {
             // The standby went away (or stopped taking reads): the primary answers meanwhile.
             reader = nil
             readerRetry = Date().addingTimeInterval(1)
-            Router.reads.count(.standbyDown)
+            Router.reads.count(.standbyDown, why: Store.redacted(Connection.message(of: error)))
             return try body(store)
         }
     }

@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import Notifications
 import Server
+import API
 
 let serveCommand = Command(
     name: "serve",
@@ -49,16 +50,10 @@ let serveCommand = Command(
         guard Store.isPostgresURL(readDatabase) else {
             throw UsageError(description: "--read-database takes a PostgreSQL URL (postgresql://…), not \(Preview.visible(Store.redacted(readDatabase)))")
         }
-        // Said at once when the standby cannot serve yet; the server starts anyway and reads
-        // from the primary until it can.
-        // (A primary that cannot be opened is the server's own failure, said below.)
-        if let primary = try? Store(location: path) {
-            do {
-                _ = try Store(standby: readDatabase, primary: primary)
-            } catch {
-                Output.error("stepo serve: the standby cannot serve reads yet (\(Store.redacted("\(error)"))); reading from the primary until it can")
-            }
-        }
+        // Each time reads stop reaching the standby, or reach it again, the server says so; the
+        // first read decides (a standby that cannot serve at start is said then, and the
+        // server reads from the primary until it can).
+        Router.reads.onChange = { line in Output.error("stepo serve: \(line)") }
     }
     let server: HTTPServer
     do {
