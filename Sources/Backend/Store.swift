@@ -2,6 +2,7 @@ import Foundation
 import Notifications
 import Storage
 import class SQLite.Database
+import class Postgres.PGConnection
 
 /// The authoritative store: the world, the processed events and the notification rows.
 ///
@@ -131,6 +132,10 @@ public final class Store {
     public static func isPostgresURL(_ location: String) -> Bool {
         location.hasPrefix("postgresql://") || location.hasPrefix("postgres://")
     }
+
+    /// Why a PostgreSQL URL can never be connected to as written (libpq refuses to parse it),
+    /// or nil.
+    public static func urlProblem(_ url: String) -> String? { PGConnection.parseError(url) }
 
     /// `location` as it may be shown: a PostgreSQL URL without its password.
     public static func redacted(_ location: String) -> String { Connection.redacted(location) }

@@ -97,6 +97,18 @@ public final class PGConnection {
     public var sendsAhead = false
 
     /// Connects with a libpq connection string or URI (`postgresql://…`, `host=/tmp dbname=x`).
+    /// Why libpq would refuse `conninfo` before connecting anywhere (a malformed URL, an
+    /// unknown parameter), or nil when it parses.
+    public static func parseError(_ conninfo: String) -> String? {
+        var message: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(conninfo, &message) else {
+            defer { if let message { PQfreemem(message) } }
+            return message.map { String(cString: $0).trimmingCharacters(in: .whitespacesAndNewlines) } ?? "it cannot be parsed"
+        }
+        PQconninfoFree(options)
+        return nil
+    }
+
     public init(_ conninfo: String) throws {
         guard let raw = PQconnectdb(conninfo) else { throw PostgresError("cannot allocate a PostgreSQL connection") }
         guard PQstatus(raw) == CONNECTION_OK else {

@@ -50,6 +50,9 @@ let serveCommand = Command(
         guard Store.isPostgresURL(readDatabase) else {
             throw UsageError(description: "--read-database takes a PostgreSQL URL (postgresql://…), not \(Preview.visible(Store.redacted(readDatabase)))")
         }
+        if let problem = Store.urlProblem(readDatabase) {
+            throw UsageError(description: "--read-database \(Preview.visible(Store.redacted(readDatabase))): \(Preview.visible(Store.redacted(problem)))")
+        }
         // Each time reads stop reaching the standby, or reach it again, the server says so; the
         // first read decides (a standby that cannot serve at start is said then, and the
         // server reads from the primary until it can).

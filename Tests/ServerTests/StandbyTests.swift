@@ -183,13 +183,19 @@ struct StandbyTests {
         #expect(usage.status == 2 && !usage.stderr.contains("KeySecret"), "\(usage.stderr)")
     }
 
-    @Test("--read-database: a usage error without --database or with a file; a primary given as the standby is refused, and the server reads from the primary")
+    @Test("--read-database: a usage error without --database, with a file, or malformed; a primary given as the standby is refused, and the server reads from the primary")
     func badStandby() throws {
         let file = try Spawn.run([Stepo.binary, "serve", "--db", folder + "/x.db", "--read-database", "postgresql:///x"])
         #expect(file.status == 2 && file.stderr.contains("--read-database needs --database"), "\(file.stderr)")
         let url = try PostgresCluster.shared().newDatabase()
         let notURL = try Spawn.run([Stepo.binary, "serve", "--database", url, "--read-database", folder + "/y.db"])
         #expect(notURL.status == 2 && notURL.stderr.contains("takes a PostgreSQL URL"), "\(notURL.stderr)")
+        // A URL libpq can never use is refused at once, with its reason, not retried every second.
+        for malformed in ["postgresql://[::1", "postgresql:///x?bogusparam=1&password=Hidden"] {
+            let refused = try Spawn.run([Stepo.binary, "serve", "--database", url, "--read-database", malformed])
+            #expect(refused.status == 2 && refused.stderr.contains("--read-database") && !refused.stderr.contains("Hidden"),
+                    "\(refused.stderr)")
+        }
         let store = try Store(postgres: url)
         #expect(throws: EventError.self) { _ = try Store(standby: url, primary: store) }
         let user = #"{"id":"user-ann","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"ann","username":"ann","name":"Ann"}}"#
