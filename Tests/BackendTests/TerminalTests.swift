@@ -296,7 +296,9 @@ struct TerminalTests {
         #expect(text.contains("Accept"))
         try tmux.keys("q", "Escape")
         try tmux.filter("finale", then: "Enter")
-        text = try tmux.waitFor { $0.contains(" Journey") }
+        // (Not " Journey" alone: the profile just left says "your Journey updates setting", and a
+        // slow redraw let the wait end on it.)
+        text = try tmux.waitFor { $0.contains(" Journey") && !$0.contains(" Profile") }
         #expect(text.contains("Learn to play guitar"))
         try tmux.keys("q", "Escape")
         try tmux.filter("kind:announcement", then: "G", "Enter")
