@@ -12,7 +12,11 @@ public final class ReadCounts: @unchecked Sendable {
 
     /// Told, once each time, when reads stop reaching the standby and when they reach it again
     /// (`stepo serve` prints it); a standby merely behind for a moment is not a change.
-    public var onChange: (@Sendable (String) -> Void)?
+    public var onChange: (@Sendable (String) -> Void)? {
+        get { lock.lock(); defer { lock.unlock() }; return told }
+        set { lock.lock(); told = newValue; lock.unlock() }
+    }
+    private var told: (@Sendable (String) -> Void)?
     private var reaching: Bool?
 
     func count(_ place: Place, why: String? = nil) {
@@ -28,7 +32,7 @@ public final class ReadCounts: @unchecked Sendable {
             reaching = false
         default: break
         }
-        let tell = onChange
+        let tell = told
         lock.unlock()
         if let message { tell?(message) }
     }

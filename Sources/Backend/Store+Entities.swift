@@ -25,7 +25,7 @@ extension Store {
                    CASE WHEN EXISTS (SELECT 1 FROM follow_requests WHERE target = ?2 AND requester = ?1) THEN 1 ELSE 0 END
             """).bind([other, viewer]).first {
                 Relationship(following: $0.int(0) == 1, followsYou: $0.int(1) == 1, requested: $0.int(2) == 1, requestedYou: $0.int(3) == 1)
-            } ?? Relationship(following: false, followsYou: false, requested: false, requestedYou: false)
+            } ?? Relationship()
     }
 
     public func stepEntity(_ step: StepRecord) throws -> StepEntity {

@@ -85,15 +85,12 @@ public final class Store {
         try primary.db.run("""
             INSERT INTO settings(key, value) VALUES ('standby_beacon', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value
             """, beacon)
-        guard let position = try primary.db.first("SELECT CAST(pg_current_wal_insert_lsn() AS TEXT)", [], { $0.string(0) }) else {
-            throw EventError("the primary gave no WAL position")
-        }
+        let position = try primary.walPosition()
         // (A standby further behind than half a second serves no read anyway: each must be caught up.)
         let deadline = Date().addingTimeInterval(0.5)
         var seen: String??
         repeat {
-            if try db.first("SELECT CASE WHEN pg_last_wal_replay_lsn() >= CAST(? AS pg_lsn) THEN 1 ELSE 0 END", [position],
-                            { $0.optionalInt(0) }) == 1 {
+            if try replayState(position).replayed {
                 seen = .some(try db.first("SELECT value FROM settings WHERE key = 'standby_beacon'") { $0.string(0) })
                 break
             }
@@ -103,7 +100,7 @@ public final class Store {
         guard seen == beacon else {
             throw EventError("the standby at \(db.path) does not follow this primary (a write made there now did not reach it): it is a copy with a history of its own")
         }
-        timeline = try db.first("SELECT received_tli FROM pg_stat_wal_receiver") { $0.optionalInt(0) } ?? nil
+        timeline = try replayState(position).received
         guard timeline != nil else { throw EventError("the standby at \(db.path) is not receiving from a primary") }
     }
 
@@ -218,22 +215,33 @@ public final class Store {
     /// has written now, so a read here sees whatever a read there would have. Nothing elsewhere.
     public func requireCaughtUp() throws {
         guard let primary else { return }
-        guard let position = try primary.db.first("SELECT CAST(pg_current_wal_insert_lsn() AS TEXT)", [], { $0.string(0) }) else {
+        try requireReplayed(try primary.walPosition())
+    }
+
+    /// The primary's WAL insert position now: everything it has committed lies below it.
+    private func walPosition() throws -> String {
+        guard let position = try db.first("SELECT CAST(pg_current_wal_insert_lsn() AS TEXT)", [], { $0.string(0) }) else {
             throw EventError("the primary gave no WAL position")
         }
-        try requireReplayed(position)
+        return position
+    }
+
+    /// On a standby: whether it has replayed up to `position`, and the timeline it receives on
+    /// (nil while it receives nothing).
+    private func replayState(_ position: String) throws -> (replayed: Bool, received: Int?) {
+        try db.first("""
+            SELECT CASE WHEN pg_last_wal_replay_lsn() >= CAST(? AS pg_lsn) THEN 1 ELSE 0 END,
+                   (SELECT received_tli FROM pg_stat_wal_receiver)
+            """, [position]) { ($0.optionalInt(0) == 1, $0.optionalInt(1)) } ?? (false, nil)
     }
 
     /// A standby a few milliseconds behind (a commit on its way) is given them: up to three
     /// looks over about 10 ms, then the read goes to the primary.
     private func requireReplayed(_ position: String) throws {
         for pause: useconds_t in [2_000, 8_000, 0] {
-            let (replayed, received) = try db.first("""
-                SELECT CASE WHEN pg_last_wal_replay_lsn() >= CAST(? AS pg_lsn) THEN 1 ELSE 0 END,
-                       (SELECT received_tli FROM pg_stat_wal_receiver)
-                """, [position]) { ($0.optionalInt(0), $0.optionalInt(1)) } ?? (nil, nil)
+            let (replayed, received) = try replayState(position)
             if let received, received != timeline { throw StandbyBehind(position: position, moved: true) }
-            if replayed == 1 && received == timeline { return }
+            if replayed && received == timeline { return }
             if pause > 0 { usleep(pause) }
         }
         throw StandbyBehind(position: position)
@@ -425,8 +433,8 @@ public final class Store {
     /// remembered: once found, the ceiling stays reached until that 100th push leaves the
     /// window (pushes are only ever added), so a popular person's stream does not read the same
     /// hundred entries for every event of the day.
+    /// (A span already known is looked up by `ceilingReachedLocking`, before any lock.)
     func ceilingReached(_ recipient: Int, at: Int64) throws -> Bool {
-        if let span = ceilingSpans[recipient], span.from <= at, at < span.until { return true }
         let values: [String: SQLBindable] = [":recipient": recipient, ":at": at, ":since": at - QuietRules.ceilingWindow,
                                              ":until": at + QuietRules.ceilingWindow]
         // One statement: the 100th push of the day up to `at`, and whether any is stamped after it.

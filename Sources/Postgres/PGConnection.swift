@@ -96,7 +96,6 @@ public final class PGConnection {
     /// by the store's seam).
     public var sendsAhead = false
 
-    /// Connects with a libpq connection string or URI (`postgresql://…`, `host=/tmp dbname=x`).
     /// Why libpq would refuse `conninfo` before connecting anywhere (a malformed URL, an
     /// unknown parameter), or nil when it parses.
     public static func parseError(_ conninfo: String) -> String? {
@@ -109,6 +108,7 @@ public final class PGConnection {
         return nil
     }
 
+    /// Connects with a libpq connection string or URI (`postgresql://…`, `host=/tmp dbname=x`).
     public init(_ conninfo: String) throws {
         guard let raw = PQconnectdb(conninfo) else { throw PostgresError("cannot allocate a PostgreSQL connection") }
         guard PQstatus(raw) == CONNECTION_OK else {

@@ -38,11 +38,7 @@ struct ScaleoutBench {
             let floor = try pgbench(cluster: cluster)
             var rates: [Int: Double] = [:]
             for scale in scales { rates[scale] = try throughput(scale: scale, cluster: cluster, floor: floor, figures: &figures) }
-            if let small = scales.min(), let large = scales.max(), small != large, let a = rates[small], let b = rates[large] {
-                // The same work per event on a world four times the size: the time an event takes grows by a/b.
-                figures.line("  events/s: ×\(large) against ×\(small), as time per event", String(format: "%.2f×", a / max(b, 1e-9)),
-                             met: a / max(b, 1e-9) <= 4.5, target: "≤ 4.5×")
-            }
+            growth("events/s", rates, &figures)
         }
         if only == nil || only == "load" {
             for scale in scales { try load(scale: scale, cluster: cluster, figures: &figures) }
@@ -50,10 +46,7 @@ struct ScaleoutBench {
         if only == nil || only == "ingest" {
             var rates: [Int: Double] = [:]
             for scale in scales { rates[scale] = try ingest(scale: scale, cluster: cluster, figures: &figures) }
-            if let small = scales.min(), let large = scales.max(), small != large, let a = rates[small], let b = rates[large] {
-                figures.line("  ingest: ×\(large) against ×\(small), as time per event", String(format: "%.2f×", a / max(b, 1e-9)),
-                             met: a / max(b, 1e-9) <= 4.5, target: "≤ 4.5×")
-            }
+            growth("ingest", rates, &figures)
         }
         if only == nil || only == "fanout" {
             var times: [Int: (publish: Double, raw: Double)] = [:]
@@ -69,6 +62,24 @@ struct ScaleoutBench {
             }
         }
         return figures.finish()
+    }
+
+    /// How the time an event takes grew from the smallest scale to the largest, from their
+    /// events a second (the same work per event on a world four times the size: ≤ 4.5×).
+    func growth(_ what: String, _ rates: [Int: Double], _ figures: inout BenchFigures) {
+        guard let small = rates.keys.min(), let large = rates.keys.max(), small != large,
+              let a = rates[small], let b = rates[large] else { return }
+        figures.line("  \(what): ×\(large) against ×\(small), as time per event", String(format: "%.2f×", a / max(b, 1e-9)),
+                     met: a / max(b, 1e-9) <= 4.5, target: "≤ 4.5×")
+    }
+
+    /// Starts PostgreSQL's account of the statements in the database at `url` afresh (the
+    /// world's making is not the workload's); the connection reads it after.
+    func countStatements(_ url: String) throws -> PGConnection {
+        let account = try PGConnection(url)
+        _ = try account.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        _ = try account.execute("SELECT pg_stat_statements_reset()")
+        return account
     }
 
     // MARK: Load
@@ -163,12 +174,7 @@ struct ScaleoutBench {
         let clients = 500 * scale
         let world = try LoadWorld(cluster: cluster, clients: clients, actors: 60_001, folder: cluster.folder + "/throughput-\(scale)")
         defer { world.stop() }
-        let account = arguments.has("statements") || arguments.has("guard") ? try PGConnection(world.url) : nil
-        if let account {
-            // Count from here: the world's making is not the load's.
-            _ = try account.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
-            _ = try account.execute("SELECT pg_stat_statements_reset()")
-        }
+        let account = arguments.has("statements") || arguments.has("guard") ? try countStatements(world.url) : nil
         let driver = LoadDriver(servers: world.servers.map(\.address), tokens: world.tokens, admin: world.admin, rate: 1,
                                 seconds: Double(seconds), actors: world.actors, clients: clients, posters: posters,
                                 closedLoop: true, polls: false)
@@ -218,11 +224,7 @@ struct ScaleoutBench {
         try UniformIngest.build(BulkWorld(try Store(postgres: url)))
         let file = cluster.folder + "/uniform-\(scale).ndjson", log = cluster.folder + "/uniform-\(scale).log"
         try UniformIngest.write(events, to: file)
-        if arguments.has("statements") {
-            let account = try PGConnection(url)
-            _ = try account.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
-            _ = try account.execute("SELECT pg_stat_statements_reset()")
-        }
+        if arguments.has("statements") { _ = try countStatements(url) }
         let child = try Child.start([CommandLine.executablePath, "ingest", "--database", url, file], log: log, output: "/dev/null")
         let run = child.wait()
         let summary = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
