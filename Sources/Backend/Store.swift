@@ -31,6 +31,9 @@ public final class Store {
     /// standby that moves to another (it followed a failover, or was pointed elsewhere) is
     /// opened and checked again.
     private(set) var timeline: Int? = nil
+    /// Whether the ceiling may be settled by the push counters (`PushDays`); off, every push
+    /// asks the exact test. Only the differential test turns it off, to hold the two equal.
+    var ceilingFromCounters = true
 
     /// Opens (creating and migrating when needed) the store at `path`.
     ///
@@ -200,11 +203,11 @@ public final class Store {
         return knownHorizon
     }
 
-    /// The horizon and, read after it, the primary's WAL position: its commits are all
-    /// written below that position. (The subquery is a fence: the horizon is taken first.)
+    /// The horizon and, read after it, the primary's WAL position (`walPositionSQL`). (The
+    /// subquery is a fence: the horizon is taken first.)
     func horizonAndPosition() throws -> (Int, String) {
         let answer = try db.first("""
-            SELECT h, CAST(pg_current_wal_insert_lsn() AS TEXT) FROM (SELECT stepo_horizon(?) AS h OFFSET 0) AS s
+            SELECT h, \(Store.walPositionSQL) FROM (SELECT stepo_horizon(?) AS h OFFSET 0) AS s
             """, [knownHorizon]) { ($0.int(0), $0.string(1)) }
         guard let answer else { throw EventError("the primary gave no horizon") }
         knownHorizon = answer.0
@@ -218,9 +221,19 @@ public final class Store {
         try requireReplayed(try primary.walPosition())
     }
 
-    /// The primary's WAL insert position now: everything it has committed lies below it.
+    /// The primary's WAL position now, below which lies every commit it has answered: where a
+    /// commit is flushed before it is answered (any `synchronous_commit` but `off`, which the
+    /// writers share: they connect as the same role), the flushed position, which a standby
+    /// receives at once; else the insert position, which a standby receives once the WAL
+    /// writer flushes it. (The insert position alone could stay ahead of everything a standby
+    /// ever receives on a quiet primary: records that are not commits wait in an unflushed page.)
+    static let walPositionSQL = """
+        CAST(CASE WHEN current_setting('synchronous_commit') = 'off' THEN pg_current_wal_insert_lsn()
+                  ELSE pg_current_wal_flush_lsn() END AS TEXT)
+        """
+
     private func walPosition() throws -> String {
-        guard let position = try db.first("SELECT CAST(pg_current_wal_insert_lsn() AS TEXT)", [], { $0.string(0) }) else {
+        guard let position = try db.first("SELECT \(Store.walPositionSQL)", [], { $0.string(0) }) else {
             throw EventError("the primary gave no WAL position")
         }
         return position
@@ -394,7 +407,7 @@ public final class Store {
         let bound = try db.cached(db.engine == .postgresql ? Store.pushDaysLockingSQL : Store.pushDaysSQL).bind([recipient]).first {
             PushDays.bound(at: at, newest: $0.int64(0), counts: [$0.int(1), $0.int(2), $0.int(3)])
         } ?? nil
-        if let bound, bound < QuietRules.dailyCeiling { return false }
+        if ceilingFromCounters, let bound, bound < QuietRules.dailyCeiling { return false }
         return try ceilingReached(recipient, at: at)
     }
 

@@ -74,8 +74,9 @@ struct DifferentialTests {
     }
 
     /// The whole stream in one ingest: every cache at work.
-    static func inOneRun(_ stream: RandomStream, at location: String) throws -> (Result, Store) {
+    static func inOneRun(_ stream: RandomStream, at location: String, exactCeiling: Bool = false) throws -> (Result, Store) {
         let store = try Store(location: location)
+        store.ceilingFromCounters = !exactCeiling
         let renumber = Renumber()
         let printed = Box<[String]>([])
         let rejected = Box<[String]>([])
@@ -117,7 +118,7 @@ struct DifferentialTests {
         }
     }
 
-    @Test("a seeded stream of every event type, late and out of order: one run with its caches, a fresh store per event, and PostgreSQL agree",
+    @Test("a seeded stream of every event type, late and out of order: one run with its caches, a fresh store per event, the exact ceiling test alone, and PostgreSQL agree",
           arguments: [101, 202] as [UInt64])
     func threeWays(seed: UInt64) throws {
         let stream = RandomStream(seed: seed, events: Self.events)
@@ -136,6 +137,9 @@ struct DifferentialTests {
               + "\(cached.printed.filter { $0.contains("suppressed:dailyCeiling") }.count) held by the ceiling")
         let fresh = try Self.freshPerEvent(stream, at: folder + "/fresh.db")
         Self.compare(cached, fresh, "one run vs a fresh store per event")
+        // The ceiling settled by the per-day push counters, against the exact test alone.
+        let (exact, _) = try Self.inOneRun(stream, at: folder + "/exact.db", exactCeiling: true)
+        Self.compare(cached, exact, "push counters vs the exact ceiling test")
 
         if PostgresCluster.available {
             let url = try PostgresCluster.shared().newDatabase()

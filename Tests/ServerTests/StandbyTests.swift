@@ -120,6 +120,35 @@ struct StandbyTests {
         #expect(log.components(separatedBy: "the standby cannot serve reads (").count - 1 == 1, "\(log)")
     }
 
+    @Test("seeded random streams: every person's pages and counts read on the standby are the primary's, byte for byte",
+          arguments: [31, 32] as [UInt64])
+    func sameAnswers(seed: UInt64) throws {
+        let primary = try ThrowawayCluster(settings: ["synchronous_commit=on"])
+        let url = try primary.createDatabase()
+        let store = try Store(postgres: url)
+        let standby = try primary.standby()
+        let database = String(url.dropFirst("postgresql:///".count).prefix { $0 != "?" })
+        let stream = RandomStream(seed: seed, events: 600)
+        _ = try Ingestor(store: store).ingest(LineReader(data: Data(stream.text.utf8)), onRow: { _ in }, onReject: { _, _ in })
+        var reader: Store?
+        #expect(eventually { reader = try? Store(standby: standby.url(database), primary: store); return reader != nil })
+        let onStandby = try #require(reader)
+        var compared = 0
+        for i in 0..<24 {
+            guard let person = try store.user("p\(i)") else { continue }
+            let rows = try store.activityPage(for: person, after: 0, limit: 5000)
+            // From the start, and from the middle of the person's history.
+            for after in [0, rows.rows.isEmpty ? 0 : rows.rows[rows.rows.count / 2].version] {
+                let there = try onStandby.activityPage(for: person, after: after, limit: 40)
+                let here = try store.activityPage(for: person, after: after, limit: 40)
+                #expect(there.bytes == here.bytes, "p\(i) after \(after): the standby's page differs")
+                compared += there.rows.count
+            }
+            #expect(try onStandby.counts(for: person.key) == (try store.counts(for: person.key)), "p\(i)")
+        }
+        #expect(compared > 100, "only \(compared) rows compared")
+    }
+
     @Test("a standby of a fork (a copy of the primary promoted and written to) is refused, however far its WAL has gone: reads stay on the primary")
     func forkRefused() throws {
         let primary = try ThrowawayCluster()
