@@ -23,7 +23,20 @@ struct InboxCounters {
 /// it, whichever is earlier; nothing is ever unset.
 extension Store {
     func counters(of userKey: Int) throws -> InboxCounters {
-        try db.cached("SELECT total, seen_ord, read_ord, seen_above, read_above FROM inboxes WHERE user = ?").bind([userKey])
+        try counters(of: userKey, sql: Store.countersSQL)
+    }
+
+    /// The counters of `userKey`, held until the transaction ends, for a change computed from
+    /// them: on PostgreSQL two devices stamping at once would otherwise both start from the
+    /// same counters and one's change would be lost. (SQLite runs one writer at a time.)
+    func countersForChange(of userKey: Int) throws -> InboxCounters {
+        try counters(of: userKey, sql: db.engine == .postgresql ? Store.countersSQL + " FOR UPDATE" : Store.countersSQL)
+    }
+
+    private static let countersSQL = "SELECT total, seen_ord, read_ord, seen_above, read_above FROM inboxes WHERE user = ?"
+
+    private func counters(of userKey: Int, sql: String) throws -> InboxCounters {
+        try db.cached(sql).bind([userKey])
             .first { InboxCounters(total: $0.int(0), seenOrd: $0.int(1), readOrd: $0.int(2), seenAbove: $0.int(3), readAbove: $0.int(4)) }
             ?? InboxCounters(total: 0, seenOrd: 0, readOrd: 0, seenAbove: 0, readAbove: 0)
     }
@@ -91,7 +104,7 @@ extension Store {
 
     private func mark(_ kind: Mark.Kind, _ user: UserRecord, upTo: Int?, at: Int64) throws -> Counts {
         try db.transaction {
-            var c = try counters(of: user.key)
+            var c = try countersForChange(of: user.key)
             let reach = min(upTo ?? Int.max, try currentVersion())
             guard let last = try lastRow(of: user.key, through: reach),
                   last.ord > (kind == .seen ? c.seenOrd : c.readOrd) else { return c.counts }
@@ -115,10 +128,13 @@ extension Store {
     /// Stamps row `id` read (and seen, if it was not). Returns nil when the row is not the user's.
     public func markRead(_ user: UserRecord, row id: Int, at: Int64) throws -> Counts? {
         try db.transaction {
+            // The counters first, held: every writer that changes both a person's counters and
+            // their rows takes the counters first (a push's ceiling check, then the batch it joins),
+            // and a stamp changes only what the counters guard, so the row needs no lock of its own.
+            var c = try countersForChange(of: user.key)
             guard let row = try db.first("SELECT ord, seen_at, read_at FROM notifications WHERE id = ? AND recipient = ?",
                                          [id, user.key], { (ord: $0.int(0), seen: $0.optionalInt64(1), read: $0.optionalInt64(2)) })
             else { return nil }
-            var c = try counters(of: user.key)
             guard row.read == nil, row.ord > c.readOrd else { return c.counts }
             let wasSeen = row.seen != nil || row.ord <= c.seenOrd
             try db.run("UPDATE notifications SET read_at = ?, seen_at = ?, version = ? WHERE id = ? AND recipient = ?",

@@ -168,6 +168,12 @@ extension Store {
     /// consumed and reported in the receipt, not retried; the others apply.
     public func apply(_ mutations: [Mutation], client: String, for user: UserRecord, at: Int64) throws -> MutationReceipt {
         try db.transaction {
+            // On PostgreSQL the person's counters first, held: a person's mutations then apply one
+            // request at a time, so a request a killed client left running and its retry never
+            // both find the same mutations new; and the counters come before anything a mutation
+            // locks (an accepted request's fan-out locks the requester's), the order every stamp
+            // takes them in.
+            if db.engine == .postgresql { _ = try countersForChange(of: user.key) }
             var last = try db.scalar("SELECT last_seq FROM client_mutations WHERE client = ? AND user = ?", client, user.key) ?? 0
             var refused: [MutationReceipt.Refusal] = []
             for mutation in mutations.sorted(by: { $0.seq < $1.seq }) where mutation.seq > last {

@@ -169,11 +169,3 @@ struct PushDaysTests {
         #expect(PushDays.bound(at: 20_001 * Self.day - 1, newest: newest, counts: counts) == 70)  // its last
     }
 }
-
-/// Errors collected from several threads.
-final class Failures: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [String] = []
-    func add(_ item: String) { lock.lock(); items.append(item); lock.unlock() }
-    var all: [String] { lock.lock(); defer { lock.unlock() }; return items }
-}

@@ -3,6 +3,7 @@ import Notifications
 import Testing
 import TestSupport
 @testable import Backend
+import Wire
 
 /// What the trust issue saw on PostgreSQL: a large ingest failing whole for want of locks, and
 /// two ingests at once passing the daily ceiling. These need PostgreSQL whatever engine the
@@ -91,5 +92,111 @@ struct PostgresTrustTests {
         let r = try #require(try store.user("r"))
         #expect(try store.db.scalar("SELECT count(*) FROM notifications WHERE recipient = ? AND push = 'sent'", r.key) == 100)
         #expect(try store.db.scalar("SELECT count(*) FROM notifications WHERE recipient = ?", r.key) == 240)
+    }
+    @Test("several devices stamping one person's rows at once, and a killed client's request beside its retry, keep the counts equal to a recount and no client's place goes back", arguments: [1, 2, 3])
+    func concurrentStamps(seed: Int) throws {
+        let (url, store, me, ids) = try sampleWorld()
+        let newest = try store.currentVersion()
+        #expect(ids.count > 50)
+        // The same twelve mutations, sent by one client from two connections at once, again and again.
+        let mutations = ids.prefix(10).enumerated().map { Mutation(seq: $0.offset + 1, action: .read(row: $0.element)) }
+            + [Mutation(seq: 11, action: .acceptRequest(user: "an")), Mutation(seq: 12, action: .seen(upTo: newest / 2))]
+        let failures = Failures()
+        DispatchQueue.concurrentPerform(iterations: 6) { lane in
+            do {
+                let mine = try Store(postgres: url)
+                var random = SplitMix(seed: UInt64(seed * 100 + lane))
+                for op in 0..<40 {
+                    // Lanes 0 and 1 are one client each round: all twelve from one, what a killed
+                    // request had sent so far from the other.
+                    let sending = lane == 0 ? mutations : Array(mutations.prefix(1 + random.below(mutations.count)))
+                    switch lane < 2 ? 3 : random.below(3) {
+                    case 0: _ = try mine.markRead(me, row: ids[random.below(ids.count)], at: 1_000 + Int64(lane))
+                    case 1: _ = try mine.markSeen(me, upTo: random.below(newest + 1), at: 2_000 + Int64(lane))
+                    case 2: _ = try mine.markAllRead(me, upTo: random.below(newest + 1), at: 3_000 + Int64(lane))
+                    default:
+                        _ = try mine.apply(sending, client: "phone-\(op)", for: me, at: 4_000)
+                    }
+                }
+            } catch {
+                failures.add("lane \(lane): \(error)")
+            }
+        }
+        #expect(failures.all.isEmpty, "\(failures.all)")
+        let counts = try store.counts(for: me.key)
+        let fresh = try store.recount(for: me.key)
+        #expect(counts.unseen == fresh.unseen && counts.unread == fresh.unread, "counters \(counts), recount \(fresh)")
+        // Each client's place is where its longest request reached: a shorter one never took it back.
+        #expect(try store.db.scalar("SELECT count(*) FROM client_mutations WHERE user = ? AND last_seq = 12", me.key) == 40)
+        let an = try #require(try store.user("an"))
+        #expect(try store.activity(of: an).filter { $0.kind == .followRequestAccepted }.count == 1)
+    }
+
+    /// The sample world on a database of its own: its store, chaucao, and chaucao's row ids.
+    private func sampleWorld() throws -> (String, Store, UserRecord, [Int]) {
+        let url = try PostgresCluster.shared().newDatabase()
+        let store = try Store(postgres: url)
+        let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("sample-data/events.ndjson")
+        let ingestor = Ingestor(store: store)
+        for line in try String(contentsOf: sample, encoding: .utf8).split(separator: "\n") {
+            _ = try ingestor.apply(Data(line.utf8))
+        }
+        let me = try #require(try store.user("chaucao"))
+        var ids: [Int] = []
+        try store.db.prepare("SELECT id FROM notifications WHERE recipient = ? ORDER BY id").bind([me.key]).forEach { ids.append($0.int(0)) }
+        return (url, store, me, ids)
+    }
+
+    @Test("a killed client's request and its retry, both waiting while another device stamps, apply each mutation once")
+    func requestBesideItsRetry() throws {
+        let (url, store, me, ids) = try sampleWorld()
+        // The accepted request first: applied twice, the second is refused (or announced twice).
+        let mutations = [Mutation(seq: 1, action: .acceptRequest(user: "an"))]
+            + ids.prefix(8).enumerated().map { Mutation(seq: $0.offset + 2, action: .read(row: $0.element)) }
+        let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let failures = Failures()
+        let receipts = Failures()
+        let group = DispatchGroup()
+        // Another device's stamp holds chaucao's counters while both requests arrive.
+        DispatchQueue.global().async(group: group) {
+            do {
+                let other = try Store(postgres: url)
+                try other.transaction {
+                    _ = try other.countersForChange(of: me.key)
+                    holding.signal()
+                    release.wait()
+                }
+            } catch { failures.add("holder: \(error)"); holding.signal() }
+        }
+        holding.wait()
+        for sending in [mutations, Array(mutations.prefix(5))] {
+            DispatchQueue.global().async(group: group) {
+                do {
+                    let receipt = try Store(postgres: url).apply(sending, client: "phone", for: me, at: 4_000)
+                    for refusal in receipt.refused { receipts.add("\(refusal.seq): \(refusal.reason)") }
+                } catch { failures.add("request of \(sending.count): \(error)") }
+            }
+        }
+        // Both requests are waiting on a lock (however far each got) before the holder lets go.
+        let deadline = Date().addingTimeInterval(20)
+        var waiting = 0
+        while Date() < deadline {
+            waiting = try store.db.scalar("""
+                SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+                """) ?? 0
+            if waiting >= 2 { break }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        release.signal()
+        group.wait()
+        #expect(waiting == 2)
+        #expect(failures.all.isEmpty, "\(failures.all)")
+        #expect(receipts.all.isEmpty, "refused: \(receipts.all)")
+        #expect(try store.db.scalar("SELECT last_seq FROM client_mutations WHERE user = ? AND client = 'phone'", me.key) == 9)
+        let an = try #require(try store.user("an"))
+        #expect(try store.activity(of: an).filter { $0.kind == .followRequestAccepted }.count == 1)
+        let counts = try store.counts(for: me.key), fresh = try store.recount(for: me.key)
+        #expect(counts.unseen == fresh.unseen && counts.unread == fresh.unread, "counters \(counts), recount \(fresh)")
     }
 }
