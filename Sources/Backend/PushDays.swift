@@ -79,9 +79,11 @@ enum PushDays {
 extension Store {
     /// Counts one sent push of `recipient` made at `at` (see `PushDays`).
     func countPush(recipient: Int, at: Int64) throws {
-        try db.cached("UPDATE inboxes SET \(PushDays.count(day: ":day")) WHERE user = :user")
+        try db.cached(Store.countPushSQL)
             .bind(named: [":day": PushDays.day(of: at), ":user": recipient]).run()
     }
+
+    private static let countPushSQL = "UPDATE inboxes SET \(PushDays.count(day: ":day")) WHERE user = :user"
 
     /// Recounts every person's sent pushes by day from the rows (a world written in bulk).
     public func recountPushDays() throws {

@@ -25,7 +25,8 @@ struct EngineBench {
 
     func run() throws -> Int32 {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // STEPO_BENCH_KEEP keeps the worlds and inputs, to run `stepo ingest` on them by hand.
+        defer { if ProcessInfo.processInfo.environment["STEPO_BENCH_KEEP"] == nil { try? FileManager.default.removeItem(atPath: folder) } }
         print("stepo bench engine · \(ProcessInfo.processInfo.activeProcessorCount) cores · SQLite \(BenchFigures.sqliteVersion)")
         #if DEBUG
         print("warning: a debug build; run `swift run -c release stepo bench engine` for real figures")
