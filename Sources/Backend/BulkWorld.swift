@@ -1,5 +1,6 @@
 import Foundation
 import Notifications
+import SQLite
 import Storage
 
 /// Large worlds for benchmarks and tests, written set-based: a million rows in seconds instead
@@ -39,6 +40,42 @@ public struct BulkWorld {
                 try db.execute("ANALYZE \(table)")
             }
         }
+    }
+
+    /// The floor an ingest is measured against: `count` rows shaped like a heart's row (the same
+    /// table, columns and indexes), each inserted by one prepared statement through the same
+    /// connection an ingest uses, `perTransaction` to a commit (as many as an ingest's batch, to
+    /// compare with one: a commit rewrites every page it touched), for recipients drawn from
+    /// `recipients`. Returns the rows inserted a second. Nothing else is written: no event, no
+    /// counter, no decision — what is left of an event when every rule is taken away.
+    public func rawInsertRate(_ count: Int, recipients: ClosedRange<Int>, perTransaction: Int) throws -> Double {
+        let base = (try db.scalar("SELECT coalesce(max(id), 0) FROM notifications") ?? 0) + 1
+        var random = SystemRandomNumberGenerator()
+        // The log is emptied as an ingest empties it: past its bound, not every thousand pages.
+        let sqlite = db.engine == .sqlite
+        if sqlite { try db.execute("PRAGMA wal_autocheckpoint = 0") }
+        defer { if sqlite { try? db.execute("PRAGMA wal_autocheckpoint = \(Checkpointer.defaultAutocheckpoint)") } }
+        let begin = DispatchTime.now()
+        var done = 0
+        while done < count {
+            if sqlite && Checkpointer.logSize(db.path) > Ingestor.largestLog { try db.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+            try db.transaction {
+                for _ in 0..<min(perTransaction, count - done) {
+                    let i = base + done
+                    let recipient = Int.random(in: recipients, using: &random)
+                    try db.cached("""
+                        INSERT INTO notifications(event, recipient, ord, kind, actor, title, body, push_body, push_image, face, image,
+                                                  step, comment, journey, tier, tap, thread, push, created_at, version)
+                        VALUES (?, ?, ?, 'steppedWithHeart', ?, ?, 'Stepped with you by heart: a caption of a step', NULL,
+                                'https://cdn.stepo.app/steps/s1.jpg', 'https://cdn.stepo.app/avatars/u1.jpg',
+                                'https://cdn.stepo.app/steps/s1.jpg', ?, NULL, NULL, NULL, '{"screen":"step","step":"s1"}',
+                                'step:s1', 'sent', ?, ?)
+                        """).bind([i, recipient, 1_000_000 + i, recipient, "User \(i)", i % 20_000 + 1, 1_700_000_000 + i, i]).run()
+                    done += 1
+                }
+            }
+        }
+        return Double(count) / max(Double(DispatchTime.now().uptimeNanoseconds - begin.uptimeNanoseconds) / 1e9, 1e-9)
     }
 
     /// A CTE `n(i)` of the numbers 1 … `count`.

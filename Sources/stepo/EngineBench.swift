@@ -12,9 +12,15 @@ struct EngineBench {
     let scales: [Int]
     /// Shrinks every workload (for a quick look; the targets are for 1).
     let fraction: Double
+    /// CI's guard: the uniform ingest alone, short, judged by its ratio to the floor.
+    let guarding: Bool
 
     init(arguments: Arguments) throws {
-        only = arguments["only"]
+        guarding = arguments.has("guard")
+        #if DEBUG
+        if guarding { throw UsageError(description: "the guard's recorded ratio is the release build's: swift run -c release stepo bench engine --guard") }
+        #endif
+        only = guarding ? "ingest" : arguments["only"]
         if let only, !["uniform", "ingest", "follows", "hearts", "batch", "fanout", "counts"].contains(only) {
             throw UsageError(description: "--only is one of uniform, ingest, follows, hearts, batch, fanout, counts")
         }
@@ -116,7 +122,7 @@ struct EngineBench {
 
     /// 100,000 hearts, shares and comments on 20,000 steps of 5,000 owners, from NDJSON.
     private func uniformIngest(_ figures: inout BenchFigures) throws {
-        let events = sized(100_000)
+        let events = guarding ? 50_000 : sized(100_000)
         let world = folder + "/ingest-world.db"
         do {
             let store = try Store(path: world)
@@ -124,7 +130,7 @@ struct EngineBench {
         }
         let path = folder + "/events-\(UUID().uuidString.prefix(8)).ndjson"
         try UniformIngest.write(events, to: path)
-        var rates: [Double] = []
+        var rates: [Double] = [], floors: [Double] = []
         var rows = 0
         for run in 1...3 {
             let copy = folder + "/ingest-run\(run).db"
@@ -132,10 +138,34 @@ struct EngineBench {
             let (rate, report) = try ingest(path, into: try Store(path: copy))
             rates.append(rate)
             rows = report.rows
+            // The floor, in the same run on the same world: as many rows, inserted raw.
+            let floor = folder + "/ingest-floor\(run).db"
+            try FileManager.default.copyItem(atPath: world, toPath: floor)
+            let floorStore = try Store(path: floor)
+            floors.append(try BulkWorld(floorStore).rawInsertRate(rows, recipients: 1...UniformIngest.owners,
+                                                                  perTransaction: Ingestor(store: floorStore).batchSize))
         }
-        figures.report(rate: BenchFigures.median(rates), "uniform: ingest of \(events) interactions (\(rows) rows), median of 3",
-                       target: 20_000)
+        let rate = BenchFigures.median(rates), floor = BenchFigures.median(floors), ratio = rate / max(floor, 1e-9)
+        let what = "uniform: ingest of \(events) interactions (\(rows) rows), median of 3"
+        if guarding {
+            // A short run on a shared machine: its rate says little alone; the ratio below judges.
+            figures.line(what, String(format: "%.0f events/s", rate), met: true, target: "none in the guard")
+        } else {
+            figures.report(rate: rate, what, target: 30_000)
+        }
+        let recorded = EngineBench.recordedRatio
+        figures.line("  the floor: \(rows) rows of the same shape inserted raw, committed as the ingest commits",
+                     String(format: "%.0f rows/s; ingest ÷ floor %.3f (recorded %.3f)", floor, ratio, recorded),
+                     met: guarding ? ratio >= recorded * 0.75 : ratio >= 0.35,
+                     target: guarding ? String(format: "≥ %.3f, three quarters of the recorded ratio", recorded * 0.75) : "≥ 0.35")
     }
+
+    /// The guard's run (50,000 interactions, release build) against its floor, as recorded on
+    /// the development machine: 0.071–0.099 over three runs on 2026-12-03 (with a savepoint per
+    /// chunk, as before that day: 0.029–0.032). `--guard` (CI) fails below three quarters of
+    /// it, a drop the run-to-run spread does not explain. Record it again when a change moves
+    /// it for good.
+    static let recordedRatio = 0.080
 
     // MARK: Skewed
 
