@@ -72,14 +72,18 @@ extension Store {
     }
 
     /// Calls `body` with each row of one applied event, in id order, without holding a
-    /// fan-out's rows in memory.
-    public func forEachRow(ofEvent outcome: EventOutcome, _ body: (ActivityRow) throws -> Void) throws {
+    /// fan-out's rows in memory; with `limit`, with the first `limit` rows only (a fan-out reads
+    /// no more than those).
+    public func forEachRow(ofEvent outcome: EventOutcome, limit: Int? = nil, _ body: (ActivityRow) throws -> Void) throws {
         // Rows written one by one (and batch changes) are kept; a fan-out's are read by range.
         if !outcome.writtenRows.isEmpty || outcome.rowCount == 0 {
-            for row in outcome.writtenRows { try body(row) }
+            for row in outcome.writtenRows.prefix(limit ?? Int.max) { try body(row) }
             return
         }
-        try Store.forEachRow(ofEvent: outcome, in: db, body)
+        guard let limit else { return try Store.forEachRow(ofEvent: outcome, in: db, body) }
+        guard limit > 0, let first = outcome.firstRow, let last = outcome.lastRow else { return }
+        var reader = RowReader()
+        try db.cached(Store.rowsOfEventSQL + " LIMIT ?").bind([first, last, outcome.eventKey, limit]).forEach { try body(reader.read($0).row) }
     }
 
     /// Reads an event's rows through `db` (any connection to the store's file).

@@ -1,6 +1,7 @@
 import Backend
 import Foundation
 import Notifications
+import Replica
 
 /// `stepo bench engine`: the store's paths on uniform worlds and on skewed ones (one account
 /// many follow, one person who gets a lot), each skewed workload at 1× and 4× so growth shows.
@@ -273,8 +274,34 @@ struct EngineBench {
                                                    at: Timestamp.parse("2026-11-29T12:00:00Z")!, runs: 1)
             figures.report("skewed ×\(scale): one publish to \(followers) followers, 10% with an alert on the owner (\(rows) rows)",
                            seconds: fanout, target: 10.0 * Double(scale), ratio: (raw, 2.0))
+            try publishThroughAPI(store, scale: scale, raw: raw, &figures)
             try? FileManager.default.removeItem(atPath: folder + "/fanout-\(scale).db")
         }
+    }
+
+    /// The same publish as a producer sends it: `stepo serve` on the store, one
+    /// `POST /v1/events`, timed from the request to the whole answer; its size with it.
+    private func publishThroughAPI(_ store: Store, scale: Int, raw: Double, _ figures: inout BenchFigures) throws {
+        let admin = try store.createToken(for: nil, admin: true, at: 0)
+        let (server, address) = try BenchWorld.serve(folder + "/fanout-\(scale).db", log: folder + "/fanout-serve-\(scale).log")
+        defer { server.stop() }
+        guard let base = URL(string: address) else { throw CommandError(description: "stepo serve said \(address)") }
+        let producer = HTTPTransport(baseURL: base, token: admin)
+        let step = "api-\(scale)"
+        let at = Timestamp.parse("2026-11-29T14:00:00Z")!
+        let create = #"{"id":"create-\#(step)","type":"step","at":"\#(Timestamp.format(at))","step":{"id":"\#(step)","journey":"j1","caption":"barre chords finally ring clean"}}"#
+        let made = try producer.perform(method: "POST", path: "/v1/events", query: [:], body: Data(create.utf8), timeout: 60)
+        guard made.status == 200 else { throw CommandError(description: "the step was refused: \(made.status)") }
+        let publish = #"{"id":"publish-\#(step)","type":"mediaReady","at":"\#(Timestamp.format(at + 1000))","step":"\#(step)"}"#
+        let start = DispatchTime.now()
+        let answer = try producer.perform(method: "POST", path: "/v1/events", query: [:], body: Data(publish.utf8), timeout: 600)
+        let seconds = BenchFigures.seconds(since: start)
+        guard answer.status == 200, let report = try? JSON.parse(answer.body), let rows = report["rowsWritten"]?.int else {
+            throw CommandError(description: "the publish was refused: \(answer.status) \(String(decoding: answer.body.prefix(300), as: UTF8.self))")
+        }
+        figures.report("  the same publish through stepo serve, one POST /v1/events (\(rows) rows)", seconds: seconds,
+                       target: 10.0 * Double(scale), ratio: (raw, 2.0))
+        figures.line("  its answer", "\(answer.body.count) bytes", met: answer.body.count <= 64 << 10, target: "≤ 64 KB")
     }
 
     /// Counts for a person with a million rows, most never seen.

@@ -206,9 +206,19 @@ struct RouterTests {
         let body = #"{"id":"h9","type":"heart","at":"2026-11-20T11:00:00Z","actor":"an","step":"s1"}"# + "\n{oops\n"
         let (status, json) = call("POST", "/v1/events", token: admin, body: body)
         #expect(status == 200)
-        #expect(json["applied"] == 1)
-        #expect(json["rows"]?.array?.first?["kind"] == "steppedWithHeart")
+        #expect(json["applied"] == 1 && json["rowsWritten"] == 1)
+        #expect(json["rows"] == nil, "rows only when asked: \(json)")
         #expect(json["rejected"]?.array?.first?["line"] == 2)
+        // Asked, the first N rows the events wrote, in order.
+        let two = #"{"id":"h10","type":"share","at":"2026-11-20T11:01:00Z","actor":"an","step":"s1"}"# + "\n"
+            + #"{"id":"f10","type":"follow","at":"2026-11-20T11:02:00Z","actor":"chaucao","target":"maya"}"#
+        let asked = call("POST", "/v1/events", token: admin, query: ["rows": "1"], body: two)
+        #expect(asked.0 == 200 && asked.1["applied"] == 2 && asked.1["rowsWritten"] == 2, "\(asked)")
+        #expect(asked.1["rows"]?.array?.count == 1 && asked.1["rows"]?.array?.first?["event"] == "h10", "\(asked.1)")
+        for bad in ["-1", "10001", "x"] {
+            let refused = call("POST", "/v1/events", token: admin, query: ["rows": bad], body: two)
+            #expect(refused.0 == 400 && refused.1["error"]?["message"]?.string?.contains("rows") == true)
+        }
     }
 
     @Test("the trust budget is for an admin token only; its span defaults to the week up to the newest event; bad times are 400")
