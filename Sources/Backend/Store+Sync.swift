@@ -27,9 +27,12 @@ extension Store {
                 // The rest of version + 1 after row `afterRow`, then the versions after it: two
                 // ranges of the version index (a row-value comparison would walk the version
                 // from its start, and a million-row change page by page is then quadratic).
-                stored = try db.query("""
-                    \(RowReader.select) WHERE n.recipient = ? AND n.version = ? AND n.version < ? AND n.id > ? ORDER BY n.id LIMIT ?
-                    """, [user.key, version + 1, below, afterRow, limit + 1]) { reader.read($0) }
+                // The horizon is checked here, not in the first statement: given `version = ?`
+                // and `version < ?` both, SQLite sought the range and sorted the whole version,
+                // and a first sync of a million rows took a minute.
+                stored = version + 1 < below ? try db.query("""
+                    \(RowReader.select) WHERE n.recipient = ? AND n.version = ? AND n.id > ? ORDER BY n.id LIMIT ?
+                    """, [user.key, version + 1, afterRow, limit + 1]) { reader.read($0) } : []
                 if stored.count <= limit {
                     stored += try db.query("""
                         \(RowReader.select) WHERE n.recipient = ? AND n.version > ? AND n.version < ? ORDER BY n.version, n.id LIMIT ?
