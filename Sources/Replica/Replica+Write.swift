@@ -260,7 +260,7 @@ extension Replica {
 
     /// Writes one row; true when it is new here. A row seen before keeps the earliest
     /// `seenAt`/`readAt` either side has.
-    private func upsert(_ row: ActivityRow) throws -> Bool {
+    private func upsert(_ row: ActivityRow, card: String) throws -> Bool {
         let values: [SQLBindable] = [
             row.version, row.kind.rawValue, row.actor, row.title, row.body, row.media.face, row.media.image,
             row.media.facepile?.joined(separator: "\n"), row.tap.jsonText, row.push.description, row.deleted, row.withheld,
@@ -273,7 +273,7 @@ extension Replica {
                                        comment, tier, card)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, binding: values + [row.event, row.createdAt, row.thread, row.subject.step, row.subject.journey, row.subject.comment,
-                           row.subject.tier, Replica.cardKey(row)])
+                           row.subject.tier, card])
         if db.changes > 0 { return true }
         try db.run("""
             UPDATE rows SET version = ?1, kind = ?2, actor = ?3, title = ?4, body = ?5, face = ?6, image = ?7, facepile = ?8,
@@ -290,8 +290,8 @@ extension Replica {
         var cards: [String: CardChange] = [:]
         var added = 0
         for row in rows {
-            let isNew = try upsert(row)
             let key = Replica.cardKey(row)
+            let isNew = try upsert(row, card: key)
             cards[key, default: CardChange()].newest = max(cards[key]?.newest ?? 0, row.id)
             cards[key]!.oldest = min(cards[key]!.oldest, row.id)
             if isNew {
