@@ -81,7 +81,9 @@ struct DeliverBench {
         let bundle = folder + "/ca.pem"
         var certificates = Data()
         for standIn in [apns, fcm] { certificates += FileManager.default.contents(atPath: standIn.folder + "/cert.pem") ?? Data() }
-        FileManager.default.createFile(atPath: bundle, contents: certificates)
+        guard FileManager.default.createFile(atPath: bundle, contents: certificates) else {
+            throw CommandError(description: "cannot write the stand-ins' certificates to \(bundle)")
+        }
         let worker = [CommandLine.executablePath, "deliver", "--ca", bundle,
                       "--apns-url", apns.address, "--apns-key", apns.folder + "/apns.p8", "--apns-key-id", "KEY1234567",
                       "--apns-team", "TEAM123456", "--fcm-url", fcm.address, "--fcm-credentials", fcm.folder + "/service.json"] + tuning
