@@ -243,15 +243,19 @@ public struct Ingestor {
     /// Applies a chunk of parsed lines with no savepoint: an event that fails (not transiently)
     /// throws `UnguardedFailure`, and its batch is applied again guarded.
     private func applyUnguarded(_ chunk: [(Int, Parsed)]) throws -> [(Int, Result<EventOutcome, Refusal>)] {
+        do {
+            return try applyWhole(chunk)
+        } catch where !Ingestor.isTransient(error) {
+            throw UnguardedFailure()
+        }
+    }
+
+    /// Applies every event of `chunk` with no savepoint of its own; the first failure throws.
+    private func applyWhole(_ chunk: [(Int, Parsed)]) throws -> [(Int, Result<EventOutcome, Refusal>)] {
         try chunk.map { line, entry in
             switch entry {
             case .rejected(let reason): return (line, .failure(Refusal(reason: reason)))
-            case .event(let event):
-                do {
-                    return (line, .success(try store.apply(event, atomically: false)))
-                } catch where !Ingestor.isTransient(error) {
-                    throw UnguardedFailure()
-                }
+            case .event(let event): return (line, .success(try store.apply(event, atomically: false)))
             }
         }
     }
@@ -263,14 +267,7 @@ public struct Ingestor {
     /// `isTransient`) aborts the batch, to be tried again.
     func applyChunk(_ chunk: [(Int, Parsed)]) throws -> [(Int, Result<EventOutcome, Refusal>)] {
         do {
-            return try store.db.transaction {
-                try chunk.map { line, entry in
-                    switch entry {
-                    case .rejected(let reason): return (line, .failure(Refusal(reason: reason)))
-                    case .event(let event): return (line, .success(try store.apply(event, atomically: false)))
-                    }
-                }
-            }
+            return try store.db.transaction { try applyWhole(chunk) }
         } catch where !Ingestor.isTransient(error) {
             // Some event failed: the whole chunk rolled back. Apply it again, one by one.
             store.forgetLookups()

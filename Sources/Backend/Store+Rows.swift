@@ -80,17 +80,17 @@ extension Store {
             for row in outcome.writtenRows.prefix(limit ?? Int.max) { try body(row) }
             return
         }
-        guard let limit else { return try Store.forEachRow(ofEvent: outcome, in: db, body) }
-        guard limit > 0, let first = outcome.firstRow, let last = outcome.lastRow else { return }
-        var reader = RowReader()
-        try db.cached(Store.rowsOfEventSQL + " LIMIT ?").bind([first, last, outcome.eventKey, limit]).forEach { try body(reader.read($0).row) }
+        try Store.forEachRow(ofEvent: outcome, in: db, limit: limit, body)
     }
 
-    /// Reads an event's rows through `db` (any connection to the store's file).
-    static func forEachRow(ofEvent outcome: EventOutcome, in db: Connection, _ body: (ActivityRow) throws -> Void) throws {
-        guard let first = outcome.firstRow, let last = outcome.lastRow else { return }
+    /// Reads an event's rows through `db` (any connection to the store's file), at most `limit`.
+    static func forEachRow(ofEvent outcome: EventOutcome, in db: Connection, limit: Int? = nil,
+                           _ body: (ActivityRow) throws -> Void) throws {
+        guard let first = outcome.firstRow, let last = outcome.lastRow, limit ?? 1 > 0 else { return }
         var reader = RowReader()
-        try db.cached(rowsOfEventSQL).bind([first, last, outcome.eventKey]).stream { try body(reader.read($0).row) }
+        let statement = try limit.map { try db.cached(rowsOfEventSQL + " LIMIT ?").bind([first, last, outcome.eventKey, $0]) }
+            ?? db.cached(rowsOfEventSQL).bind([first, last, outcome.eventKey])
+        try statement.stream { try body(reader.read($0).row) }
     }
 
     static let rowsOfEventSQL = "\(RowReader.select) WHERE n.id BETWEEN ? AND ? AND n.event = ? ORDER BY n.id"
