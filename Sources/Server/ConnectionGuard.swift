@@ -19,13 +19,19 @@ public struct ServerLimits: Sendable {
     public var parkedPerToken: Int
     public var parkedPerUser: Int
 
+    /// Seconds a connection the server ends while its client may still be sending (a body
+    /// refused from its head) is read and dropped before it closes, so the client can read
+    /// the refusal instead of a reset (see `Lingerer`). 0: close at once.
+    public var lingerSeconds: Double
+
     public init(perAddress: Int = 256, headerTimeout: Double = 10, bodyTimeout: Double = 30,
-                parkedPerToken: Int = 8, parkedPerUser: Int = 16) {
+                parkedPerToken: Int = 8, parkedPerUser: Int = 16, lingerSeconds: Double = 5) {
         self.perAddress = perAddress
         self.headerTimeout = headerTimeout
         self.bodyTimeout = bodyTimeout
         self.parkedPerToken = parkedPerToken
         self.parkedPerUser = parkedPerUser
+        self.lingerSeconds = lingerSeconds
     }
 }
 
@@ -43,6 +49,9 @@ final class ConnectionGuard: @unchecked Sendable {
         let overCap: Bool
         var stage = Stage.awaitingHeaders
         var since = Date()
+        /// The server ends this connection after a refusal its client may still be sending
+        /// a body to: it lingers before it closes.
+        var lingers = false
 
         init(address: String, socket: Int32, overCap: Bool) {
             self.address = address
@@ -59,8 +68,11 @@ final class ConnectionGuard: @unchecked Sendable {
     /// Connections shut down for dawdling, since the start (for the log and tests).
     private(set) var reaped = 0
 
+    let lingerer: Lingerer
+
     init(limits: ServerLimits) {
         self.limits = limits
+        lingerer = Lingerer(seconds: limits.lingerSeconds)
         Thread { [weak self] in self?.reap() }.start()
     }
 
@@ -68,6 +80,7 @@ final class ConnectionGuard: @unchecked Sendable {
         lock.lock()
         stopped = true
         lock.unlock()
+        lingerer.stop()
     }
 
     /// A connection was accepted: count it against its address, and note where it stands.
@@ -87,11 +100,15 @@ final class ConnectionGuard: @unchecked Sendable {
     /// A connection is gone: it no longer counts.
     func closed(_ connection: OpaquePointer, context: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
         lock.lock()
-        if let item = tracked.removeValue(forKey: UnsafeMutableRawPointer(connection)) {
+        let item = tracked.removeValue(forKey: UnsafeMutableRawPointer(connection))
+        if let item {
             let left = (perAddress[item.address] ?? 1) - 1
             perAddress[item.address] = left > 0 ? left : nil
         }
+        let lingers = item?.lingers ?? false
         lock.unlock()
+        // libmicrohttpd closes the socket after this returns; the lingerer's copy outlives it.
+        if lingers, let item { lingerer.linger(item.socket) }
         if let raw = context.pointee { Unmanaged<Tracked>.fromOpaque(raw).release() }
         context.pointee = nil
     }
@@ -100,6 +117,14 @@ final class ConnectionGuard: @unchecked Sendable {
     func item(_ connection: OpaquePointer) -> Tracked? {
         guard let raw = stepo_mhd_socket_context(connection) else { return nil }
         return Unmanaged<Tracked>.fromOpaque(raw).takeUnretainedValue()
+    }
+
+    /// The server will end `connection` after its answer: let it linger when it closes.
+    func lingerAfterClose(_ connection: OpaquePointer) {
+        guard let item = item(connection) else { return }
+        lock.lock()
+        item.lingers = true
+        lock.unlock()
     }
 
     func move(_ connection: OpaquePointer, to stage: Tracked.Stage) {

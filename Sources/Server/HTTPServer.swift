@@ -269,7 +269,10 @@ public final class HTTPServer: @unchecked Sendable {
             defer { MHD_destroy_response(reply) }
             MHD_add_response_header(reply, "Content-Type", response.contentType)
             for header in response.headers { MHD_add_response_header(reply, header.name, header.value) }
-            if closing { MHD_add_response_header(reply, "Connection", "close") }
+            if closing {
+                MHD_add_response_header(reply, "Connection", "close")
+                connections.lingerAfterClose(connection)
+            }
             return MHD_queue_response(connection, UInt32(response.status), reply)
         }
     }

@@ -226,11 +226,13 @@ struct DatabaseRestartTests {
                                                             headers: [("Authorization", "Bearer \(token)")], timeout: 10).body)["next"]?.int ?? 0
             // Five long-polls parked on the server.
             let answers = Answers()
+            let parked = Date()
             for _ in 0..<5 {
                 Thread {
                     let answer = try? client.perform(method: "GET", url: address + "/v1/activity?after=\(version)&wait=30",
                                                      headers: [("Authorization", "Bearer \(token)")], timeout: 40)
                     answers.add(answer)
+                    answers.note(String(format: "after=%d answered after %.2f s", version, Date().timeIntervalSince(parked)))
                 }.start()
             }
             try await Task.sleep(nanoseconds: 500_000_000)
@@ -240,7 +242,7 @@ struct DatabaseRestartTests {
             let got = answers.all
             #expect(got.count == 5, "restart \(cycle): parked polls still waiting after the database went away")
             for answer in got {
-                #expect(answer?.status == 503, "restart \(cycle): \(answer.map { String(decoding: $0.body, as: UTF8.self).prefix(300) } ?? "no answer")")
+                #expect(answer?.status == 503, "restart \(cycle): \(answers.notes) \(answer.map { String(decoding: $0.body, as: UTF8.self).prefix(300) } ?? "no answer")")
                 #expect(answer?.header("Retry-After") != nil)
             }
             #expect(server.isRunning)
@@ -322,6 +324,9 @@ extension DatabaseRestartTests {
 final class Answers: @unchecked Sendable {
     private let lock = NSLock()
     private var items: [HTTPAnswer?] = []
+    private var lines: [String] = []
     func add(_ item: HTTPAnswer?) { lock.lock(); items.append(item); lock.unlock() }
+    func note(_ line: String) { lock.lock(); lines.append(line); lock.unlock() }
+    var notes: [String] { lock.lock(); defer { lock.unlock() }; return lines }
     var all: [HTTPAnswer?] { lock.lock(); defer { lock.unlock() }; return items }
 }

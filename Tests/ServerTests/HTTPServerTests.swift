@@ -101,6 +101,29 @@ struct HTTPServerTests {
         #expect(try raw("GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").status == 200)
     }
 
+    @Test("a client still sending a body refused from its head reads the 413, not a reset: the server lingers, then closes")
+    func lingeringClose() throws {
+        let server = try HTTPServer(databasePath: try TestEngine.location(folder, "http.db"), port: 0, threads: 2,
+                                    limits: ServerLimits(lingerSeconds: 1))
+        let socket = try RawSocket(from: "127.0.0.1", to: server.port)
+        socket.send("POST /v1/mutations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Length: 8000000\r\n\r\n")
+        let answer = socket.read(timeout: 5)
+        #expect(answer.hasPrefix("HTTP/1.1 413"), "\(answer.prefix(80))")
+        // The server has ended the connection; the client, not yet reading, goes on sending its
+        // body. Closed at once, the socket would answer with a reset and these sends fail.
+        Thread.sleep(forTimeInterval: 0.3)
+        for piece in 0..<4 {
+            #expect(socket.send(filler: 65_536), "send \(piece) after the answer failed: \(String(cString: strerror(errno)))")
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        // Then the linger ends: a client that never stops is cut off soon after its second.
+        let start = Date()
+        while socket.send(filler: 65_536, timeout: 1), Date().timeIntervalSince(start) < 5 { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(Date().timeIntervalSince(start) < 3, "still accepted after \(Date().timeIntervalSince(start)) s")
+        // The copy is closed, not leaked.
+        #expect(server.connections.lingerer.count == 0 && server.connections.lingerer.lingered == 1)
+    }
+
     @Test("malformed, unauthorized, oversized and wrong-method requests get their 4xx, and the server keeps serving")
     func badRequests() async throws {
         #expect(try await call("GET", "/v1/counts").0 == 401)

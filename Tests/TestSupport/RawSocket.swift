@@ -39,6 +39,21 @@ public final class RawSocket {
         return bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
     }
 
+    /// Sends `count` filler bytes whole, waiting at most `timeout` seconds for room; false when
+    /// the peer reset the connection (or the time ran out).
+    public func send(filler count: Int, timeout: Double = 5) -> Bool {
+        var limit = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1e6))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        let bytes = [UInt8](repeating: UInt8(ascii: "x"), count: count)
+        var sent = 0
+        while sent < count {
+            let wrote = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, count - sent, Int32(MSG_NOSIGNAL)) }
+            if wrote <= 0 { return false }
+            sent += wrote
+        }
+        return true
+    }
+
     /// Whether the server has ended this connection (closed or reset) within `timeout` seconds.
     public func closedByPeer(within timeout: Double) -> Bool {
         var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
