@@ -4,7 +4,8 @@ import PackageDescription
 // A release build carries the Swift runtime and Foundation inside the binary (compiled and
 // linked with -static-stdlib): only the pages it uses are mapped, so the inbox starts in about
 // 30 MB instead of 40 MB of shared libraries (docs/performance.md). Debug builds and the tests
-// link them as shared libraries.
+// link them as shared libraries. The release binary is linked by the toolchain's lld: gold
+// prints glibc's link-time warning about `mktemp` inside the static Foundation on every build.
 let staticInRelease: [SwiftSetting] = [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
 
 // Arrows point down only: C libraries → SQLite, Postgres → Storage (the store's seam); Notifications (the engine) → Wire (what the API
@@ -43,7 +44,7 @@ let package = Package(
         .executableTarget(name: "stepo",
                           dependencies: ["Inbox", "Replica", "Server", "API", "Backend", "Deliver", "Wire", "Notifications", "SQLite", "HTTPClient", "CNcursesw", "CMicroHTTPD"],
                           swiftSettings: staticInRelease,
-                          linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
+                          linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=lld"], .when(configuration: .release))]),
         // What the tests share: running the real binary, a tmux of their own.
         .target(name: "TestSupport", dependencies: ["Postgres"], path: "Tests/TestSupport"),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),

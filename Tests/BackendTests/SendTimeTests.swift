@@ -40,7 +40,7 @@ struct SendTimeTests {
         return result
     }
 
-    @Test("five pushes are queued for Alice's phone, each drawn in full", .serialized)
+    @Test("five pushes are queued for Alice's phone, each drawn in full")
     func queued() throws {
         let (w, rows) = try world()
         #expect(rows.count == 5)

@@ -189,7 +189,8 @@ struct ScaleOutTests {
     @Test("a server whose database connections were cut opens new ones: a request may fail once per cut connection, then all answer")
     func reconnects() async throws {
         let (url, store) = try world(users: 2)
-        let token = try store.createToken(for: try #require(try store.user("u0")), admin: false, at: 0)
+        let person = try #require(try store.user("u0"))
+        let token = try store.createToken(for: person, admin: false, at: 0)
         let (server, address) = try Stepo.serve(url, log: folder + "/serve.log")
         defer { server.stop() }
         #expect(await callNow("GET", address + "/v1/counts", token: token).0 == 200)

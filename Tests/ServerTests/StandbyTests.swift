@@ -176,7 +176,8 @@ struct StandbyTests {
         let forkURL = forkStandby.url(database)
         #expect(throws: EventError.self) { _ = try Store(standby: forkURL, primary: store) }
         // Through a server: every read from the primary, none from the fork's standby.
-        let token = try store.createToken(for: try #require(try store.user("ann")), admin: false, at: 0)
+        let person = try #require(try store.user("ann"))
+        let token = try store.createToken(for: person, admin: false, at: 0)
         let admin = try store.createToken(for: nil, admin: true, at: 0)
         let (server, address) = try Stepo.serve(url, log: folder + "/serve.log", ["--read-database", forkURL])
         defer { server.stop() }
@@ -210,7 +211,8 @@ struct StandbyTests {
         let store = try Store(postgres: url)
         let user = #"{"id":"user-ann","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"ann","username":"ann","name":"Ann"}}"#
         _ = try Ingestor(store: store).ingest(LineReader(data: Data(user.utf8)), onRow: { _ in }, onReject: { _, _ in })
-        let token = try store.createToken(for: try #require(try store.user("ann")), admin: false, at: 0)
+        let person = try #require(try store.user("ann"))
+        let token = try store.createToken(for: person, admin: false, at: 0)
         let (server, address) = try Stepo.serve(url + "&password=PrimarySecret", log: folder + "/pw.log",
                                                 ["--read-database", "postgresql:///nowhere?host=/nonexistent&user=x&password=StandbySecret"])
         #expect(get(address + "/v1/counts", token: token).status == 200)
@@ -239,7 +241,8 @@ struct StandbyTests {
         #expect(throws: EventError.self) { _ = try Store(standby: url, primary: store) }
         let user = #"{"id":"user-ann","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"ann","username":"ann","name":"Ann"}}"#
         _ = try Ingestor(store: store).ingest(LineReader(data: Data(user.utf8)), onRow: { _ in }, onReject: { _, _ in })
-        let token = try store.createToken(for: try #require(try store.user("ann")), admin: false, at: 0)
+        let person = try #require(try store.user("ann"))
+        let token = try store.createToken(for: person, admin: false, at: 0)
         let (server, address) = try Stepo.serve(url, log: folder + "/serve.log", ["--read-database", url])
         defer { server.stop() }
         #expect(get(address + "/v1/counts", token: token).status == 200)

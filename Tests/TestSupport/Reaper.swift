@@ -23,7 +23,7 @@ public final class Reaper: @unchecked Sendable {
 
     private init() {
         list = NSTemporaryDirectory() + "stepo-reaper-\(getpid()).list"
-        FileManager.default.createFile(atPath: list, contents: nil)
+        _ = FileManager.default.createFile(atPath: list, contents: nil)
         let pipe = Pipe()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
