@@ -71,7 +71,7 @@ enum StatsCounters {
         switch push {
         case .sent: return (1, 0)
         case .suppressed(.dailyCeiling): return (0, 1)
-        default: return nil
+        case .updated, .suppressed: return nil
         }
     }
 }

@@ -35,6 +35,9 @@ public enum Action: Equatable, Sendable {
     case destinationLoaded(Destination, for: DestinationRequest? = nil)
     /// A live copy of the open destination, from the server (or its word that it is gone).
     case destinationRefreshed(Destination, for: DestinationRequest? = nil)
+    /// The replica could not be read for `request`: its screen, still loading, closes and the
+    /// reader is told why (a read failure is never shown as content gone).
+    case destinationFailed(String, for: DestinationRequest)
     case settingsLoaded(Preferences, alerts: [AlertItem] = [])
     /// The Stats screen's figures, or why the server gave none.
     case statsLoaded(StatsContent)

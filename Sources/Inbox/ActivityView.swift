@@ -302,7 +302,7 @@ public enum ActivityView {
             case .followBack: keys = "f follow back  " + keys
             case .none: break
             }
-        default: break
+        case .journey, .interactions, .link, .push, .gone: break
         }
         putFooter(footerLine(keys, state), state, &grid)
     }
@@ -337,7 +337,9 @@ public enum ActivityView {
         switch row.kind {
         case .followRequest: return [Hint("a accept", 1), Hint("d decline", 1)]
         case .newFollower: return [Hint("f follow back", 1)]
-        default: return []
+        case .steppedWithHeart, .steppedWithComment, .steppedWithShare, .heart, .comment, .share, .reply, .mention,
+             .followRequestAccepted, .firstStep, .achievement, .newStep, .recognitionReceived, .recognitionEarned,
+             .announcement, .batch: return []
         }
     }
 

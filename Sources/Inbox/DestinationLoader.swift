@@ -6,10 +6,10 @@ import Wire
 /// Builds destinations: offline from the replica, or live from the server's answers.
 public enum DestinationLoader {
     /// What `request` opens, from the replica alone (so it opens offline).
-    public static func load(_ request: DestinationRequest, replica: Replica) -> Destination {
+    public static func load(_ request: DestinationRequest, replica: Replica) throws -> Destination {
         switch request {
-        case .tap(let row): return tap(row, replica: replica)
-        case .interactions(let step): return interactions(step, replica: replica)
+        case .tap(let row): return try tap(row, replica: replica)
+        case .interactions(let step): return try interactions(step, replica: replica)
         case .push:
             // A push preview needs the server: the runner asks it (see `push(apns:fcm:stacked:)`).
             return .link(LinkPage(text: "The push preview needs the server.", url: ""))
@@ -17,28 +17,29 @@ public enum DestinationLoader {
     }
 
     /// Where a row's tap lands, as the replica knows it.
-    public static func tap(_ row: ActivityRow, replica: Replica) -> Destination {
-        if row.deleted { return gone(actor: row.actor, replica: replica) }
+    /// A replica that cannot be read throws: its failure is not taken for content gone.
+    public static func tap(_ row: ActivityRow, replica: Replica) throws -> Destination {
+        if row.deleted { return try gone(actor: row.actor, replica: replica) }
         /// A step as the replica holds it, or gone when it is not there any more.
-        func step(_ id: String, mode: Tap.Comments, highlight: String?) -> Destination {
-            guard let step = try? replica.step(id), !step.deleted else { return gone(actor: row.actor, replica: replica) }
-            return .step(stepPage(step, comments: (try? replica.comments(ofStep: id)) ?? [], mode: mode,
+        func step(_ id: String, mode: Tap.Comments, highlight: String?) throws -> Destination {
+            guard let step = try replica.step(id), !step.deleted else { return try gone(actor: row.actor, replica: replica) }
+            return .step(stepPage(step, comments: try replica.comments(ofStep: id), mode: mode,
                                   highlight: highlight, offline: true, replica: replica))
         }
         switch row.tap {
         case let .step(id, comments, comment):
-            return step(id, mode: comments, highlight: comment)
+            return try step(id, mode: comments, highlight: comment)
         case let .profile(user, action):
-            return .profile(profile(user, offered: action, replica: replica))
+            return .profile(try profile(user, offered: action, replica: replica))
         case let .journey(id, panel):
-            guard let journey = try? replica.journey(id) else { return gone(actor: row.actor, replica: replica) }
+            guard let journey = try replica.journey(id) else { return try gone(actor: row.actor, replica: replica) }
             return .journey(journeyPage(journey, panel: panel, replica: replica))
         case let .link(url):
             return .link(LinkPage(text: row.body, url: url))
         case let .interactions(id):
             // A batch lands on the list of who did it, newest first (the board's tap column).
-            guard let step = try? replica.step(id), !step.deleted else { return gone(actor: row.actor, replica: replica) }
-            return interactions(id, replica: replica)
+            guard let step = try replica.step(id), !step.deleted else { return try gone(actor: row.actor, replica: replica) }
+            return try interactions(id, replica: replica)
         }
     }
 
@@ -53,8 +54,8 @@ public enum DestinationLoader {
                  commentsMode: mode, highlight: highlight, offline: offline)
     }
 
-    public static func profile(_ id: String, offered: Tap.ProfileAction, replica: Replica) -> ProfilePage {
-        ProfilePage(id: id, person: try? replica.person(id), offered: offered, alert: replica.alert(for: .person(id)))
+    public static func profile(_ id: String, offered: Tap.ProfileAction, replica: Replica) throws -> ProfilePage {
+        ProfilePage(id: id, person: try replica.person(id), offered: offered, alert: replica.alert(for: .person(id)))
     }
 
     static func journeyPage(_ journey: JourneyEntity, panel: Tap.JourneyPanel, replica: Replica) -> JourneyPage {
@@ -66,9 +67,9 @@ public enum DestinationLoader {
     }
 
     /// Who hearted and shared a step, as the rows that reached the reader say.
-    public static func interactions(_ stepId: String, replica: Replica) -> Destination {
-        guard let step = try? replica.step(stepId), !step.deleted else { return gone(actor: nil, replica: replica) }
-        let rows = (try? replica.interactions(onStep: stepId)) ?? []
+    public static func interactions(_ stepId: String, replica: Replica) throws -> Destination {
+        guard let step = try replica.step(stepId), !step.deleted else { return try gone(actor: nil, replica: replica) }
+        let rows = try replica.interactions(onStep: stepId)
         return .interactions(InteractionsPage(step: step, people: rows.map { row in
             let action = row.action ?? row.kind
             return InteractionEntry(name: row.title, share: action == .share || action == .steppedWithShare, at: row.createdAt)
@@ -77,8 +78,8 @@ public enum DestinationLoader {
 
     /// Deleted or withheld content: the board's words, then where it falls back — the actor's
     /// profile while the reader may still see them, else the feed.
-    static func gone(actor: String?, replica: Replica) -> Destination {
-        guard let actor, let person = try? replica.person(actor), person.state == .active else {
+    static func gone(actor: String?, replica: Replica) throws -> Destination {
+        guard let actor, let person = try replica.person(actor), person.state == .active else {
             return .gone(GonePage(fallback: .feed))
         }
         return .gone(GonePage(fallback: .profile(ProfilePage(id: actor, person: person, offered: .none))))

@@ -69,7 +69,7 @@ public enum DestinationView {
             }
         case .journey(let page) where page.panel == .people:
             focus = line(.people) ?? 0
-        default:
+        case .journey, .profile, .interactions, .link, .push, .gone:
             focus = 0
         }
         return max(0, min(focus - 1, all.count - height))

@@ -113,7 +113,7 @@ extension Inbox {
                 state.screens[state.screens.count - 1] = .destination(screen)
                 state.notice = "Alerts for \(page.journey.title): \(page.alert.rawValue)"
                 return [.setAlert(.journey(page.journey.id), page.alert)]
-            default: break
+            case .profile?, .step?, .interactions?, .link?, .push?, .gone?, nil: break
             }
         case .character("a"), .character("d"), .character("f"):
             // A profile's inline Accept / Decline or Follow back, while still open.

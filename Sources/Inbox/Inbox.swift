@@ -40,6 +40,12 @@ public enum Inbox {
         case let .destinationRefreshed(destination, request):
             updateDestination(&state, destination, for: request, live: true)
             return []
+        case let .destinationFailed(message, request):
+            if case .destination(let screen)? = state.screens.last, screen.request == request, screen.destination == nil {
+                state.screens.removeLast()
+            }
+            state.notice = message
+            return []
         case let .settingsLoaded(settings, alerts):
             state.settings = settings
             state.alerts = alerts

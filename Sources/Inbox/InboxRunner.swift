@@ -190,12 +190,20 @@ public final class InboxRunner {
         case .copy(let text): host?.copy(text)
         case .openLink(let url): host?.open(url)
         case let .loadList(request, newAbove, filter):
-            send(.listLoaded(InboxRunner.page(request, newAbove: newAbove, filter: filter, replica: replica)))
+            do {
+                send(.listLoaded(try InboxRunner.page(request, newAbove: newAbove, filter: filter, replica: replica)))
+            } catch {
+                send(.failed(InboxRunner.unreadable(error)))
+            }
         case .loadMembers(let card):
             let shown = InboxRunner.membersShown
-            let rows = (try? replica.rows(inCard: card, limit: shown + 1)) ?? []
-            let total = rows.count > shown ? ((try? replica.rowCount(inCard: card)) ?? rows.count) : rows.count
-            send(.membersLoaded(card: card, rows: Array(rows.prefix(shown)), more: max(0, total - shown)))
+            do {
+                let rows = try replica.rows(inCard: card, limit: shown + 1)
+                let total = rows.count > shown ? try replica.rowCount(inCard: card) : rows.count
+                send(.membersLoaded(card: card, rows: Array(rows.prefix(shown)), more: max(0, total - shown)))
+            } catch {
+                send(.failed(InboxRunner.unreadable(error)))
+            }
         case .markAllSeen:
             // Not before the first sync is done: the rows held are only part of what will be seen.
             guard !awaitingFirstSync, stamping else { return }
@@ -225,7 +233,7 @@ public final class InboxRunner {
                     }
                     return AlertItem(target: alert.target, mode: alert.mode, name: name)
                 }
-                try? replica.replaceAlerts(alerts.map { ($0.target, $0.mode) })
+                try replica.replaceAlerts(alerts.map { ($0.target, $0.mode) })
                 return .settingsLoaded(document.switches, alerts: alerts)
             }
         case .loadStats:
@@ -240,14 +248,11 @@ public final class InboxRunner {
                 }
             }
         case .setPreference(let change):
-            try? replica.enqueue(.preferences([change]))
-            sendSoon()
+            keep(.preferences([change]))
         case let .setAlert(target, mode):
-            try? replica.enqueue(.alert(target, mode))
-            sendSoon()
+            keep(.alert(target, mode))
         case .act(let action):
-            try? replica.enqueue(action)
-            sendSoon()
+            keep(action)
         case .loadDestination(let request):
             load(request)
         }
@@ -257,16 +262,36 @@ public final class InboxRunner {
     /// was earned; then the server is told soon.
     private func stamp(_ write: @escaping (InboxRunner) throws -> Void) {
         stamps.append { [unowned self] in
-            try? write(self)
+            do {
+                try write(self)
+            } catch {
+                send(.failed("Not marked: the local copy of your activity cannot be written (\(error))"))
+            }
             sendSoon()
         }
+    }
+
+    /// Queues what the reader did for the server; a replica that cannot keep it says so
+    /// (the act is not made, and the reader knows it).
+    private func keep(_ action: Mutation.Action) {
+        do {
+            try replica.enqueue(action)
+        } catch {
+            send(.failed("Not saved: the local copy of your activity cannot be written (\(error))"))
+        }
+        sendSoon()
+    }
+
+    /// What the footer says when the replica cannot be read.
+    static func unreadable(_ error: Error) -> String {
+        "Your activity cannot be read from its local copy: \(error)"
     }
 
     /// Rows of an expanded card shown at most; the rest are counted.
     public static let membersShown = 200
 
     /// Cards (or, with a filter, rows as cards) for the part of the list asked for.
-    public static func page(_ request: ListRequest, newAbove: Int, filter: RowFilter?, replica: Replica) -> ListPage {
+    public static func page(_ request: ListRequest, newAbove: Int, filter: RowFilter?, replica: Replica) throws -> ListPage {
         let limit = ListWindow.page
         var cards: [ListCard]
         if let filter {
@@ -275,7 +300,7 @@ public final class InboxRunner {
             case .older(let id): before = id
             case .top, .bottom, .newer: before = nil
             }
-            let rows = (try? replica.rows(matching: filter, before: before, limit: limit)) ?? []
+            let rows = try replica.rows(matching: filter, before: before, limit: limit)
             cards = rows.map { ListCard(single: $0, newAbove: newAbove) }
             var page = ListPage(request: request == .bottom ? .top : request, cards: cards, reachedEnd: rows.count < limit)
             page.answered = answered(cards, replica: replica)
@@ -283,13 +308,13 @@ public final class InboxRunner {
         }
         switch request {
         case .top:
-            cards = (try? replica.cards(limit: limit, newAbove: newAbove)) ?? []
+            cards = try replica.cards(limit: limit, newAbove: newAbove)
         case .older(let before):
-            cards = (try? replica.cards(before: before, limit: limit, newAbove: newAbove)) ?? []
+            cards = try replica.cards(before: before, limit: limit, newAbove: newAbove)
         case .newer(let after):
-            cards = ((try? replica.cards(after: after, limit: limit, newAbove: newAbove)) ?? []).reversed()
+            cards = try replica.cards(after: after, limit: limit, newAbove: newAbove).reversed()
         case .bottom:
-            cards = ((try? replica.cards(after: 0, limit: limit, newAbove: newAbove)) ?? []).reversed()
+            cards = try replica.cards(after: 0, limit: limit, newAbove: newAbove).reversed()
         }
         var page = ListPage(request: request, cards: cards, reachedEnd: cards.count < limit)
         page.answered = answered(cards, replica: replica)
@@ -339,22 +364,28 @@ public final class InboxRunner {
             }
             return
         }
-        let offline = DestinationLoader.load(request, replica: replica)
+        let offline: Destination
+        do {
+            offline = try DestinationLoader.load(request, replica: replica)
+        } catch {
+            send(.destinationFailed("This could not be opened: the local copy of your activity cannot be read (\(error))", for: request))
+            return
+        }
         send(.destinationLoaded(offline, for: request))
-        let gone = { () -> Action in .destinationRefreshed(DestinationLoader.tap(.init(gone: request), replica: replica), for: request) }
+        let gone = { () throws -> Action in .destinationRefreshed(try DestinationLoader.tap(.init(gone: request), replica: replica), for: request) }
         switch offline {
         case .step(let page):
             background { engine in
                 switch try engine.step(page.step.id) {
                 case .found(let detail): return .destinationRefreshed(DestinationLoader.liveStep(detail, like: page, replica: replica), for: request)
-                case .gone: return gone()
+                case .gone: return try gone()
                 }
             }
         case .journey(let page):
             background { engine in
                 switch try engine.journey(page.journey.id) {
                 case .found(let detail): return .destinationRefreshed(DestinationLoader.liveJourney(detail, like: page, replica: replica), for: request)
-                case .gone: return gone()
+                case .gone: return try gone()
                 }
             }
         case .profile(let page) where page.person == nil:
@@ -366,17 +397,17 @@ public final class InboxRunner {
                     var live = page
                     live.person = detail.user
                     return .destinationRefreshed(.profile(live), for: request)
-                case .gone: return .destinationRefreshed(DestinationLoader.gone(actor: nil, replica: replica), for: request)
+                case .gone: return .destinationRefreshed(try DestinationLoader.gone(actor: nil, replica: replica), for: request)
                 }
             }
         case .interactions(let page):
             background { engine in
                 switch try engine.interactions(onStep: page.step.id) {
                 case .found(let list): return .destinationRefreshed(DestinationLoader.liveInteractions(list, like: page), for: request)
-                case .gone: return gone()
+                case .gone: return try gone()
                 }
             }
-        default:
+        case .profile, .link, .push, .gone:
             return
         }
     }

@@ -41,7 +41,7 @@ public enum ListLine: Equatable, Sendable {
         switch self {
         case .card(let card, _): return "card:" + card.key
         case .member(let row, _): return "row:\(row.id)"
-        default: return nil
+        case .header, .more: return nil
         }
     }
 
@@ -50,7 +50,7 @@ public enum ListLine: Equatable, Sendable {
         switch self {
         case .card(let card, _): return card.newest
         case .member(let row, _): return row
-        default: return nil
+        case .header, .more: return nil
         }
     }
 }

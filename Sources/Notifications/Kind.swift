@@ -39,7 +39,8 @@ public enum Kind: String, CaseIterable, Sendable {
         switch self {
         case .steppedWithHeart, .steppedWithComment, .steppedWithShare, .heart, .share,
              .firstStep, .achievement, .newStep, .batch: return true
-        default: return false
+        case .comment, .reply, .mention, .newFollower, .followRequest, .followRequestAccepted,
+             .recognitionReceived, .recognitionEarned, .announcement: return false
         }
     }
 
@@ -51,7 +52,8 @@ public enum Kind: String, CaseIterable, Sendable {
         switch self {
         case .steppedWithHeart, .steppedWithComment, .steppedWithShare, .heart, .comment, .share, .reply, .mention:
             return true
-        default: return false
+        case .newFollower, .followRequest, .followRequestAccepted, .firstStep, .achievement, .newStep,
+             .recognitionReceived, .recognitionEarned, .announcement, .batch: return false
         }
     }
 
@@ -60,7 +62,8 @@ public enum Kind: String, CaseIterable, Sendable {
     public var batches: Bool {
         switch self {
         case .steppedWithHeart, .steppedWithShare, .heart, .share: return true
-        default: return false
+        case .steppedWithComment, .comment, .reply, .mention, .newFollower, .followRequest, .followRequestAccepted,
+             .firstStep, .achievement, .newStep, .recognitionReceived, .recognitionEarned, .announcement, .batch: return false
         }
     }
 

@@ -177,7 +177,8 @@ public enum Copy {
     public static func quotesContent(_ kind: Kind) -> Bool {
         switch kind {
         case .newFollower, .followRequest, .followRequestAccepted, .announcement: return false
-        default: return true
+        case .steppedWithHeart, .steppedWithComment, .steppedWithShare, .heart, .comment, .share, .reply, .mention,
+             .firstStep, .achievement, .newStep, .recognitionReceived, .recognitionEarned, .batch: return true
         }
     }
 
@@ -190,7 +191,8 @@ public enum Copy {
         case .recognitionReceived: return "Became a \(Preview.of(s.tier ?? "")) of your journey"
         case .recognitionEarned: return "You're now a \(Preview.of(s.tier ?? "")) on their journey"
         case .newFollower, .followRequest, .followRequestAccepted, .announcement, .batch: return body(kind, s)
-        default: return "@\(username) interacted with your content"
+        case .steppedWithHeart, .steppedWithComment, .steppedWithShare, .heart, .comment, .share, .reply, .mention:
+            return "@\(username) interacted with your content"
         }
     }
 

@@ -16,7 +16,7 @@ public enum Reason: String, CaseIterable, Sendable {
     public var keepsRow: Bool {
         switch self {
         case .preferences, .dailyCeiling, .deleted: return true
-        default: return false
+        case .`self`, .blocked, .actorInactive, .recipientInactive, .notVisible, .duplicate, .ladder: return false
         }
     }
 }

@@ -26,7 +26,11 @@ public enum Ladder {
     public static func audience(of rung: Kind) -> Audience {
         switch rung {
         case .firstStep: return Audience(ownerFollowers: true, journeyFollowers: false)
-        default: return Audience(ownerFollowers: true, journeyFollowers: true)
+        case .achievement, .newStep: return Audience(ownerFollowers: true, journeyFollowers: true)
+        case .steppedWithHeart, .steppedWithComment, .steppedWithShare, .heart, .comment, .share, .reply, .mention,
+             .newFollower, .followRequest, .followRequestAccepted, .recognitionReceived, .recognitionEarned,
+             .announcement, .batch:
+            preconditionFailure("\(rung) is not a rung of a step's publish")
         }
     }
 }

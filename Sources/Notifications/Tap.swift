@@ -14,7 +14,7 @@ public enum Tap: Hashable, Sendable {
     public var stepId: String? {
         switch self {
         case let .step(id, _, _), let .interactions(id): return id
-        default: return nil
+        case .profile, .journey, .link: return nil
         }
     }
 

@@ -132,7 +132,17 @@ public final class Replica: @unchecked Sendable {
     /// bigger than a page goes on.
     public var afterRow: Int { (try? locked { try number("afterRow") }) ?? 0 }
 
-    public var clientId: String { (try? locked { try meta("client") }) ?? "c-unknown" }
+    /// The id the server files this replica's mutations under (made when the replica was). A
+    /// replica that cannot say it throws: sent under a stand-in, its mutations would be taken
+    /// for another client's.
+    public var clientId: String {
+        get throws {
+            guard let id = try locked({ try meta("client") }) else {
+                throw SQLiteError(code: 0, message: "the replica at \(path) has no client id", sql: nil)
+            }
+            return id
+        }
+    }
 
     /// The identity of the store these rows came from (nil before the first pull).
     public var storeIdentity: String? { try? locked { try meta("store") } }

@@ -161,7 +161,7 @@ public final class SyncEngine: @unchecked Sendable {
                    let entity = try? PersonEntity(json: person) {
                     try replica.update(entity)
                 }
-            default: break
+            case .seen, .readAll, .read, .preferences, .alert: break
             }
         }
     }
@@ -176,7 +176,7 @@ public final class SyncEngine: @unchecked Sendable {
         var people: [String] = replica.user.map { [$0] } ?? []
         switch mutation.action {
         case .acceptRequest(let user), .declineRequest(let user), .followBack(let user): people.append(user)
-        default: break
+        case .seen, .readAll, .read, .preferences, .alert: break
         }
         var words = reason.components(separatedBy: " ")
         for (index, word) in words.enumerated() {
@@ -207,7 +207,7 @@ public final class SyncEngine: @unchecked Sendable {
     }
 
     private func send(_ mutations: [Mutation]) throws -> (Int, JSON) {
-        let body = JSON.object([("client", .string(replica.clientId)), ("mutations", .array(mutations.map(\.json)))])
+        let body = JSON.object([("client", .string(try replica.clientId)), ("mutations", .array(mutations.map(\.json)))])
         let (status, data) = try transport.perform(method: "POST", path: "/v1/mutations", query: [:], body: Data(body.serialized.utf8))
         guard status == 200 || status == 400 || status == 404 || status == 422 else { throw error(status, data) }
         return (status, (try? JSON.parse(data)) ?? .null)

@@ -194,7 +194,11 @@ struct QAActions {
         let label = "#\(row.id) \(row.kind.rawValue) (\(Preview.visible(row.title)))"
         let replica = client.replica
         // A request already answered (by an earlier row of the same person) offers nothing.
-        guard DestinationLoader.profile(user, offered: offered, replica: replica).openAction != .none else { return [] }
+        do {
+            guard try DestinationLoader.profile(user, offered: offered, replica: replica).openAction != .none else { return [] }
+        } catch {
+            return ["\(label): the profile could not be read: \(error)"]
+        }
         let action: Mutation.Action
         let name: String
         switch offered {
@@ -214,7 +218,7 @@ struct QAActions {
             let refused = client.engine.takeRefusals()
             guard refused.isEmpty else { return ["\(label): \(name) refused: \(refused.joined(separator: "; "))"] }
             // The screen: the profile shows the relation as the server made it, and offers nothing.
-            let page = DestinationLoader.profile(user, offered: offered, replica: replica)
+            let page = try DestinationLoader.profile(user, offered: offered, replica: replica)
             guard let person = page.person else { return ["\(label): after \(name), the profile is gone"] }
             if page.openAction != .none { problems.append("\(label): after \(name), the profile still offers it") }
             let r = person.relationship
@@ -223,8 +227,10 @@ struct QAActions {
                 if r.requestedYou || !r.followsYou { problems.append("\(label): after accept, \(r)") }
             case .declineRequest:
                 if r.requestedYou || r.followsYou { problems.append("\(label): after decline, \(r)") }
-            default:
+            case .followBack:
                 if !r.following && !r.requested { problems.append("\(label): after follow back, \(r)") }
+            case .seen, .readAll, .read, .preferences, .alert:
+                problems.append("\(label): \(name) is not an act on a person")
             }
             // The server: the same relation.
             guard let live = try client.engine.person(user).value?.user else { return problems + ["\(label): the server has no profile of \(user)"] }

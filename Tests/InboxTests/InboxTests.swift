@@ -187,6 +187,26 @@ struct InboxStateTests {
         #expect(Inbox.reduce(&state, .keyPressed(.character("q"))) == [.quit])
     }
 
+    @Test("a destination the replica cannot read closes its loading screen and says why; a late failure leaves the screen after it alone")
+    func destinationFailed() {
+        var state = Fixture.opened()
+        _ = Inbox.reduce(&state, .keyPressed(.character("j")))
+        let before = state
+        _ = Inbox.reduce(&state, .keyPressed(.enter))
+        #expect(state.screens.count == 1)
+        // A failure for another request changes nothing.
+        _ = Inbox.reduce(&state, .destinationFailed("other", for: .interactions(step: "elsewhere")))
+        #expect(state.screens.count == 1)
+        _ = Inbox.reduce(&state, .destinationFailed("cannot be read", for: .tap(Fixture.an)))
+        #expect(state.screens.isEmpty && state.notice == "cannot be read")
+        #expect(state.list.selection == before.list.selection)
+        // Opened, loaded, then a failure for it comes late: the open screen stays.
+        _ = Inbox.reduce(&state, .keyPressed(.enter))
+        _ = Inbox.reduce(&state, .destinationLoaded(.link(LinkPage(text: "News", url: "https://stepo.app/news"))))
+        _ = Inbox.reduce(&state, .destinationFailed("late", for: .tap(Fixture.an)))
+        #expect(state.screens.count == 1)
+    }
+
     @Test("q from the interactions list goes back to the step, not the list")
     func backOneLevel() {
         var state = Fixture.opened()

@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import Notifications
 import Testing
+import SQLite
 import Wire
 @testable import API
 @testable import Backend
@@ -26,6 +27,28 @@ struct DestinationTests {
         for line in lines { _ = try Ingestor(store: store).apply(Data(line.utf8)) }
     }
 
+    @Test("a replica that cannot be read says so: its failure is never shown as content gone, nor a list as empty")
+    func unreadableReplica() throws {
+        let (store, replica, engine) = try scene()
+        try apply(store, [
+            #"{"id":"u0","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"me","username":"me","name":"Me"}}"#,
+            #"{"id":"u1","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"ana","username":"ana","name":"Ana"}}"#,
+            #"{"id":"j0","type":"journey","at":"2026-11-20T08:00:00Z","journey":{"id":"j","owner":"me","title":"Runs"}}"#,
+            #"{"id":"s0","type":"step","at":"2026-11-20T08:01:00Z","step":{"id":"s","journey":"j","caption":"Ridge"}}"#,
+            #"{"id":"m0","type":"mediaReady","at":"2026-11-20T08:02:00Z","step":"s"}"#,
+            #"{"id":"c0","type":"comment","at":"2026-11-20T08:03:00Z","actor":"ana","step":"s","comment":{"id":"c","text":"Lovely"}}"#,
+        ])
+        try engine.sync()
+        let row = try #require(try replica.rows().first { if case .step = $0.tap { true } else { false } })
+        guard case .step = try DestinationLoader.tap(row, replica: replica) else { Issue.record("the comment does not open its step"); return }
+        // Another hand breaks the file under the replica: the steps' table is gone.
+        let other = try Database(path: folder + "/me.db")
+        try other.execute("DROP TABLE steps")
+        #expect(throws: (any Error).self) { try DestinationLoader.tap(row, replica: replica) }
+        try other.execute("DROP TABLE cards")
+        #expect(throws: (any Error).self) { try InboxRunner.page(.top, newAbove: 0, filter: nil, replica: replica) }
+    }
+
     @Test("Enter on a batch lands on who did it, newest first, as the board's tap column says — not on the step")
     func batchTapsToInteractions() throws {
         let (store, replica, engine) = try scene()
@@ -43,8 +66,8 @@ struct DestinationTests {
         try engine.sync()
         let batch = try #require(try replica.rows().first { $0.kind == .batch })
         #expect(batch.title == "Kofi and 2 others")
-        guard case .interactions(let page) = DestinationLoader.tap(batch, replica: replica) else {
-            Issue.record("a batch opened \(DestinationLoader.tap(batch, replica: replica).title), not its interactions list")
+        guard case .interactions(let page) = try DestinationLoader.tap(batch, replica: replica) else {
+            Issue.record("a batch opened \((try? DestinationLoader.tap(batch, replica: replica))?.title ?? "nothing"), not its interactions list")
             return
         }
         #expect(page.step.id == "s")

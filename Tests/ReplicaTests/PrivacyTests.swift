@@ -169,7 +169,7 @@ struct PrivacyTests {
         try scene.engine.sync()
         let reply = try #require(try scene.replica.rows().first { $0.kind == .reply })
         #expect(reply.deleted)
-        guard case .gone(let page) = DestinationLoader.tap(reply, replica: scene.replica), case .profile(let profile) = page.fallback else {
+        guard case .gone(let page) = try DestinationLoader.tap(reply, replica: scene.replica), case .profile(let profile) = page.fallback else {
             Issue.record("a deleted reply by an active actor should fall back to their profile"); return
         }
         #expect(profile.id == "pat")
@@ -177,7 +177,7 @@ struct PrivacyTests {
         try scene.event("account", [("user", "pat"), ("state", "deactivated")])
         try scene.engine.sync()
         let again = try #require(try scene.replica.row(reply.id))
-        guard case .gone(let gone) = DestinationLoader.tap(again, replica: scene.replica) else { Issue.record("not gone"); return }
+        guard case .gone(let gone) = try DestinationLoader.tap(again, replica: scene.replica) else { Issue.record("not gone"); return }
         #expect(gone.fallback == .feed)
     }
 }
