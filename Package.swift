@@ -14,6 +14,7 @@ let package = Package(
     name: "stepo",
     products: [
         .executable(name: "stepo", targets: ["stepo"]),
+        .executable(name: "stepo-bench", targets: ["stepo-bench"]),
     ],
     targets: [
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
@@ -28,6 +29,8 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // The pseudo-terminal the benches run the inbox in (libc alone).
+        .systemLibrary(name: "CPseudoTerminal", path: "Sources/CPseudoTerminal"),
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: staticInRelease),
         .target(name: "Postgres", dependencies: ["CLibPQ"], swiftSettings: staticInRelease),
         // The seam between the backend's SQL and its two engines.
@@ -41,19 +44,30 @@ let package = Package(
         .target(name: "Deliver", dependencies: ["Backend", "Notifications", "HTTPClient", "CCrypto"], swiftSettings: staticInRelease),
         .target(name: "Replica", dependencies: ["Wire", "SQLite", "Notifications", "HTTPClient"], swiftSettings: staticInRelease),
         .target(name: "Inbox", dependencies: ["Replica", "Notifications", "CNcursesw"], swiftSettings: staticInRelease),
+        // Argument parsing, commands and output, shared by the two executables.
+        .target(name: "CLI", dependencies: ["Notifications"], swiftSettings: staticInRelease),
         .executableTarget(name: "stepo",
-                          dependencies: ["Inbox", "Replica", "Server", "API", "Backend", "Deliver", "Wire", "Notifications", "SQLite", "HTTPClient", "CNcursesw", "CMicroHTTPD"],
+                          dependencies: ["CLI", "Inbox", "Replica", "Server", "API", "Backend", "Deliver", "Wire", "Notifications", "SQLite", "HTTPClient", "CNcursesw", "CMicroHTTPD"],
+                          swiftSettings: staticInRelease,
+                          linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=lld"], .when(configuration: .release))]),
+        // What the benches and the tests share and the product does not carry: bulk worlds, the
+        // throwaway PostgreSQL cluster, the pseudo-terminal.
+        .target(name: "BenchSupport", dependencies: ["Backend", "Storage", "SQLite", "Postgres", "Notifications", "Inbox", "CPseudoTerminal"],
+                swiftSettings: staticInRelease),
+        // The benchmarks: they measure the `stepo` binary built beside them.
+        .executableTarget(name: "stepo-bench",
+                          dependencies: ["stepo", "CLI", "BenchSupport", "Backend", "Replica", "API", "Wire", "Notifications", "SQLite", "Postgres", "HTTPClient", "Storage"],
                           swiftSettings: staticInRelease,
                           linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=lld"], .when(configuration: .release))]),
         // What the tests share: running the real binary, a tmux of their own.
-        .target(name: "TestSupport", dependencies: ["Postgres"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Postgres", "BenchSupport"], path: "Tests/TestSupport"),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "NotificationsTests", dependencies: ["Notifications"]),
-        .testTarget(name: "BackendTests", dependencies: ["Backend", "Wire", "Notifications", "SQLite", "Inbox", "stepo", "TestSupport"]),
+        .testTarget(name: "BackendTests", dependencies: ["BenchSupport", "Backend", "Wire", "Notifications", "SQLite", "Inbox", "stepo", "TestSupport"]),
         .testTarget(name: "APITests", dependencies: ["API", "Backend", "Wire", "Notifications", "SQLite", "stepo", "TestSupport"]),
-        .testTarget(name: "ServerTests", dependencies: ["Server", "API", "Backend", "Deliver", "Wire", "Notifications", "stepo", "TestSupport", "HTTPClient", "Postgres"]),
+        .testTarget(name: "ServerTests", dependencies: ["BenchSupport", "Server", "API", "Backend", "Deliver", "Wire", "Notifications", "stepo", "TestSupport", "HTTPClient", "Postgres"]),
         .testTarget(name: "InboxTests", dependencies: ["Inbox", "Replica", "Wire", "Notifications"]),
-        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "Inbox", "Server", "API", "Backend", "Wire", "Notifications", "SQLite", "TestSupport"]),
+        .testTarget(name: "ReplicaTests", dependencies: ["BenchSupport", "Replica", "Inbox", "Server", "API", "Backend", "Wire", "Notifications", "SQLite", "TestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -15,7 +15,7 @@ import class SQLite.Checkpointer
 public struct Ingestor {
     /// The write-ahead log's bound while ingesting: every page read searches the log's index,
     /// one table per 4,096 frames, so a short log keeps a long ingest as fast as its start.
-    static let largestLog = 16 << 20
+    public static let largestLog = 16 << 20
 
     public struct Report: Sendable {
         public var applied = 0

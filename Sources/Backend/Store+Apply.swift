@@ -168,7 +168,7 @@ extension Store {
     }
 
     /// The column of a preference switch (`nil`: the master switch).
-    static func preferenceColumn(_ category: Category?) -> String {
+    @_spi(Bench) public static func preferenceColumn(_ category: Category?) -> String {
         category.map { "pref_\($0.rawValue)" } ?? "pref_all"
     }
 

@@ -3,8 +3,8 @@ import Storage
 import Wire
 
 /// A recipient's counters: how many rows, and how far the seen and read marks reach.
-struct InboxCounters {
-    var total: Int
+@_spi(Bench) public struct InboxCounters {
+    public var total: Int
     var seenOrd: Int
     var readOrd: Int
     var seenAbove: Int
@@ -22,7 +22,7 @@ struct InboxCounters {
 /// stamps that row. A row's `seenAt` is its own stamp or the time of the first mark covering
 /// it, whichever is earlier; nothing is ever unset.
 extension Store {
-    func counters(of userKey: Int) throws -> InboxCounters {
+    @_spi(Bench) public func counters(of userKey: Int) throws -> InboxCounters {
         try counters(of: userKey, sql: Store.countersSQL)
     }
 

@@ -9,6 +9,10 @@ import class Postgres.PGConnection
 /// One `Store` is one connection; use it from one thread at a time.
 public final class Store {
     let db: Connection
+
+    /// The store's connection, for the bulk loaders of the benches and tests alone
+    /// (`@_spi(Bench) import Backend`): nothing else reaches past the store's own calls.
+    @_spi(Bench) public var connection: Connection { db }
     /// Set only inside `withInteractionCache`.
     var interactionCache: InteractionCache?
     /// Set only inside `withRecordMemo`.
@@ -173,15 +177,15 @@ public final class Store {
     /// Records a stamp (`seen`, `read`) as a change and returns its version. An event's rows
     /// take the event's own id instead. Every row a change touches carries that version, so
     /// each recipient's versions strictly increase from one change to the next.
-    func stampVersion(_ type: String, at: Int64) throws -> Int {
+    @_spi(Bench) public func stampVersion(_ type: String, at: Int64) throws -> Int {
         try db.first("INSERT INTO events(\(versionColumn)type, at) VALUES (\(versionValue)?, ?) RETURNING id", [type, at]) { $0.int(0) } ?? 0
     }
 
     /// How a change takes its version. On SQLite, the next rowid (one writer at a time). On
     /// PostgreSQL, where writers run side by side, `stepo_version()`: the next id, registered
     /// as in flight until its transaction ends, so a pull never passes it (see `horizon`).
-    var versionColumn: String { db.engine == .sqlite ? "" : "id, " }
-    var versionValue: String { db.engine == .sqlite ? "" : "stepo_version(), " }
+    @_spi(Bench) public var versionColumn: String { db.engine == .sqlite ? "" : "id, " }
+    @_spi(Bench) public var versionValue: String { db.engine == .sqlite ? "" : "stepo_version(), " }
 
     /// The versions a pull may hand out are those below this one: every change below it has
     /// committed or rolled back, so none can appear later behind a client's `next`. On SQLite

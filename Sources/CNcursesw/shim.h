@@ -63,27 +63,6 @@ static inline int stepo_term_usable(const char *name) {
     return usable;
 }
 
-/* A pseudo-terminal's size (ioctl is variadic): for benches that run the inbox in one. */
-#include <sys/ioctl.h>
-#include <stdlib.h>
-#include <fcntl.h>
-#include <unistd.h>
-/* A new pseudo-terminal's controlling end (-1 on failure); its other end's path in `name`. */
-static inline int stepo_open_pseudo_terminal(char *name, size_t size) {
-    int fd = posix_openpt(O_RDWR | O_NOCTTY);
-    if (fd < 0) return -1;
-    const char *path = (grantpt(fd) == 0 && unlockpt(fd) == 0) ? ptsname(fd) : NULL;
-    if (path == NULL || strlen(path) >= size) { close(fd); return -1; }
-    strcpy(name, path);
-    return fd;
-}
-/* glibc's POSIX_SPAWN_SETSID (2.26 and later), hidden from this header without _GNU_SOURCE. */
-static inline short stepo_spawn_setsid(void) { return 0x80; }
-static inline int stepo_set_window_size(int fd, unsigned short height, unsigned short width) {
-    struct winsize size = { height, width, 0, 0 };
-    return ioctl(fd, TIOCSWINSZ, &size);
-}
-
 /* The C streams of the standard descriptors, for newterm. */
 static inline FILE *stepo_stdout(void) { return stdout; }
 static inline FILE *stepo_stdin(void) { return stdin; }

@@ -1,41 +1,7 @@
 import Backend
+import CLI
 import Foundation
 import Notifications
-
-/// One `stepo` subcommand: its name, what it does, its usage, and how it runs.
-struct Command {
-    let name: String
-    let summary: String
-    let usage: String
-    let details: String
-    let options: Set<String>
-    let flags: Set<String>
-    let run: (Arguments) throws -> Int32
-
-    var help: String {
-        "usage: \(usage)\n\n\(summary)\n" + (details.isEmpty ? "" : "\n\(details)\n")
-    }
-
-    func execute(_ words: [String]) -> Int32 {
-        do {
-            let arguments = try Arguments(words, options: options, flags: flags)
-            if arguments.has("help") {
-                Output.line(help)
-                Output.flush()
-                return 0
-            }
-            let status = try run(arguments)
-            Output.flush()
-            return status
-        } catch let error as UsageError {
-            Output.error("stepo \(name): \(error.description)\nusage: \(usage)\n(see stepo \(name) --help)")
-            return 2
-        } catch {
-            Output.error("stepo \(name): \(error)")
-            return 1
-        }
-    }
-}
 
 /// Opens the store the command names: `--database postgresql://…` (the scale-out store),
 /// `--db FILE`, or the default file.

@@ -1,3 +1,4 @@
+import CLI
 import Backend
 import Foundation
 import Notifications

@@ -1,3 +1,4 @@
+import CLI
 import API
 import Backend
 import Foundation

@@ -1,3 +1,4 @@
+import CLI
 import Backend
 import Foundation
 import Inbox
@@ -110,13 +111,6 @@ func projectPaths(_ relative: String) -> [String] {
     paths.append(source.appendingPathComponent(relative).path)
     paths.append(FileManager.default.currentDirectoryPath + "/" + relative)
     return paths
-}
-
-extension CommandLine {
-    /// The running executable's real path (from /proc, so `swift run` and symlinks resolve).
-    static var executablePath: String {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? arguments[0]
-    }
 }
 
 let demoCommand = Command(

@@ -1,3 +1,4 @@
+import CLI
 import Backend
 import Deliver
 import Dispatch

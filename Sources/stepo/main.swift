@@ -1,3 +1,4 @@
+import CLI
 import Backend
 import CMicroHTTPD
 import CNcursesw
@@ -6,7 +7,7 @@ import SQLite
 
 let commands: [Command] = [
     demoCommand, ingestCommand, rowsCommand, explainCommand, pushCommand, activityCommand, seenCommand, readCommand,
-    inboxCommand, syncCommand, serveCommand, tokenCommand, devicesCommand, deliverCommand, statsCommand, qaCommand, benchCommand,
+    inboxCommand, syncCommand, serveCommand, tokenCommand, devicesCommand, deliverCommand, statsCommand, qaCommand,
 ]
 
 func versionText() -> String {
@@ -62,6 +63,9 @@ case let name? where name.hasPrefix("--"):
         listing.removeAll { $0.hasPrefix("--theme=") }
         status = words.contains("--server") ? activityCommand.execute(["--replica"] + listing) : demoCommand.execute(listing)
     }
+case "bench"?:
+    Output.error("stepo: the benchmarks are a program of their own: `swift build -c release`, then `.build/release/stepo-bench --help`")
+    status = 2
 case let name?:
     if let command = commands.first(where: { $0.name == name }) {
         status = command.execute(Array(words.dropFirst()))

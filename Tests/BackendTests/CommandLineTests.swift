@@ -276,11 +276,22 @@ struct CommandLineTests {
     }
 
     @Test("every subcommand answers --help with its usage", arguments: ["demo", "ingest", "explain", "push", "activity", "seen", "read",
-                                                                         "bench", "sync", "serve", "token", "devices", "deliver", "inbox", "qa"])
+                                                                         "stats", "sync", "serve", "token", "devices", "deliver", "inbox", "qa"])
     func help(command: String) throws {
         let result = try Stepo.run([command, "--help"])
         #expect(result.status == 0)
         #expect(result.stdout.hasPrefix("usage: stepo \(command)"))
+    }
+
+    @Test("the benchmarks are a program of their own, beside stepo: it answers --help, refuses an unknown bench, and stepo says where they went")
+    func benchProgram() throws {
+        let bench = URL(fileURLWithPath: Stepo.binary).deletingLastPathComponent().appendingPathComponent("stepo-bench").path
+        let help = try Spawn.run([bench, "--help"])
+        #expect(help.status == 0 && help.stdout.hasPrefix("usage: stepo-bench engine"), "\(help.stderr)")
+        let unknown = try Spawn.run([bench, "nope"])
+        #expect(unknown.status == 2 && unknown.stderr.contains("unknown benchmark nope"))
+        let old = try Stepo.run(["bench", "engine"])
+        #expect(old.status == 2 && old.stderr.contains("stepo-bench"))
     }
 
     @Test("stepo devices registers and lists a user's devices; deliver --dry-run prints each due push; explain --row lists a row's deliveries")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""HTTP/2 stand-ins for APNs and FCM, for the delivery tests and `stepo bench deliver`: one HTTP/2
+"""HTTP/2 stand-ins for APNs and FCM, for the delivery tests and `stepo-bench deliver`: one HTTP/2
 server over TLS on 127.0.0.1 (a self-signed certificate, FOLDER/cert.pem, which the client is
 told to trust) that checks each request as Apple's and Google's references define it and
 answers with their documented errors. TLS, as the providers speak it: libcurl 7.88's clear-text

@@ -1,3 +1,5 @@
+import BenchSupport
+import CLI
 import API
 import Backend
 import Foundation
@@ -5,7 +7,7 @@ import Notifications
 import Replica
 import Wire
 
-/// `stepo bench sync`: initial and incremental sync over loopback HTTP, and 50 long-polling
+/// `stepo-bench sync`: initial and incremental sync over loopback HTTP, and 50 long-polling
 /// clients under a steady event load, against a real `stepo serve` child process.
 struct SyncBench {
     let folder: String
@@ -61,7 +63,7 @@ struct SyncBench {
         let token = try store.createToken(for: try store.user("u1"), admin: false, at: 0)
         let (server, url) = try BenchWorld.serve(world + "/server.db", log: world + "/serve.log")
         defer { server.stop() }
-        let client = try Child.start([CommandLine.executablePath, "sync", "--server", url, "--token", token], log: world + "/sync.log",
+        let client = try Child.start([Bench.stepo, "sync", "--server", url, "--token", token], log: world + "/sync.log",
                                      environment: ["XDG_STATE_HOME": world + "/state"])
         let usage = client.wait()
         let log = (try? String(contentsOfFile: world + "/sync.log", encoding: .utf8)) ?? ""
@@ -75,7 +77,7 @@ struct SyncBench {
         if arguments["role"] == "clients" { return try runClients() }
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { if ProcessInfo.processInfo.environment["STEPO_BENCH_KEEP"] == nil { try? FileManager.default.removeItem(atPath: folder) } }
-        print("stepo bench sync · \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        print("stepo-bench sync · \(ProcessInfo.processInfo.activeProcessorCount) cores")
         var figures = BenchFigures()
         var first: [Int: (seconds: Double, megabytes: Double)] = [:]
         for size in try initialSizes {
@@ -112,7 +114,7 @@ struct SyncBench {
         let admin = try store.createToken(for: nil, admin: true, at: 0)
 
         let server = Process()
-        server.executableURL = URL(fileURLWithPath: CommandLine.executablePath)
+        server.executableURL = URL(fileURLWithPath: Bench.stepo)
         server.arguments = ["serve", "--db", path, "--port", "0", "--threads", "4"]
         let log = Pipe()
         server.standardError = log
@@ -156,7 +158,7 @@ struct SyncBench {
         let tokenFile = folder + "/tokens.txt"
         try tokens.joined(separator: "\n").write(toFile: tokenFile, atomically: true, encoding: .utf8)
         let clients = Process()
-        clients.executableURL = URL(fileURLWithPath: CommandLine.executablePath)
+        clients.executableURL = URL(fileURLWithPath: Bench.stepo)
         clients.arguments = ["bench", "sync", "--role", "clients", "--port", String(port), "--tokens", tokenFile,
                              "--seconds", String(seconds), "--dir", folder + "/clients"]
         try FileManager.default.createDirectory(atPath: folder + "/clients", withIntermediateDirectories: true)

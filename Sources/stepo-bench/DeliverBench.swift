@@ -1,8 +1,10 @@
+import BenchSupport
+import CLI
 import Backend
 import Foundation
 import Notifications
 
-/// `stepo bench deliver`: the real `stepo deliver`, from its process start, against two HTTP/2
+/// `stepo-bench deliver`: the real `stepo deliver`, from its process start, against two HTTP/2
 /// stand-ins (Tests/Standins/standins.py: one plays APNs, one FCM, each checking every request
 /// as the provider's reference defines it). Two workloads, each at 1× and 4×:
 /// - throughput: one publish fans out to 20,000 followers' phones (half iPhones, half
@@ -69,9 +71,9 @@ struct DeliverBench {
     func run() throws -> Int32 {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        print("stepo bench deliver · \(ProcessInfo.processInfo.activeProcessorCount) cores · stand-ins: Granian (HTTP/2 over TLS) and Python checks")
+        print("stepo-bench deliver · \(ProcessInfo.processInfo.activeProcessorCount) cores · stand-ins: Granian (HTTP/2 over TLS) and Python checks")
         #if DEBUG
-        print("warning: a debug build; run `swift run -c release stepo bench deliver` for real figures")
+        print("warning: a debug build; run `swift run -c release stepo-bench deliver` for real figures")
         #endif
         let apns = try StandIn(folder + "/apns", script: script)
         defer { apns.child.stop() }
@@ -84,7 +86,7 @@ struct DeliverBench {
         guard FileManager.default.createFile(atPath: bundle, contents: certificates) else {
             throw CommandError(description: "cannot write the stand-ins' certificates to \(bundle)")
         }
-        let worker = [CommandLine.executablePath, "deliver", "--ca", bundle,
+        let worker = [Bench.stepo, "deliver", "--ca", bundle,
                       "--apns-url", apns.address, "--apns-key", apns.folder + "/apns.p8", "--apns-key-id", "KEY1234567",
                       "--apns-team", "TEAM123456", "--fcm-url", fcm.address, "--fcm-credentials", fcm.folder + "/service.json"] + tuning
 

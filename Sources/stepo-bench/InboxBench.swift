@@ -1,9 +1,11 @@
+import BenchSupport
+import CLI
 import Backend
 import Foundation
 import HTTPClient
 import Notifications
 
-/// `stepo bench inbox`: the real `stepo inbox` in a pseudo-terminal, against a real `stepo
+/// `stepo-bench inbox`: the real `stepo inbox` in a pseudo-terminal, against a real `stepo
 /// serve`, on replicas of 10k, 100k and 1M rows (one person with a lot, every row unseen).
 ///
 /// - First row: process start to the first row's text drawn, the first open (everything
@@ -29,7 +31,7 @@ struct InboxBench {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let keep = ProcessInfo.processInfo.environment["STEPO_BENCH_KEEP"] != nil
         defer { if !keep { try? FileManager.default.removeItem(atPath: folder) } }
-        print("stepo bench inbox · \(ProcessInfo.processInfo.activeProcessorCount) cores · the real binary in a 120×40 pseudo-terminal")
+        print("stepo-bench inbox · \(ProcessInfo.processInfo.activeProcessorCount) cores · the real binary in a 120×40 pseudo-terminal")
         var figures = BenchFigures()
         var medians: [Int: Double] = [:]
         for size in sizes {
@@ -95,7 +97,7 @@ struct InboxBench {
             admin = try store.createToken(for: nil, admin: true, at: 0)
             (server, address) = try BenchWorld.serve(folder + "/server.db", log: folder + "/serve.log")
             // The replica, synced before the inbox first opens it (the sync bench times that).
-            let sync = try Child.start([CommandLine.executablePath, "sync", "--server", address, "--token", token],
+            let sync = try Child.start([Bench.stepo, "sync", "--server", address, "--token", token],
                                        log: folder + "/sync.log", environment: ["XDG_STATE_HOME": folder + "/state"])
             guard sync.wait().status == 0 else {
                 server.stop()
@@ -112,7 +114,7 @@ struct InboxBench {
             var environment = ["TERM": "xterm-256color", "LANG": "C.UTF-8", "XDG_STATE_HOME": folder + "/state",
                                "HOME": folder]
             if let path = ProcessInfo.processInfo.environment["PATH"] { environment["PATH"] = path }
-            let pid = try terminal.spawn([CommandLine.executablePath, "inbox", "--server", address, "--token", token],
+            let pid = try terminal.spawn([Bench.stepo, "inbox", "--server", address, "--token", token],
                                          environment: environment)
             // Its peak memory, sampled from the start (see `Child.wait`).
             let peak = PeakSampler(pid: pid)

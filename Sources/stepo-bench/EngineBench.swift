@@ -1,9 +1,11 @@
+import BenchSupport
+import CLI
 import Backend
 import Foundation
 import Notifications
 import Replica
 
-/// `stepo bench engine`: the store's paths on uniform worlds and on skewed ones (one account
+/// `stepo-bench engine`: the store's paths on uniform worlds and on skewed ones (one account
 /// many follow, one person who gets a lot), each skewed workload at 1× and 4× so growth shows.
 struct EngineBench {
     let folder: String
@@ -19,7 +21,7 @@ struct EngineBench {
     init(arguments: Arguments) throws {
         guarding = arguments.has("guard")
         #if DEBUG
-        if guarding { throw UsageError(description: "the guard's recorded ratio is the release build's: swift run -c release stepo bench engine --guard") }
+        if guarding { throw UsageError(description: "the guard's recorded ratio is the release build's: swift run -c release stepo-bench engine --guard") }
         #endif
         only = guarding ? "ingest" : arguments["only"]
         if let only, !["uniform", "ingest", "follows", "hearts", "batch", "fanout", "counts"].contains(only) {
@@ -34,9 +36,9 @@ struct EngineBench {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         // STEPO_BENCH_KEEP keeps the worlds and inputs, to run `stepo ingest` on them by hand.
         defer { if ProcessInfo.processInfo.environment["STEPO_BENCH_KEEP"] == nil { try? FileManager.default.removeItem(atPath: folder) } }
-        print("stepo bench engine · \(ProcessInfo.processInfo.activeProcessorCount) cores · SQLite \(BenchFigures.sqliteVersion)")
+        print("stepo-bench engine · \(ProcessInfo.processInfo.activeProcessorCount) cores · SQLite \(BenchFigures.sqliteVersion)")
         #if DEBUG
-        print("warning: a debug build; run `swift run -c release stepo bench engine` for real figures")
+        print("warning: a debug build; run `swift run -c release stepo-bench engine` for real figures")
         #endif
         var figures = BenchFigures()
         if only == nil || only == "uniform" {

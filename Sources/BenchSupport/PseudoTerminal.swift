@@ -1,4 +1,4 @@
-import CNcursesw
+import CPseudoTerminal
 import Foundation
 import Inbox
 
@@ -6,7 +6,7 @@ import Inbox
 /// child's standard streams are its other end, its size is set, what the child draws is kept
 /// with the time it came, and cursor-position questions (ESC [ 6 n) are answered the way a
 /// terminal would, from the width of what was written since the last carriage return.
-final class PseudoTerminal: @unchecked Sendable {
+public final class PseudoTerminal: @unchecked Sendable {
     private let master: Int32
     private let secondary: String
     private let condition = NSCondition()
@@ -14,12 +14,12 @@ final class PseudoTerminal: @unchecked Sendable {
     /// When each byte count was reached: (count, time since start).
     private var arrivals: [(count: Int, at: Double)] = []
     private var closed = false
-    private(set) var started = DispatchTime.now()
+    public private(set) var started = DispatchTime.now()
 
-    init(rows: Int, columns: Int) throws {
+    public init(rows: Int, columns: Int) throws {
         var name = [CChar](repeating: 0, count: 128)
         master = stepo_open_pseudo_terminal(&name, name.count)
-        guard master >= 0 else { throw CommandError(description: "cannot open a pseudo-terminal: \(String(cString: strerror(errno)))") }
+        guard master >= 0 else { throw PseudoTerminalError("cannot open a pseudo-terminal: \(String(cString: strerror(errno)))") }
         secondary = String(cString: name)
         _ = stepo_set_window_size(master, UInt16(rows), UInt16(columns))
     }
@@ -27,7 +27,7 @@ final class PseudoTerminal: @unchecked Sendable {
     deinit { close(master) }
 
     /// Starts `arguments` with the terminal as its controlling terminal and standard streams.
-    func spawn(_ arguments: [String], environment: [String: String]) throws -> pid_t {
+    public func spawn(_ arguments: [String], environment: [String: String]) throws -> pid_t {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -46,7 +46,7 @@ final class PseudoTerminal: @unchecked Sendable {
         var pid: pid_t = 0
         started = DispatchTime.now()
         let result = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
-        guard result == 0 else { throw CommandError(description: "cannot start \(arguments[0]): \(String(cString: strerror(result)))") }
+        guard result == 0 else { throw PseudoTerminalError("cannot start \(arguments[0]): \(String(cString: strerror(result)))") }
         Thread { [self] in readLoop() }.start()
         return pid
     }
@@ -58,7 +58,7 @@ final class PseudoTerminal: @unchecked Sendable {
             let count = read(master, &buffer, buffer.count)
             guard count > 0 else { break }
             let chunk = buffer[0..<count]
-            let at = BenchFigures.seconds(since: started)
+            let at = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
             var answers = ""
             for byte in chunk {
                 if byte == 0x0D { line = []; continue }
@@ -83,13 +83,13 @@ final class PseudoTerminal: @unchecked Sendable {
     }
 
     /// Types `text` (keys are their bytes: "\r" is Enter, "\u{1B}" Escape).
-    func write(_ text: String) {
+    public func write(_ text: String) {
         let bytes = Array(text.utf8)
         _ = bytes.withUnsafeBufferPointer { Foundation.write(master, $0.baseAddress, $0.count) }
     }
 
     /// Everything drawn so far.
-    var count: Int {
+    public var count: Int {
         condition.lock()
         defer { condition.unlock() }
         return output.count
@@ -97,7 +97,7 @@ final class PseudoTerminal: @unchecked Sendable {
 
     /// Seconds since the spawn at which `text` first appeared after byte `from`, waiting up
     /// to `timeout` seconds for it; nil if it did not.
-    func waitFor(_ text: String, from: Int = 0, timeout: Double) -> Double? {
+    public func waitFor(_ text: String, from: Int = 0, timeout: Double) -> Double? {
         let needle = Array(text.utf8)
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
@@ -122,7 +122,7 @@ final class PseudoTerminal: @unchecked Sendable {
 
     /// Seconds since the spawn at which something was first drawn after byte `from`, waiting up
     /// to `timeout` seconds.
-    func waitForOutput(after from: Int, timeout: Double) -> Double? {
+    public func waitForOutput(after from: Int, timeout: Double) -> Double? {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
@@ -133,7 +133,7 @@ final class PseudoTerminal: @unchecked Sendable {
     }
 
     /// Waits until nothing has been drawn for `quiet` seconds (or `timeout` passed).
-    func settle(quiet: Double = 0.25, timeout: Double = 5) {
+    public func settle(quiet: Double = 0.25, timeout: Double = 5) {
         let deadline = Date().addingTimeInterval(timeout)
         var seen = count
         while Date() < deadline {
@@ -143,4 +143,10 @@ final class PseudoTerminal: @unchecked Sendable {
             seen = now
         }
     }
+}
+
+/// A pseudo-terminal that could not be opened, or a program not started in it.
+public struct PseudoTerminalError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
 }

@@ -2,24 +2,26 @@ import Foundation
 import Notifications
 
 /// A usage mistake: printed with the command's usage line, exit status 2.
-struct UsageError: Error, CustomStringConvertible {
-    let description: String
+public struct UsageError: Error, CustomStringConvertible {
+    public let description: String
+    public init(description: String) { self.description = description }
 }
 
 /// A failure the user should read: printed as `stepo: message`, exit status 1.
-struct CommandError: Error, CustomStringConvertible {
-    let description: String
+public struct CommandError: Error, CustomStringConvertible {
+    public let description: String
+    public init(description: String) { self.description = description }
 }
 
 /// The arguments of one subcommand: `--name value` options, `--flag` switches, positionals.
-struct Arguments {
-    private(set) var options: [String: String] = [:]
-    private(set) var flags: Set<String> = []
-    private(set) var positionals: [String] = []
+public struct Arguments {
+    public private(set) var options: [String: String] = [:]
+    public private(set) var flags: Set<String> = []
+    public private(set) var positionals: [String] = []
 
     /// Parses `words` knowing which options take a value and which are switches; anything
     /// else starting with `--` is an error naming it.
-    init(_ words: [String], options valued: Set<String>, flags known: Set<String>) throws {
+    public init(_ words: [String], options valued: Set<String>, flags known: Set<String>) throws {
         var index = 0
         while index < words.count {
             let word = words[index]
@@ -56,18 +58,18 @@ struct Arguments {
         }
     }
 
-    func has(_ flag: String) -> Bool { flags.contains(flag) }
+    public func has(_ flag: String) -> Bool { flags.contains(flag) }
 
-    subscript(option: String) -> String? { options[option] }
+    public subscript(option: String) -> String? { options[option] }
 
     /// These arguments with `option` set to `value`.
-    func setting(_ option: String, to value: String) -> Arguments {
+    public func setting(_ option: String, to value: String) -> Arguments {
         var copy = self
         copy.options[option] = value
         return copy
     }
 
-    func integer(_ option: String) throws -> Int? {
+    public func integer(_ option: String) throws -> Int? {
         guard let text = options[option] else { return nil }
         guard let value = Int(text) else { throw UsageError(description: "--\(option) must be a whole number, not \(text)") }
         return value
@@ -75,23 +77,30 @@ struct Arguments {
 }
 
 /// Writing to the standard streams, buffered for speed where output is large.
-enum Output {
-    nonisolated(unsafe) static var buffer = ""
+public enum Output {
+    nonisolated(unsafe) private static var buffer = ""
 
-    static func line(_ text: String) {
+    public static func line(_ text: String) {
         buffer += text
         buffer += "\n"
         if buffer.utf8.count > 1 << 16 { flush() }
     }
 
-    static func flush() {
+    public static func flush() {
         guard !buffer.isEmpty else { return }
         FileHandle.standardOutput.write(Data(buffer.utf8))
         buffer = ""
     }
 
-    static func error(_ text: String) {
+    public static func error(_ text: String) {
         flush()
         FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}
+
+extension CommandLine {
+    /// The running executable's real path (from /proc, so `swift run` and symlinks resolve).
+    public static var executablePath: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? arguments[0]
     }
 }

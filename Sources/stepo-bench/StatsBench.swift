@@ -1,8 +1,10 @@
+import BenchSupport
+import CLI
 import Backend
 import Foundation
 import Notifications
 
-/// `stepo bench stats`: the real `stepo stats --json` from process start over stores of
+/// `stepo-bench stats`: the real `stepo stats --json` from process start over stores of
 /// growing size — the same people (10,000), ten times the rows — against the same figures read
 /// row by row (`--from-rows`), the cost the counters save.
 struct StatsBench {
@@ -32,7 +34,7 @@ struct StatsBench {
         let chosen = folder
         defer { if chosen.hasPrefix(NSTemporaryDirectory() + "stepo-bench-stats-") { try? FileManager.default.removeItem(atPath: chosen) } }
         var figures = BenchFigures()
-        print("stepo bench stats · 2 cores · \(people) people, rows over 14 days, the default span (7 days)"
+        print("stepo-bench stats · 2 cores · \(people) people, rows over 14 days, the default span (7 days)"
               + (guardOnly ? " · guard: growth only" : ""))
         var medians: [Int: Double] = [:]
         for count in rows {
@@ -105,7 +107,7 @@ struct StatsBench {
 
     private func stats(_ path: String, fromRows: Bool) throws -> (seconds: Double, megabytes: Double, output: String) {
         let output = folder + "/stats.json", log = folder + "/stats.log"
-        let child = try Child.start([CommandLine.arguments[0], "stats", "--db", path, "--json"] + (fromRows ? ["--from-rows"] : []),
+        let child = try Child.start([Bench.stepo, "stats", "--db", path, "--json"] + (fromRows ? ["--from-rows"] : []),
                                     log: log, output: output)
         let (status, seconds, megabytes) = child.wait()
         guard status == 0 else {

@@ -1,9 +1,11 @@
+import BenchSupport
+import CLI
 import Backend
 import Foundation
 import Notifications
 import Postgres
 
-/// `stepo bench scaleout`: the store on PostgreSQL behind three `stepo serve` processes, all on
+/// `stepo-bench scaleout`: the store on PostgreSQL behind three `stepo serve` processes, all on
 /// this machine with a throwaway cluster of the bench's own.
 ///
 /// - load: `--clients` (500) users long-poll, spread over the three servers, while hearts on
@@ -22,7 +24,7 @@ struct ScaleoutBench {
         guard only == nil || ["throughput", "load", "fanout", "ingest"].contains(only!) else {
             throw UsageError(description: "--only takes throughput, load, fanout or ingest")
         }
-        print("stepo bench scaleout · \(ProcessInfo.processInfo.activeProcessorCount) cores · one PostgreSQL, three servers")
+        print("stepo-bench scaleout · \(ProcessInfo.processInfo.activeProcessorCount) cores · one PostgreSQL, three servers")
         // --statements: which statements took PostgreSQL's time (pg_stat_statements), printed after the load.
         // --guard: CI's short run of the throughput alone, judged by what PostgreSQL did per event.
         let statements = arguments.has("statements") || arguments.has("guard")
@@ -225,7 +227,7 @@ struct ScaleoutBench {
         let file = cluster.folder + "/uniform-\(scale).ndjson", log = cluster.folder + "/uniform-\(scale).log"
         try UniformIngest.write(events, to: file)
         if arguments.has("statements") { _ = try countStatements(url) }
-        let child = try Child.start([CommandLine.executablePath, "ingest", "--database", url, file], log: log, output: "/dev/null")
+        let child = try Child.start([Bench.stepo, "ingest", "--database", url, file], log: log, output: "/dev/null")
         let run = child.wait()
         let summary = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         guard run.status == 0 else {
@@ -300,7 +302,7 @@ struct ScaleoutBench {
         let copy = try world().url
         let file = cluster.folder + "/publish.ndjson", log = cluster.folder + "/ingest-\(scale).log"
         try Data((publish + "\n").utf8).write(to: URL(fileURLWithPath: file))
-        let child = try Child.start([CommandLine.executablePath, "ingest", "--database", copy, file], log: log, output: "/dev/null")
+        let child = try Child.start([Bench.stepo, "ingest", "--database", copy, file], log: log, output: "/dev/null")
         let run = child.wait()
         let summary = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         if run.status != 0 || !summary.contains("\(followers) rows created") {
@@ -345,7 +347,7 @@ final class LoadWorld {
         do {
             for index in 0..<3 {
                 let log = folder + "/serve-\(index).log"
-                let child = try Child.start([CommandLine.executablePath, "serve", "--database", url, "--port", "0", "--quiet",
+                let child = try Child.start([Bench.stepo, "serve", "--database", url, "--port", "0", "--quiet",
                                              "--per-address", "0", "--threads", "2"], log: log)
                 servers.append((child, try Child.address(in: log)))
             }

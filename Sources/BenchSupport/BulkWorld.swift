@@ -1,3 +1,4 @@
+@_spi(Bench) import Backend
 import Foundation
 import Notifications
 import SQLite
@@ -9,7 +10,7 @@ import Storage
 /// pulls, counts — runs as on a world made by events. Users are `u1` … `uN` with keys 1 … N.
 public struct BulkWorld {
     let store: Store
-    private var db: Connection { store.db }
+    private var db: Connection { store.connection }
 
     public init(_ store: Store) { self.store = store }
 

@@ -1,3 +1,5 @@
+import BenchSupport
+import CLI
 import Foundation
 import SQLite
 

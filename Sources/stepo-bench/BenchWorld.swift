@@ -1,3 +1,5 @@
+import BenchSupport
+import CLI
 import Backend
 import Foundation
 import Notifications
@@ -21,7 +23,7 @@ enum BenchWorld {
 
     /// `stepo serve` on `database`, on a port of the system's choosing: the child and its address.
     static func serve(_ database: String, log: String) throws -> (child: Child, address: String) {
-        let server = try Child.start([CommandLine.executablePath, "serve", "--db", database, "--port", "0", "--quiet"], log: log)
+        let server = try Child.start([Bench.stepo, "serve", "--db", database, "--port", "0", "--quiet"], log: log)
         do {
             return (server, try Child.address(in: log))
         } catch {

@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 
 /// A PostgreSQL cluster of one process's own, for tests and benchmarks: `initdb` in a
 /// temporary folder, the server listening only on a unix socket there, stopped and removed

@@ -1,3 +1,5 @@
+import BenchSupport
+import CLI
 import Foundation
 
 /// A child process a bench starts and measures: started with posix_spawn (its output in a
@@ -99,4 +101,18 @@ struct Child {
         }
         throw CommandError(description: "\(log): the server did not start")
     }
+}
+
+/// What the benches run.
+enum Bench {
+    /// The `stepo` binary the benches measure: the one built beside this executable (`swift
+    /// build -c release` builds both into `.build/release`).
+    static let stepo: String = {
+        let beside = URL(fileURLWithPath: CommandLine.executablePath).deletingLastPathComponent().appendingPathComponent("stepo").path
+        guard FileManager.default.isExecutableFile(atPath: beside) else {
+            Output.error("stepo-bench: no stepo binary beside this one (\(beside)): build it first, `swift build -c release`")
+            exit(1)
+        }
+        return beside
+    }()
 }

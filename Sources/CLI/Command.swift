@@ -1,0 +1,53 @@
+import Foundation
+
+/// One subcommand (of `stepo` or `stepo-bench`): its name, what it does, its usage, and how it runs.
+public struct Command {
+    public let name: String
+    public let summary: String
+    public let usage: String
+    public let details: String
+    public let options: Set<String>
+    public let flags: Set<String>
+    /// The program its messages name before it ("stepo"), or "" for a program that is the command.
+    public let program: String
+    public let run: (Arguments) throws -> Int32
+
+    public init(name: String, summary: String, usage: String, details: String = "", options: Set<String> = [],
+                flags: Set<String> = [], program: String = "stepo", run: @escaping (Arguments) throws -> Int32) {
+        self.name = name
+        self.summary = summary
+        self.usage = usage
+        self.details = details
+        self.options = options
+        self.flags = flags
+        self.program = program
+        self.run = run
+    }
+
+    /// How its messages name it: "stepo ingest"; a program of one command gives no program.
+    private var title: String { program.isEmpty ? name : program + " " + name }
+
+    public var help: String {
+        "usage: \(usage)\n\n\(summary)\n" + (details.isEmpty ? "" : "\n\(details)\n")
+    }
+
+    public func execute(_ words: [String]) -> Int32 {
+        do {
+            let arguments = try Arguments(words, options: options, flags: flags)
+            if arguments.has("help") {
+                Output.line(help)
+                Output.flush()
+                return 0
+            }
+            let status = try run(arguments)
+            Output.flush()
+            return status
+        } catch let error as UsageError {
+            Output.error("\(title): \(error.description)\nusage: \(usage)\n(see \(title) --help)")
+            return 2
+        } catch {
+            Output.error("\(title): \(error)")
+            return 1
+        }
+    }
+}

@@ -1,0 +1,26 @@
+#ifndef STEPO_CPSEUDOTERMINAL_SHIM_H
+#define STEPO_CPSEUDOTERMINAL_SHIM_H
+/* What the benches need to run the real inbox in a pseudo-terminal: opening one, and setting
+   its size (ioctl is variadic, so Swift cannot call it). */
+#include <sys/ioctl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+/* A new pseudo-terminal's controlling end (-1 on failure); its other end's path in `name`. */
+static inline int stepo_open_pseudo_terminal(char *name, size_t size) {
+    int fd = posix_openpt(O_RDWR | O_NOCTTY);
+    if (fd < 0) return -1;
+    const char *path = (grantpt(fd) == 0 && unlockpt(fd) == 0) ? ptsname(fd) : NULL;
+    if (path == NULL || strlen(path) >= size) { close(fd); return -1; }
+    strcpy(name, path);
+    return fd;
+}
+/* glibc's POSIX_SPAWN_SETSID (2.26 and later), hidden from this header without _GNU_SOURCE. */
+static inline short stepo_spawn_setsid(void) { return 0x80; }
+static inline int stepo_set_window_size(int fd, unsigned short height, unsigned short width) {
+    struct winsize size = { height, width, 0, 0 };
+    return ioctl(fd, TIOCSWINSZ, &size);
+}
+
+#endif
