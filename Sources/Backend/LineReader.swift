@@ -2,7 +2,7 @@ import Foundation
 
 /// Splits a byte stream into lines without ever holding more than one line (up to the
 /// limit) in memory. A longer line is reported as overlong and skipped to its newline.
-public struct LineReader {
+public struct LineReader: @unchecked Sendable {  // owns a file descriptor: read by one thread, handed over whole
     public enum Line {
         case text(Data)
         case overlong(bytes: Int)

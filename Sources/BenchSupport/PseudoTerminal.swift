@@ -20,7 +20,7 @@ public final class PseudoTerminal: @unchecked Sendable {
         var name = [CChar](repeating: 0, count: 128)
         master = stepo_open_pseudo_terminal(&name, name.count)
         guard master >= 0 else { throw PseudoTerminalError("cannot open a pseudo-terminal: \(String(cString: strerror(errno)))") }
-        secondary = String(cString: name)
+        secondary = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         _ = stepo_set_window_size(master, UInt16(rows), UInt16(columns))
     }
 

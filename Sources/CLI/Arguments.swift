@@ -14,7 +14,7 @@ public struct CommandError: Error, CustomStringConvertible {
 }
 
 /// The arguments of one subcommand: `--name value` options, `--flag` switches, positionals.
-public struct Arguments {
+public struct Arguments: Sendable {
     public private(set) var options: [String: String] = [:]
     public private(set) var flags: Set<String> = []
     public private(set) var positionals: [String] = []

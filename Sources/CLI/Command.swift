@@ -1,7 +1,7 @@
 import Foundation
 
 /// One subcommand (of `stepo` or `stepo-bench`): its name, what it does, its usage, and how it runs.
-public struct Command {
+public struct Command: Sendable {
     public let name: String
     public let summary: String
     public let usage: String
@@ -10,10 +10,10 @@ public struct Command {
     public let flags: Set<String>
     /// The program its messages name before it ("stepo"), or "" for a program that is the command.
     public let program: String
-    public let run: (Arguments) throws -> Int32
+    public let run: @Sendable (Arguments) throws -> Int32
 
     public init(name: String, summary: String, usage: String, details: String = "", options: Set<String> = [],
-                flags: Set<String> = [], program: String = "stepo", run: @escaping (Arguments) throws -> Int32) {
+                flags: Set<String> = [], program: String = "stepo", run: @escaping @Sendable (Arguments) throws -> Int32) {
         self.name = name
         self.summary = summary
         self.usage = usage

@@ -6,7 +6,7 @@ import Notifications
 /// Claims due outbox entries and sends them through the providers; records every attempt and
 /// settles each entry: sent, due again later (backoff with jitter, the provider's Retry-After
 /// honoured), or dead (refused for good, too many attempts, past its expiry). docs/delivery.md.
-public final class DeliveryWorker {
+public final class DeliveryWorker: @unchecked Sendable {  // owns a store connection and provider clients: one thread at a time, handed over whole
     public let store: Store
     public let name: String
     private let providers: [DeviceRecord.Platform: PushProvider]

@@ -372,7 +372,7 @@ public final class InboxRunner {
             return
         }
         send(.destinationLoaded(offline, for: request))
-        let gone = { () throws -> Action in .destinationRefreshed(try DestinationLoader.tap(.init(gone: request), replica: replica), for: request) }
+        let gone = { @Sendable () throws -> Action in .destinationRefreshed(try DestinationLoader.tap(.init(gone: request), replica: replica), for: request) }
         switch offline {
         case .step(let page):
             background { engine in

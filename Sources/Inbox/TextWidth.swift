@@ -17,10 +17,10 @@ public struct ClusterWidths: Equatable, Sendable {
     public init() {}
 
     /// One sample of each kind, in the order they are measured.
-    static let samples: [(WritableKeyPath<ClusterWidths, Int>, String)] = [
+    static var samples: [(WritableKeyPath<ClusterWidths, Int>, String)] { [
         (\.flag, "\u{1F1FA}\u{1F1F8}"), (\.joined, "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}"),
         (\.skinTone, "\u{1F44D}\u{1F3FD}"), (\.emojiVariation, "\u{2764}\u{FE0F}"),
-    ]
+    ] }
 }
 
 /// Text measured in terminal cells: combining marks take none, East Asian wide characters and

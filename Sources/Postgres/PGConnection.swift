@@ -59,7 +59,7 @@ public enum PGParameter {
 /// they run in order with whatever follows, and travel to the server with the next statement
 /// that reads an answer — one round trip for all of them. An error one of them meets is thrown
 /// by that next statement (`flush`); the transaction is aborted by then, as it would be anyway.
-public final class PGConnection {
+public final class PGConnection: @unchecked Sendable {  // owns a libpq handle: one thread at a time, handed over whole
     let handle: OpaquePointer
     private var prepared: [String: String] = [:]
     private var lastChanges = 0

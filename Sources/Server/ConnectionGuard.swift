@@ -86,7 +86,8 @@ final class ConnectionGuard: @unchecked Sendable {
     /// A connection was accepted: count it against its address, and note where it stands.
     func started(_ connection: OpaquePointer, context: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
         var buffer = [CChar](repeating: 0, count: 64)
-        let address = stepo_mhd_client_address(connection, &buffer, socklen_t(buffer.count)) == 0 ? String(cString: buffer) : "?"
+        let address = stepo_mhd_client_address(connection, &buffer, socklen_t(buffer.count)) == 0
+            ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
         lock.lock()
         let count = (perAddress[address] ?? 0) + 1
         perAddress[address] = count

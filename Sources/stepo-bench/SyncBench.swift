@@ -34,7 +34,7 @@ struct SyncBench {
             Thread { engine.run(longPoll: 5) }.start()
         }
         print("ready")
-        fflush(stdout)
+        fflush(nil)  // every C stream: print() writes through stdout
         Thread.sleep(forTimeInterval: TimeInterval(seconds) + 2)
         for engine in engines { engine.stop() }
         print("done: \(engines.map(\.replica.rowCount).reduce(0, +)) rows in \(engines.count) replicas")

@@ -144,7 +144,7 @@ let syncCommand = Command(
     return 0
 }
 
-let replicaActivity: (Arguments) throws -> Int32 = { arguments in
+let replicaActivity: @Sendable (Arguments) throws -> Int32 = { arguments in
     let client = try Client(arguments)
     let limit = try arguments.integer("limit") ?? 500
     if client.replica.version == 0 {

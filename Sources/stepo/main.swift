@@ -10,7 +10,7 @@ let commands: [Command] = [
     inboxCommand, syncCommand, serveCommand, tokenCommand, devicesCommand, deliverCommand, statsCommand, qaCommand,
 ]
 
-func versionText() -> String {
+@MainActor func versionText() -> String {
     """
     stepo 0.1.0
     SQLite \(Database.libraryVersion)
@@ -19,7 +19,7 @@ func versionText() -> String {
     """
 }
 
-func overview() -> String {
+@MainActor func overview() -> String {
     let width = commands.map(\.name.count).max() ?? 0
     let lines = commands.map { "  " + $0.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.summary }
     return """

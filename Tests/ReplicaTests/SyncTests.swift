@@ -104,8 +104,9 @@ struct SyncTests {
         let local = try replica("live")
         let engine = SyncEngine(replica: local, transport: InProcessTransport(router: Router(store: try Store(location: storePath)), user: "chaucao"))
         try engine.sync()
-        let writer = try Store(location: storePath)
+        let path = storePath
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) {
+            guard let writer = try? Store(location: path) else { return }
             _ = try? Ingestor(store: writer).apply(Data(#"{"id":"late","type":"follow","at":"2026-11-29T12:30:00Z","actor":"quinn","target":"chaucao"}"#.utf8))
             _ = try? Ingestor(store: writer).apply(Data(#"{"id":"late2","type":"follow","at":"2026-11-29T12:31:00Z","actor":"mai","target":"chaucao"}"#.utf8))
         }
