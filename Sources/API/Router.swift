@@ -1,47 +1,46 @@
 import Backend
+import Synchronization
 import Storage
 import Foundation
 import Notifications
 import Wire
 
 /// Counts of where reads went, for `/v1/health`.
-public final class ReadCounts: @unchecked Sendable {
+public final class ReadCounts: Sendable {
     public enum Place: String, CaseIterable, Sendable { case standby, standbyBehind, standbyDown }
-    private let lock = NSLock()
-    private var counts: [Place: Int] = [:]
+    private struct State {
+        var counts: [Place: Int] = [:]
+        var told: (@Sendable (String) -> Void)?
+        var reaching: Bool?
+    }
+    private let state = Mutex(State())
 
     /// Told, once each time, when reads stop reaching the standby and when they reach it again
     /// (`stepo serve` prints it); a standby merely behind for a moment is not a change.
     public var onChange: (@Sendable (String) -> Void)? {
-        get { lock.lock(); defer { lock.unlock() }; return told }
-        set { lock.lock(); told = newValue; lock.unlock() }
+        get { state.withLock { $0.told } }
+        set { state.withLock { $0.told = newValue } }
     }
-    private var told: (@Sendable (String) -> Void)?
-    private var reaching: Bool?
 
     func count(_ place: Place, why: String? = nil) {
-        lock.lock()
-        counts[place, default: 0] += 1
-        var message: String?
-        switch place {
-        case .standby where reaching != true:
-            message = "reads go to the standby"
-            reaching = true
-        case .standbyDown where reaching != false:
-            message = "the standby cannot serve reads (\(why ?? "not reachable")); reads go to the primary until it can"
-            reaching = false
-        default: break
+        let (message, tell) = state.withLock { state -> (String?, (@Sendable (String) -> Void)?) in
+            state.counts[place, default: 0] += 1
+            var message: String?
+            switch place {
+            case .standby where state.reaching != true:
+                message = "reads go to the standby"
+                state.reaching = true
+            case .standbyDown where state.reaching != false:
+                message = "the standby cannot serve reads (\(why ?? "not reachable")); reads go to the primary until it can"
+                state.reaching = false
+            case .standby, .standbyBehind, .standbyDown: break
+            }
+            return (message, state.told)
         }
-        let tell = told
-        lock.unlock()
         if let message { tell?(message) }
     }
 
-    public var snapshot: [Place: Int] {
-        lock.lock()
-        defer { lock.unlock() }
-        return counts
-    }
+    public var snapshot: [Place: Int] { state.withLock { $0.counts } }
 }
 
 /// The API as a function from request to response. The HTTP server and the in-process
@@ -56,15 +55,13 @@ public final class Router {
     /// One writer at a time in this process. SQLite allows one writer anyway, but a writer
     /// that finds the lock taken sleeps in growing steps (up to 100 ms) before trying again;
     /// waiting on this lock instead wakes the moment the other write is done.
-    static let writes = NSLock()
+    static let writes = Mutex(())
 
     /// On PostgreSQL writers run side by side (their versions are kept in order by the store),
     /// so there is nothing to wait for here.
     func writing<T>(_ body: () throws -> T) rethrows -> T {
         guard store.engine == .sqlite else { return try body() }
-        Router.writes.lock()
-        defer { Router.writes.unlock() }
-        return try body()
+        return try Router.writes.withLock { _ in try body() }
     }
 
     /// Opens a store on a streaming standby for this router's reads (`--read-database`), or

@@ -1,5 +1,6 @@
 import Backend
 import Foundation
+import Synchronization
 import HTTPClient
 import Notifications
 
@@ -50,7 +51,7 @@ private func reason(in body: Data) -> String? {
 // MARK: APNs
 
 /// Apple's push service: HTTP/2, token authentication (an ES256 JWT from a .p8 key).
-public final class APNsProvider: PushProvider, @unchecked Sendable {
+public final class APNsProvider: PushProvider, Sendable {
     public struct Settings: Sendable {
         /// `https://api.push.apple.com` (or `api.sandbox…`); `http://` is a stand-in, spoken with
         /// HTTP/2 prior knowledge.
@@ -81,10 +82,9 @@ public final class APNsProvider: PushProvider, @unchecked Sendable {
     public let settings: Settings
     public var version: HTTPClient.Version { settings.url.hasPrefix("http://") ? .http2PriorKnowledge : .http2 }
     public var caFile: String? { settings.caFile }
-    private let lock = NSLock()
-    private var token: (jwt: String, issuedAt: Int64)?
-    /// Provider tokens made so far (tests check the reuse).
-    public private(set) var tokensIssued = 0
+    /// The token in hand, and how many were made so far (tests check the reuse).
+    private let tokens = Mutex<(current: (jwt: String, issuedAt: Int64)?, issued: Int)>((nil, 0))
+    public var tokensIssued: Int { tokens.withLock { $0.issued } }
 
     public init(settings: Settings) throws {
         self.settings = settings
@@ -93,15 +93,15 @@ public final class APNsProvider: PushProvider, @unchecked Sendable {
 
     /// The provider token: the one in hand while younger than `tokenLifetime`, else a new one.
     func bearer(now: Int64, renew: Bool = false) throws -> String {
-        lock.lock()
-        defer { lock.unlock() }
-        if !renew, let token, now - token.issuedAt < APNsProvider.tokenLifetime { return token.jwt }
-        let jwt = try JWT.es256(header: .object([("alg", "ES256"), ("kid", .string(settings.keyId))]),
-                                claims: .object([("iss", .string(settings.teamId)), ("iat", .int(Int(now / 1000)))]),
-                                pem: settings.keyPEM)
-        token = (jwt, now)
-        tokensIssued += 1
-        return jwt
+        try tokens.withLock { tokens in
+            if !renew, let token = tokens.current, now - token.issuedAt < APNsProvider.tokenLifetime { return token.jwt }
+            let jwt = try JWT.es256(header: .object([("alg", "ES256"), ("kid", .string(settings.keyId))]),
+                                    claims: .object([("iss", .string(settings.teamId)), ("iat", .int(Int(now / 1000)))]),
+                                    pem: settings.keyPEM)
+            tokens.current = (jwt, now)
+            tokens.issued += 1
+            return jwt
+        }
     }
 
     public func request(for content: PushContent, to deviceToken: String, now: Int64, renew: Bool) throws -> HTTPRequest {
@@ -140,7 +140,7 @@ public final class APNsProvider: PushProvider, @unchecked Sendable {
 
 /// Firebase Cloud Messaging, HTTP v1: `messages:send` with an OAuth2 access token obtained by
 /// a service account's RS256 JWT grant, cached until it expires.
-public final class FCMProvider: PushProvider, @unchecked Sendable {
+public final class FCMProvider: PushProvider, Sendable {
     public struct Settings: Sendable {
         /// `https://fcm.googleapis.com`; `http://` is a stand-in.
         public var url: String
@@ -174,8 +174,8 @@ public final class FCMProvider: PushProvider, @unchecked Sendable {
     public var caFile: String? { settings.caFile }
     /// The OAuth2 grant goes one request at a time, about once an hour.
     private let grantClient: HTTPClient
-    private let lock = NSLock()
-    private var access: (token: String, expiresAt: Int64)?
+    /// The access token in hand; held while a grant is asked, so one goes at a time.
+    private let access = Mutex<(token: String, expiresAt: Int64)?>(nil)
 
     public init(settings: Settings) throws {
         self.settings = settings
@@ -187,25 +187,25 @@ public final class FCMProvider: PushProvider, @unchecked Sendable {
 
     /// The access token: the cached one until a minute before it expires, else a new grant.
     func accessToken(now: Int64, renew: Bool = false) throws -> String {
-        lock.lock()
-        defer { lock.unlock() }
-        if !renew, let access, now < access.expiresAt { return access.token }
-        let seconds = Int(now / 1000)
-        let assertion = try JWT.rs256(header: .object([("alg", "RS256"), ("typ", "JWT")]), claims: .object([
-            ("iss", .string(settings.clientEmail)), ("scope", .string(FCMProvider.scope)), ("aud", .string(settings.tokenURI)),
-            ("iat", .int(seconds)), ("exp", .int(seconds + 3600)),
-        ]), pem: settings.privateKeyPEM)
-        let form = "grant_type=" + "urn:ietf:params:oauth:grant-type:jwt-bearer".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-            + "&assertion=" + assertion
-        let answer = try grantClient.perform(method: "POST", url: settings.tokenURI,
-                                             headers: [("content-type", "application/x-www-form-urlencoded")],
-                                             body: Data(form.utf8), timeout: 15)
-        guard answer.status == 200, let json = try? JSON.parse(answer.body), let token = json["access_token"]?.string else {
-            throw SigningError(description: "the OAuth2 grant was refused: HTTP \(answer.status) \(reason(in: answer.body) ?? "")")
+        try access.withLock { access in
+            if !renew, let held = access, now < held.expiresAt { return held.token }
+            let seconds = Int(now / 1000)
+            let assertion = try JWT.rs256(header: .object([("alg", "RS256"), ("typ", "JWT")]), claims: .object([
+                ("iss", .string(settings.clientEmail)), ("scope", .string(FCMProvider.scope)), ("aud", .string(settings.tokenURI)),
+                ("iat", .int(seconds)), ("exp", .int(seconds + 3600)),
+            ]), pem: settings.privateKeyPEM)
+            let form = "grant_type=" + "urn:ietf:params:oauth:grant-type:jwt-bearer".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+                + "&assertion=" + assertion
+            let answer = try grantClient.perform(method: "POST", url: settings.tokenURI,
+                                                 headers: [("content-type", "application/x-www-form-urlencoded")],
+                                                 body: Data(form.utf8), timeout: 15)
+            guard answer.status == 200, let json = try? JSON.parse(answer.body), let token = json["access_token"]?.string else {
+                throw SigningError(description: "the OAuth2 grant was refused: HTTP \(answer.status) \(reason(in: answer.body) ?? "")")
+            }
+            let lifetime = Int64(json["expires_in"]?.int ?? 3600) * 1000
+            access = (token, now + lifetime - 60_000)
+            return token
         }
-        let lifetime = Int64(json["expires_in"]?.int ?? 3600) * 1000
-        access = (token, now + lifetime - 60_000)
-        return token
     }
 
     public func request(for content: PushContent, to deviceToken: String, now: Int64, renew: Bool) throws -> HTTPRequest {

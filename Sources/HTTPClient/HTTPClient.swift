@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import Synchronization
 
 /// An HTTP answer: its status, its headers (names lowercased, in order) and its body.
 public struct HTTPAnswer: Sendable {
@@ -25,7 +26,7 @@ public struct HTTPFailure: Error, CustomStringConvertible, Sendable {
 /// text with prior knowledge, as a local stand-in speaks it). Connections are kept per handle
 /// and handles are reused, so a client of one server talks over a few warm connections.
 /// Safe from several threads: each request takes a handle of its own.
-public final class HTTPClient: @unchecked Sendable {
+public final class HTTPClient: @unchecked Sendable {  // owns libcurl handles: each lent to one request at a time
     public enum Version: Sendable {
         case http1
         /// HTTP/2 negotiated over TLS (ALPN), as APNs and FCM speak it.
@@ -39,8 +40,7 @@ public final class HTTPClient: @unchecked Sendable {
     public let largestBody: Int
     /// Certificates to trust instead of the system's (a stand-in's self-signed one).
     public let caFile: String?
-    private let lock = NSLock()
-    private var idle: [UnsafeMutableRawPointer] = []
+    private let idle = Mutex<[EasyHandle]>([])
 
     static let initialized: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
@@ -52,7 +52,7 @@ public final class HTTPClient: @unchecked Sendable {
     }
 
     deinit {
-        for handle in idle { curl_easy_cleanup(handle) }
+        for handle in idle.withLock({ $0 }) { curl_easy_cleanup(handle.raw) }
     }
 
     /// Sends one request and waits for its whole answer, at most `timeout` seconds.
@@ -76,17 +76,16 @@ public final class HTTPClient: @unchecked Sendable {
     }
 
     private func take() -> UnsafeMutableRawPointer {
-        lock.lock()
-        defer { lock.unlock() }
-        if let handle = idle.popLast() { return handle }
-        return curl_easy_init()
+        idle.withLock { $0.popLast() }?.raw ?? curl_easy_init()
     }
 
     private func give(_ handle: UnsafeMutableRawPointer, reusable: Bool) {
         guard reusable else { curl_easy_cleanup(handle); return }
-        lock.lock()
-        idle.append(handle)
-        lock.unlock()
+        let idled = EasyHandle(raw: handle)
+        idle.withLock { $0.append(idled) }
     }
 }
+
+/// A libcurl easy handle kept for reuse: one request at a time holds it.
+private struct EasyHandle: @unchecked Sendable { let raw: UnsafeMutableRawPointer }
 

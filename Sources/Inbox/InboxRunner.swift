@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 import Notifications
 import Replica
@@ -469,25 +470,22 @@ private final class HostBox: @unchecked Sendable {
 }
 
 /// Actions from background threads, taken by `poll`.
-final class Mailbox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var actions: [Action] = []
-    func post(_ action: Action) { lock.lock(); actions.append(action); lock.unlock() }
-    func takeAll() -> [Action] { lock.lock(); defer { actions = []; lock.unlock() }; return actions }
+final class Mailbox: Sendable {
+    private let actions = Mutex<[Action]>([])
+    func post(_ action: Action) { actions.withLock { $0.append(action) } }
+    func takeAll() -> [Action] { actions.withLock { taken in defer { taken = [] }; return taken } }
 }
 
 /// Set from the sync threads, taken by `poll`.
-final class ChangeFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    func set() { lock.lock(); value = true; lock.unlock() }
-    func take() -> Bool { lock.lock(); defer { value = false; lock.unlock() }; return value }
+final class ChangeFlag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    func take() -> Bool { value.withLock { set in defer { set = false }; return set } }
 }
 
 /// A count shared with background threads.
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    func add(_ n: Int) { lock.lock(); count += n; lock.unlock() }
-    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    func add(_ n: Int) { count.withLock { $0 += n } }
+    var value: Int { count.withLock { $0 } }
 }

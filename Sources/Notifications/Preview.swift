@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The copy rules for user text that rides in a notification: no emoji, no controls, one
 /// space between words, at most 150 characters cut at a word with `…`.
@@ -148,8 +149,7 @@ public enum Plural {
 /// ("Nguyễn" and "Nguye\u{0302}\u{0303}n" both "nguyen"; "Trần" is "tran"). ASCII goes through
 /// by arithmetic; every other character is folded once and remembered.
 public enum SearchKey {
-    nonisolated(unsafe) private static var folded: [UInt32: String] = [:]
-    private static let lock = NSLock()
+    private static let folded = Mutex<[UInt32: String]>([:])
 
     public static func of(_ text: String) -> String {
         // Most text is ASCII: lowered a byte at a time, with no scalar decoded (a first sync
@@ -175,9 +175,7 @@ public enum SearchKey {
     }
 
     private static func fold(_ scalar: Unicode.Scalar) -> String {
-        lock.lock()
-        if let known = folded[scalar.value] { lock.unlock(); return known }
-        lock.unlock()
+        if let known = folded.withLock({ $0[scalar.value] }) { return known }
         let result: String
         if Preview.isMark(scalar) {
             result = ""
@@ -187,9 +185,7 @@ public enum SearchKey {
             result = special[scalar.value]
                 ?? String(scalar).folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
         }
-        lock.lock()
-        if folded.count < 100_000 { folded[scalar.value] = result }
-        lock.unlock()
+        folded.withLock { if $0.count < 100_000 { $0[scalar.value] = result } }
         return result
     }
 }

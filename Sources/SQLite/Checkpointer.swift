@@ -1,26 +1,24 @@
 import Foundation
+import Synchronization
 
 /// Runs passive checkpoints on a connection and a thread of its own, one at a time; a nudge
 /// while one is running or waiting adds nothing. A passive checkpoint never blocks the writer.
-public final class Checkpointer: @unchecked Sendable {
+public final class Checkpointer: @unchecked Sendable {  // its connection is used on its queue alone
     /// SQLite's own default, restored on a writer's connection afterwards.
     public static let defaultAutocheckpoint = 1000
 
     private let path: String
     private let queue = DispatchQueue(label: "stepo.checkpoint")
-    private let lock = NSLock()
-    private var pending = false
+    private let pending = Mutex(false)
     private var connection: Database?
 
     public init(path: String) { self.path = path }
 
     public func nudge() {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !pending else { return }
-        pending = true
+        let first = pending.withLock { waiting in defer { waiting = true }; return !waiting }
+        guard first else { return }
         queue.async { [self] in
-            lock.lock(); pending = false; lock.unlock()
+            pending.withLock { $0 = false }
             // A failed checkpoint loses nothing (the log keeps the pages); the next one, or
             // SQLite's own when the last connection closes, copies them.
             if connection == nil { connection = try? Database(path: path, create: false) }

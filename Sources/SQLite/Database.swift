@@ -1,3 +1,4 @@
+import Synchronization
 import CSQLite
 import Foundation
 
@@ -211,23 +212,18 @@ public struct SQLText: Hashable {
 }
 
 /// Told each SQL text prepared while it is installed, and on which file.
-public final class StatementWitness: @unchecked Sendable {
-    private let lock = NSLock()
-    private var texts: [String: Set<String>] = [:]
+public final class StatementWitness: Sendable {
+    private let texts = Mutex<[String: Set<String>]>([:])
 
     public init() {}
 
     func prepared(_ sql: String, on path: String) {
-        lock.lock()
-        texts[path, default: []].insert(sql)
-        lock.unlock()
+        texts.withLock { _ = $0[path, default: []].insert(sql) }
     }
 
     /// Every SQL text prepared on the file at `path` so far.
     public func statements(on path: String) -> Set<String> {
-        lock.lock()
-        defer { lock.unlock() }
-        return texts[path] ?? []
+        texts.withLock { $0[path] ?? [] }
     }
 }
 

@@ -1,3 +1,4 @@
+import Synchronization
 /// The few rewrites that turn the backend's shared SQL into PostgreSQL's.
 ///
 /// - `?` becomes `$1`, `$2` … in order (`?2` becomes `$2`); `:name` becomes `$k`, one number per distinct name
@@ -103,13 +104,12 @@ public enum PostgresDialect {
 }
 
 /// Translations by SQL text, shared by every connection of the process.
-private final class TranslationCache: @unchecked Sendable {
-    private var entries: [String: PostgresDialect.Translation] = [:]
-    private let lock = NSLock()
+private final class TranslationCache: Sendable {
+    private let entries = Mutex<[String: PostgresDialect.Translation]>([:])
 
     subscript(sql: String) -> PostgresDialect.Translation? {
-        get { lock.lock(); defer { lock.unlock() }; return entries[sql] }
-        set { lock.lock(); entries[sql] = newValue; lock.unlock() }
+        get { entries.withLock { $0[sql] } }
+        set { entries.withLock { $0[sql] = newValue } }
     }
 }
 
