@@ -3,7 +3,7 @@ import Foundation
 /// Wakes long-polls when the store changes. Writes made through the router signal it at once;
 /// writes from other processes (`stepo ingest` on the same file) are found by the waiters'
 /// periodic re-checks.
-public final class ChangeSignal: @unchecked Sendable {
+public final class ChangeSignal: @unchecked Sendable {  // its condition guards the generation
     public static let shared = ChangeSignal()
 
     private let condition = NSCondition()

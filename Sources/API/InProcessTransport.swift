@@ -4,7 +4,7 @@ import Wire
 /// The API in this process: the router called directly, as the given user — the embedded
 /// default's transport. Each call borrows a router (a store connection) from a pool, so a
 /// long-poll waiting on the change signal never holds up a stamp sent beside it.
-public final class InProcessTransport: Transport, @unchecked Sendable {
+public final class InProcessTransport: Transport, @unchecked Sendable {  // lends store connections (C handles) one thread at a time; `admin` is set before use
     private let routers: RouterPool
     private let user: String
     /// Whether its calls may do what an admin token may (see `HTTPRequest.trustedAdmin`).

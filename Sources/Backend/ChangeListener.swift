@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Postgres
 import Storage
 
@@ -9,14 +10,14 @@ import Storage
 ///
 /// When the connection breaks it reconnects, a second apart; meanwhile (and always) the
 /// server's own periodic look covers what a lost notification would have told.
-public final class ChangeListener: @unchecked Sendable {
+public final class ChangeListener: @unchecked Sendable {  // its libpq connections live on its own thread; `thread` is set once, at start
     private let url: String
     private let heard: @Sendable () -> Void
-    private let lock = NSLock()
-    private var stopped = false
+    private let stopped = Mutex(false)
+    private let heardCount = Mutex(0)
     private var thread: Thread?
     /// Notifications heard since start (for tests and the log).
-    public private(set) var count = 0
+    public var count: Int { heardCount.withLock { $0 } }
 
     public init(url: String, heard: @escaping @Sendable () -> Void) {
         self.url = url
@@ -33,15 +34,11 @@ public final class ChangeListener: @unchecked Sendable {
     }
 
     public func stop() {
-        lock.lock()
-        stopped = true
-        lock.unlock()
+        stopped.withLock { $0 = true }
     }
 
     private var isStopped: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return stopped
+        stopped.withLock { $0 }
     }
 
     private func listen() throws -> PGConnection {
@@ -65,9 +62,7 @@ public final class ChangeListener: @unchecked Sendable {
             do {
                 let channels = try current.notifications()
                 if !channels.isEmpty {
-                    lock.lock()
-                    count += channels.count
-                    lock.unlock()
+                    heardCount.withLock { $0 += channels.count }
                     heard()
                 }
             } catch {

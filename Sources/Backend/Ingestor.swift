@@ -381,7 +381,7 @@ public struct Ingestor {
 
 /// The serial output stage. A fan-out's rows are read back through a read-only connection of
 /// its own (WAL lets it read what the writer committed while the writer goes on).
-final class OutputStage: @unchecked Sendable {
+final class OutputStage: @unchecked Sendable {  // its connection (a C handle) and counts are touched on its serial queue alone
     private let queue = DispatchQueue(label: "stepo.ingest.output")
     private let open: () throws -> Connection
     private let onRow: (ActivityRow) throws -> Void
@@ -446,7 +446,7 @@ final class OutputStage: @unchecked Sendable {
 
 /// A bounded FIFO between two threads. `put` blocks while full; `take` blocks while empty and
 /// returns nil once the queue is closed and drained.
-final class BlockingQueue<Element>: @unchecked Sendable {
+final class BlockingQueue<Element>: @unchecked Sendable {  // its condition guards the elements, handed from one thread to another
     private let condition = NSCondition()
     private var items: [Element] = []
     private var head = 0

@@ -6,7 +6,7 @@ import Inbox
 /// child's standard streams are its other end, its size is set, what the child draws is kept
 /// with the time it came, and cursor-position questions (ESC [ 6 n) are answered the way a
 /// terminal would, from the width of what was written since the last carriage return.
-public final class PseudoTerminal: @unchecked Sendable {
+public final class PseudoTerminal: @unchecked Sendable {  // owns a pseudo-terminal's descriptor; its condition guards what was read
     private let master: Int32
     private let secondary: String
     private let condition = NSCondition()

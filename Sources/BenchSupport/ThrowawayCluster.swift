@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Postgres
 
 /// A PostgreSQL cluster of one process's own, for tests and benchmarks: `initdb` in a
@@ -7,11 +8,10 @@ import Postgres
 ///
 /// Durability is off (fsync, full-page writes, synchronous commit): nothing here outlives
 /// the process. As root, the `postgres` user runs it (PostgreSQL refuses root).
-public final class ThrowawayCluster: @unchecked Sendable {
+public final class ThrowawayCluster: Sendable {
     public let folder: String
     public let binaries: String
-    private let lock = NSLock()
-    private var made = 0
+    private let made = Mutex(0)
     /// How to run its programs (as `postgres`, when root), and the server's options.
     private let prefix: [String]
     private let options: String
@@ -138,10 +138,7 @@ public final class ThrowawayCluster: @unchecked Sendable {
 
     /// A new, empty database; its URL.
     public func createDatabase() throws -> String {
-        lock.lock()
-        made += 1
-        let name = "db\(made)"
-        lock.unlock()
+        let name = made.withLock { made in made += 1; return "db\(made)" }
         let admin = try PGConnection(url("postgres"))
         try admin.execute("CREATE DATABASE \(name)")
         return url(name)

@@ -18,7 +18,7 @@ public protocol InboxHost: AnyObject {
 }
 
 /// A host that draws nowhere: it remembers what was copied and opened.
-public final class HeadlessHost: InboxHost, @unchecked Sendable {
+public final class HeadlessHost: InboxHost, @unchecked Sendable {  // for tests and qa walk: only the runner's thread calls it
     public private(set) var copied: [String] = []
     public private(set) var opened: [String] = []
     public init() {}
@@ -463,7 +463,7 @@ private extension ActivityRow {
 }
 
 /// The host, held weakly, handed to background threads.
-private final class HostBox: @unchecked Sendable {
+private final class HostBox: @unchecked Sendable {  // holds the host weakly; a host's wake() may be called from any thread
     weak var host: InboxHost?
     init(_ host: InboxHost?) { self.host = host }
     func wake() { host?.wake() }

@@ -9,7 +9,7 @@ import Wire
 /// engine counts itself offline and tries again later. (URLSession on Linux ended in SIGILL
 /// in 10–60% of runs against a server that refused connections: invalidating its session from
 /// the session's own delegate queue.)
-public final class HTTPTransport: Transport, @unchecked Sendable {
+public final class HTTPTransport: Transport, Sendable {
     public let baseURL: URL
     private let token: String
     private let client: HTTPClient

@@ -25,7 +25,7 @@ public struct ServerCounts: Equatable, Sendable {
 /// `secure_delete` (overwritten, not just unlinked) and the write-ahead log is truncated, so
 /// no byte of it stays in the file. Safe to use from several threads (one connection behind
 /// a lock).
-public final class Replica: @unchecked Sendable {
+public final class Replica: @unchecked Sendable {  // owns a SQLite handle; its recursive lock serialises every use
     let db: Database
     let lock = NSRecursiveLock()
     public let path: String

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Notifications
 import Wire
 
@@ -33,13 +34,11 @@ public struct SyncError: Error, CustomStringConvertible {
 
 /// Keeps a replica converged with its server: send pending mutations, then pull the changes
 /// after the stored version, each page applied with its version in one transaction.
-public final class SyncEngine: @unchecked Sendable {
+public final class SyncEngine: @unchecked Sendable {  // its replica owns a SQLite handle (with its own lock); `onChange` and `onProgress` are set before it runs
     public let replica: Replica
     private let transport: Transport
-    private let lock = NSLock()
-    private var _status = SyncStatus.never
-    private var stopped = false
-    private var refusals: [String] = []
+    /// Where sync stands, whether it was stopped, and the refusals not yet told.
+    private let state = Mutex<(status: SyncStatus, stopped: Bool, refusals: [String])>((.never, false, []))
     /// Called (on the sync thread) after each pass that changed the replica or its status.
     public var onChange: (@Sendable () -> Void)?
     /// Called (on the sync thread) after each page of a first sync: rows received, rows in all.
@@ -59,18 +58,12 @@ public final class SyncEngine: @unchecked Sendable {
         self.pageSize = max(1, pageSize)
     }
 
-    public var status: SyncStatus {
-        lock.lock()
-        defer { lock.unlock() }
-        return _status
-    }
+    public var status: SyncStatus { state.withLock { $0.status } }
 
     /// What the server refused since last asked, in words for the reader ("…: no pending
     /// follow request from an"); each is asked for once.
     public func takeRefusals() -> [String] {
-        lock.lock()
-        defer { refusals = []; lock.unlock() }
-        return refusals
+        state.withLock { state in defer { state.refusals = [] }; return state.refusals }
     }
 
     /// One pass: push the queue, then pull every page after the stored version. With `wait`,
@@ -201,9 +194,7 @@ public final class SyncEngine: @unchecked Sendable {
     }
 
     private func note(_ refusal: String) {
-        lock.lock()
-        refusals.append(refusal)
-        lock.unlock()
+        state.withLock { $0.refusals.append(refusal) }
     }
 
     private func send(_ mutations: [Mutation]) throws -> (Int, JSON) {
@@ -222,7 +213,7 @@ public final class SyncEngine: @unchecked Sendable {
 
     /// The pages of one pull, fetched and read on a thread of its own one page ahead of the
     /// writer: the fetcher holds at most one page that has not been taken.
-    final class PagePipe: @unchecked Sendable {
+    final class PagePipe: @unchecked Sendable {  // its condition guards the page in flight
         private let condition = NSCondition()
         private var waiting: Result<ActivityPage, Error>?
         private var closed = false
@@ -303,9 +294,7 @@ public final class SyncEngine: @unchecked Sendable {
     }
 
     private func setStatus(_ new: SyncStatus) {
-        lock.lock()
-        _status = new
-        lock.unlock()
+        state.withLock { $0.status = new }
     }
 
     // MARK: Running in the background
@@ -336,17 +325,9 @@ public final class SyncEngine: @unchecked Sendable {
         while !isStopped, Date() < deadline { Thread.sleep(forTimeInterval: min(0.1, max(0, deadline.timeIntervalSinceNow))) }
     }
 
-    public func stop() {
-        lock.lock()
-        stopped = true
-        lock.unlock()
-    }
+    public func stop() { state.withLock { $0.stopped = true } }
 
-    private var isStopped: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return stopped
-    }
+    private var isStopped: Bool { state.withLock { $0.stopped } }
 }
 
 extension ServerCounts {

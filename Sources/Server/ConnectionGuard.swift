@@ -39,7 +39,7 @@ public struct ServerLimits: Sendable {
 /// request. A connection past its deadline (headers dripping in, a body that never ends) is
 /// shut down from a reaper thread; libmicrohttpd then closes it. Parked long-polls have no
 /// deadline: they wait for a change, not for their client.
-final class ConnectionGuard: @unchecked Sendable {
+final class ConnectionGuard: @unchecked Sendable {  // keyed by libmicrohttpd connection pointers; its lock guards them
     /// One connection's state.
     final class Tracked {
         enum Stage { case awaitingHeaders, receivingBody, answering, parked }

@@ -3,6 +3,7 @@ import Backend
 import CMicroHTTPD
 import Dispatch
 import Foundation
+import Synchronization
 
 /// The API over HTTP/1.1 with GNU libmicrohttpd: epoll in a thread pool, keep-alive, a 1 MiB
 /// body limit, one log line per request. Each worker borrows a router (a store connection) from
@@ -12,7 +13,7 @@ import Foundation
 /// (more are answered 429, and twice as many are closed at accept); headers and bodies have
 /// deadlines; the process's file limit is raised at start and the connection limit follows it.
 /// Parked long-polls hold no thread and no deadline.
-public final class HTTPServer: @unchecked Sendable {
+public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd daemon; what changes is guarded by Waiters and ConnectionGuard
     private var daemon: OpaquePointer?
     private let routers: RouterPool
     private let waiters = Waiters()
@@ -94,21 +95,21 @@ public final class HTTPServer: @unchecked Sendable {
 
     deinit { stop() }
 
-    private let stopping = NSLock()
+    private let stopping = Mutex(())
 
     /// Stops listening and waits for requests in flight to finish; long-polls are answered.
     public func stop() {
         // Once, whoever asks first: a second MHD_stop_daemon joins threads already gone.
-        stopping.lock()
-        defer { stopping.unlock() }
-        guard let daemon else { return }
-        listener?.stop()
-        connections.stop()
-        waiters.close()
-        // Suspended connections must be resumed before the daemon stops; they answer at once.
-        for connection in waiters.takeAll() { MHD_resume_connection(connection) }
-        MHD_stop_daemon(daemon)
-        self.daemon = nil
+        stopping.withLock { _ in
+            guard let daemon else { return }
+            listener?.stop()
+            connections.stop()
+            waiters.close()
+            // Suspended connections must be resumed before the daemon stops; they answer at once.
+            for connection in waiters.takeAll() { MHD_resume_connection(connection) }
+            MHD_stop_daemon(daemon)
+            self.daemon = nil
+        }
     }
 
     /// The waker: resumes each suspended long-poll when its user's rows change or its deadline
@@ -361,7 +362,7 @@ final class RequestState {
 }
 
 /// Suspended long-polls, waiting for the waker, counted per token and per user.
-final class Waiters: @unchecked Sendable {
+final class Waiters: @unchecked Sendable {  // holds libmicrohttpd connection pointers; its lock guards them
     private let lock = NSLock()
     /// `fresh`: not yet asked about by the waker; `socket`: the connection's, to notice a hang-up.
     private var parked: [(connection: OpaquePointer, poll: LongPoll, fresh: Bool, token: String?, socket: Int32)] = []

@@ -2,6 +2,7 @@ import BenchSupport
 import CLI
 import Backend
 import Foundation
+import Synchronization
 import HTTPClient
 import Notifications
 
@@ -179,20 +180,15 @@ struct InboxBench {
     }
 
     /// Reads a process's peak memory every 20 ms until stopped: the highest seen.
-    final class PeakSampler: @unchecked Sendable {
-        private let lock = NSLock()
-        private var peak = 0.0
-        private var running = true
+    final class PeakSampler: Sendable {
+        private let state = Mutex<(peak: Double, running: Bool)>((0, true))
         private let done = DispatchSemaphore(value: 0)
 
         init(pid: pid_t) {
             Thread { [self] in
                 while true {
                     let now = Child.highWaterMB(pid)
-                    lock.lock()
-                    peak = max(peak, now)
-                    let go = running
-                    lock.unlock()
+                    let go = state.withLock { state in state.peak = max(state.peak, now); return state.running }
                     if !go { break }
                     usleep(20_000)
                 }
@@ -201,24 +197,18 @@ struct InboxBench {
         }
 
         func stop() -> Double {
-            lock.lock()
-            running = false
-            lock.unlock()
+            state.withLock { $0.running = false }
             done.wait()
-            lock.lock()
-            defer { lock.unlock() }
-            return peak
+            return state.withLock { $0.peak }
         }
     }
 
     /// Posts a few hearts for u1 every half second through the admin API.
-    final class LivePoster: @unchecked Sendable {
+    final class LivePoster: Sendable {
         let address: String
         let admin: String
         let until: Date
-        private let lock = NSLock()
-        private var stopped = false
-        private var count = 0
+        private let state = Mutex<(stopped: Bool, count: Int)>((false, 0))
         private let done = DispatchSemaphore(value: 0)
 
         init(address: String, admin: String, until: Date) {
@@ -227,21 +217,14 @@ struct InboxBench {
             self.until = until
         }
 
-        var posted: Int {
-            lock.lock()
-            defer { lock.unlock() }
-            return count
-        }
+        var posted: Int { state.withLock { $0.count } }
 
         func start() {
             Thread { [self] in
                 let client = HTTPClient()
                 var n = 0
                 while Date() < until {
-                    lock.lock()
-                    let stop = stopped
-                    lock.unlock()
-                    if stop { break }
+                    if state.withLock({ $0.stopped }) { break }
                     var lines: [String] = []
                     let at = Timestamp.format(Int64(Date().timeIntervalSince1970 * 1000))
                     for _ in 0..<3 {
@@ -252,9 +235,7 @@ struct InboxBench {
                                                      headers: [("Authorization", "Bearer \(admin)")],
                                                      body: Data(lines.joined(separator: "\n").utf8), timeout: 10)
                     if answer?.status == 200 {
-                        lock.lock()
-                        count += lines.count
-                        lock.unlock()
+                        state.withLock { $0.count += lines.count }
                     }
                     Thread.sleep(forTimeInterval: 0.5)
                 }
@@ -263,9 +244,7 @@ struct InboxBench {
         }
 
         func stop() {
-            lock.lock()
-            stopped = true
-            lock.unlock()
+            state.withLock { $0.stopped = true }
             done.wait()
         }
     }

@@ -3,6 +3,7 @@ import CLI
 import API
 import Backend
 import Foundation
+import Synchronization
 import Notifications
 import Replica
 import Wire
@@ -243,15 +244,19 @@ struct SyncBench {
     }
 }
 
-private final class TimeBox: @unchecked Sendable { var end: DispatchTime? }
+private final class TimeBox: Sendable {
+    private let value = Mutex<DispatchTime?>(nil)
+    var end: DispatchTime? {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
+    }
+}
 
-private final class LatencyLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private(set) var values: [Double] = []
-    private(set) var errors = 0
+private final class LatencyLog: Sendable {
+    private let log = Mutex<(values: [Double], errors: Int)>(([], 0))
+    var values: [Double] { log.withLock { $0.values } }
+    var errors: Int { log.withLock { $0.errors } }
     func add(_ ms: Double, ok: Bool) {
-        lock.lock()
-        if ok { values.append(ms) } else { errors += 1 }
-        lock.unlock()
+        log.withLock { if ok { $0.values.append(ms) } else { $0.errors += 1 } }
     }
 }

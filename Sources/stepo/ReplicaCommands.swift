@@ -248,7 +248,7 @@ func themeFolders() -> [String] {
 
 /// A progress bar on stderr, redrawn in place:
 /// `[########------------]  37%  37,000 / 100,000 rows · 52,000 rows/s`.
-final class ProgressBar: @unchecked Sendable {
+final class ProgressBar: @unchecked Sendable {  // drawn by the one thread that syncs, then finished by it
     private var last = -1
     private var finished = false
     private var started: DispatchTime?
