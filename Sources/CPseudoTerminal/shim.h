@@ -2,11 +2,20 @@
 #define STEPO_CPSEUDOTERMINAL_SHIM_H
 /* What the benches need to run the real inbox in a pseudo-terminal: opening one, and setting
    its size (ioctl is variadic, so Swift cannot call it). */
+/* posix_openpt, grantpt, unlockpt and ptsname are X/Open: glibc declares them only when asked.
+   Undeclared, C takes ptsname for a function returning int, and its pointer comes back cut to
+   32 bits. Declared here too, in case the C library's headers were already read without it. */
+#define _XOPEN_SOURCE 600
 #include <sys/ioctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
 #include <unistd.h>
+extern int posix_openpt(int flags);
+extern int grantpt(int fd);
+extern int unlockpt(int fd);
+extern char *ptsname(int fd);
+
 /* A new pseudo-terminal's controlling end (-1 on failure); its other end's path in `name`. */
 static inline int stepo_open_pseudo_terminal(char *name, size_t size) {
     int fd = posix_openpt(O_RDWR | O_NOCTTY);
