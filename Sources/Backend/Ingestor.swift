@@ -73,7 +73,7 @@ public struct Ingestor {
         // On SQLite, checkpoints copy the log into the database file: that I/O moves off this
         // thread, which is the pipeline's slowest stage, to a connection of its own on the other
         // core. (PostgreSQL checkpoints on its own.)
-        let checkpointer = db.sqlite.map { _ in Checkpointer(path: db.path) }
+        let checkpointer = db.makeCheckpointer()
         if checkpointer != nil { try db.execute("PRAGMA wal_autocheckpoint = 0") }
         defer {
             if let checkpointer {
@@ -128,13 +128,7 @@ public struct Ingestor {
                 // The background checkpoints copy pages but cannot let the log restart while
                 // this thread keeps committing; past its bound, empty it here (a reader of the
                 // output stage may hold it a moment: then the next batch tries again).
-                if let checkpointer, let database = db.sqlite {
-                    if Checkpointer.logSize(db.path) > Ingestor.largestLog {
-                        _ = try? checkpointer.truncate(database, attempts: 3)
-                    } else {
-                        checkpointer.nudge()
-                    }
-                }
+                if let checkpointer { db.boundLog(with: checkpointer, largest: Ingestor.largestLog) }
                 if !batch.items.isEmpty { output.report(batch.items) }
             }
         } catch {

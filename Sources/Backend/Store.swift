@@ -154,10 +154,10 @@ public final class Store {
     public var engine: Engine { db.engine }
 
     /// Starts timing every statement this store's connection runs (see `profileReport`).
-    public func startProfiling() { db.sqlite?.startProfiling() }
+    public func startProfiling() { db.startProfiling() }
 
     /// The statements that took the most time since `startProfiling`.
-    public func profileReport(top: Int = 15) -> [(sql: String, runs: Int, milliseconds: Double)] { db.sqlite?.profileReport(top: top) ?? [] }
+    public func profileReport(top: Int = 15) -> [(sql: String, runs: Int, milliseconds: Double)] { db.profileReport(top: top) }
 
     /// Whether no event was ever applied (a store just made).
     public var isEmpty: Bool { ((try? db.scalar("SELECT EXISTS (SELECT 1 FROM events WHERE ext IS NOT NULL)")) ?? 0) == 0 }

@@ -2,10 +2,10 @@
 #define STEPO_CPSEUDOTERMINAL_SHIM_H
 /* What the benches need to run the real inbox in a pseudo-terminal: opening one, and setting
    its size (ioctl is variadic, so Swift cannot call it). */
-/* posix_openpt, grantpt, unlockpt and ptsname are X/Open: glibc declares them only when asked.
-   Undeclared, C takes ptsname for a function returning int, and its pointer comes back cut to
-   32 bits. Declared here too, in case the C library's headers were already read without it. */
-#define _XOPEN_SOURCE 600
+/* posix_openpt, grantpt, unlockpt and ptsname are X/Open: glibc declares them only under
+   _XOPEN_SOURCE, which this module cannot define (the C library's types would then differ from
+   those Swift's Glibc module holds). Undeclared, C takes ptsname for a function returning int,
+   and its pointer comes back cut to 32 bits: so they are declared here, as glibc does. */
 #include <sys/ioctl.h>
 #include <stdlib.h>
 #include <string.h>

@@ -83,16 +83,44 @@ public final class Connection {
                                          options: .regularExpression)
     }
 
-    /// The SQLite database underneath, when that is the engine.
-    public var sqlite: Database? {
+    /// The SQLite database underneath, when that is the engine (no handle leaves the seam).
+    var sqlite: Database? {
         if case .sqlite(let database) = backing { return database }
         return nil
     }
 
     /// The PostgreSQL connection underneath, when that is the engine.
-    public var postgres: PGConnection? {
+    var postgres: PGConnection? {
         if case .postgres(let connection) = backing { return connection }
         return nil
+    }
+
+    // MARK: What only SQLite has
+
+    /// Starts timing every statement (SQLite's own clock); PostgreSQL's account is
+    /// pg_stat_statements, so there this does nothing.
+    public func startProfiling() { sqlite?.startProfiling() }
+
+    /// The statements that took the most time since `startProfiling` (none on PostgreSQL).
+    public func profileReport(top: Int = 15) -> [(sql: String, runs: Int, milliseconds: Double)] {
+        sqlite?.profileReport(top: top) ?? []
+    }
+
+    /// A checkpointer of this connection's write-ahead log, on a connection of its own: SQLite
+    /// only (PostgreSQL checkpoints by itself).
+    public func makeCheckpointer() -> Checkpointer? {
+        sqlite.map { _ in Checkpointer(path: path) }
+    }
+
+    /// Keeps the write-ahead log bounded from this writer's connection: past `largest` bytes it
+    /// is emptied here (see `Checkpointer.truncate`), else the background checkpoint is nudged.
+    public func boundLog(with checkpointer: Checkpointer, largest: Int) {
+        guard let database = sqlite else { return }
+        if Checkpointer.logSize(path) > largest {
+            _ = try? checkpointer.truncate(database, attempts: 3)
+        } else {
+            checkpointer.nudge()
+        }
     }
 
     /// Runs one or more statements with no parameters and no results.
