@@ -7,7 +7,7 @@ import Notifications
 /// settles each entry: sent, due again later (backoff with jitter, the provider's Retry-After
 /// honoured), or dead (refused for good, too many attempts, past its expiry). docs/delivery.md.
 public final class DeliveryWorker: @unchecked Sendable {  // owns a store connection and provider clients: one thread at a time, handed over whole
-    public let store: Store
+    public let store: any Outbox
     public let name: String
     private let providers: [DeviceRecord.Platform: PushProvider]
     public var maxAttempts = 8
@@ -33,7 +33,7 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
     }
 
     /// `streams`: how many requests share one provider's connection at once.
-    public init(store: Store, providers: [PushProvider], name: String = "worker-\(getpid())", streams: Int = 128) {
+    public init(store: any Outbox, providers: [PushProvider], name: String = "worker-\(getpid())", streams: Int = 128) {
         self.store = store
         self.name = name
         var byPlatform: [DeviceRecord.Platform: PushProvider] = [:]
@@ -78,7 +78,7 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
         while connection.inFlight > 0 {
             let answers = connection.poll(wait: 0.05)
             if !answers.isEmpty {
-                try store.transaction {
+                try store.inTransaction(memo: false) {
                     for answer in answers {
                         guard var flight = flights.removeValue(forKey: answer.tag) else { continue }
                         let at = now()
@@ -121,7 +121,7 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
         guard !entries.isEmpty else { return false }
         // One transaction, and the records its entries share (a fan-out's actor, step,
         // journey) read once: the batch is judged as the store stands at this moment.
-        try store.transaction { try store.withRecordMemo {
+        try store.inTransaction(memo: true) {
             for entry in entries {
                 let at = now()
                 if let expires = entry.expiresAt, expires <= at {
@@ -160,7 +160,7 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
                     nextTag += 1
                 }
             }
-        } }
+        }
         return entries.count == limit
     }
 

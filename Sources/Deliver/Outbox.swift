@@ -1,0 +1,40 @@
+import Backend
+import Notifications
+
+/// What the push worker needs of the store, and nothing more: claim the pushes that are due,
+/// draw a push's content as the rules stand now, and record what each provider answered. The
+/// worker depends on this, not on `Store`, which is the one implementation.
+public protocol Outbox: AnyObject {
+    /// Claims up to `limit` due entries for `worker` (held for `lease` ms) on `platforms`.
+    func claimDue(worker: String, now: Int64, lease: Int64, limit: Int, platforms: [DeviceRecord.Platform]) throws -> [OutboxEntry]
+    /// Whether anything is due (or claimed and its lease run out) at `now`.
+    func anythingDue(now: Int64) throws -> Bool
+    /// The push of a row as it would go now (the rules asked again at send time).
+    func pushContent(row id: Int) throws -> PushContent
+    /// The provider's answer to an entry, and what becomes of the entry.
+    func settle(_ entry: OutboxEntry, attempt: DeliveryAttempt, next: OutboxEntry.State, retryAt: Int64?) throws
+    /// An entry given back unsent, due again at `dueAt`.
+    func release(_ entry: OutboxEntry, dueAt: Int64) throws
+    /// An entry that cannot go (expired, its content unavailable).
+    func abandon(_ entry: OutboxEntry, reason: String, at: Int64) throws
+    /// An entry the rules withhold at send time.
+    func drop(_ entry: OutboxEntry, reason: Reason, at: Int64) throws
+    /// A device the provider says is gone since `since`, or (FCM) whose token is unregistered.
+    func disableDevice(_ token: String, since: Int64, at: Int64) throws
+    func forgetDevice(_ token: String) throws
+    /// Runs `body` as one transaction; `memo`: the records its reads share are read once.
+    func inTransaction<T>(memo: Bool, _ body: () throws -> T) throws -> T
+}
+
+extension Store: Outbox {
+    public func inTransaction<T>(memo: Bool, _ body: () throws -> T) throws -> T {
+        try transaction { memo ? try withRecordMemo(body) : try body() }
+    }
+}
+
+extension Outbox {
+    /// An entry settled with nothing to retry.
+    func settle(_ entry: OutboxEntry, attempt: DeliveryAttempt, next: OutboxEntry.State) throws {
+        try settle(entry, attempt: attempt, next: next, retryAt: nil)
+    }
+}
