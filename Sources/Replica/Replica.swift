@@ -135,6 +135,13 @@ public final class Replica: @unchecked Sendable {  // owns a SQLite handle; its 
     /// The id the server files this replica's mutations under (made when the replica was). A
     /// replica that cannot say it throws: sent under a stand-in, its mutations would be taken
     /// for another client's.
+    /// Where this replica stands: the version applied, the row reached inside the next one, and
+    /// the store its rows came from. What a sync starts from and checks each page against: a
+    /// failure to read it throws, never reads as "empty" (which would reset the replica).
+    public func place() throws -> (version: Int, afterRow: Int, store: String?) {
+        try locked { (try number("version"), try number("afterRow"), try meta("store")) }
+    }
+
     public var clientId: String {
         get throws {
             guard let id = try locked({ try meta("client") }) else {

@@ -77,12 +77,14 @@ public final class SyncEngine: @unchecked Sendable {  // its replica owns a SQLi
             var applied = 0
             // The next page is fetched and read while this one is written: the server and the
             // replica work side by side.
-            var pages = PagePipe(engine: self, after: replica.version, afterRow: replica.afterRow, wait: wait)
+            let start = try replica.place()
+            var pages = PagePipe(engine: self, after: start.version, afterRow: start.afterRow, wait: wait)
             defer { pages.close() }
             while true {
                 let page = try pages.take()
-                if let store = page.store, store != replica.storeIdentity {
-                    if replica.storeIdentity != nil || replica.version > 0 {
+                let held = try replica.place()
+                if let store = page.store, store != held.store {
+                    if held.store != nil || held.version > 0 {
                         // Another store answers now: what is held here belongs to the old one.
                         try replica.reset(for: store)
                         pages.close()
