@@ -60,7 +60,7 @@ public final class Router {
     /// On PostgreSQL writers run side by side (their versions are kept in order by the store),
     /// so there is nothing to wait for here.
     func writing<T>(_ body: () throws -> T) rethrows -> T {
-        guard store.engine == .sqlite else { return try body() }
+        guard !store.dialect.writersSideBySide else { return try body() }
         return try Router.writes.withLock { _ in try body() }
     }
 

@@ -224,7 +224,7 @@ final class Delivery {
 
     private func insertRow(_ n: Notification, recipient: Int, actor: Int?, refs: RowRefs, push: PushStatus,
                            version: Int) throws -> Int {
-        if store.db.engine == .postgresql {
+        if store.db.dialect.writersSideBySide {
             var values: [SQLBindable] = [key, recipient, n.kind.rawValue, actor, n.title, n.body,
                 n.pushBody == n.body ? nil : n.pushBody, n.pushImage,
                 n.media.face, n.media.image, refs.step, refs.comment, refs.journey, refs.tier, n.tap.jsonText, n.thread,

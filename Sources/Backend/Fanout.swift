@@ -117,7 +117,7 @@ struct Fanout {
         // writers may be pushing to the same people: each recipient the push would reach is
         // locked first (its inbox row, in key order, as every fan-out takes them), and the
         // ceiling is judged after, by a statement that sees what they committed.
-        let inline = db.engine == .sqlite
+        let inline = !db.dialect.writersSideBySide
         try db.cached("""
             INSERT INTO fanout(u, reason, push)
             SELECT u.id, reason, CASE WHEN reason IS NULL THEN \(pushExpression(ceiling: inline)) END
@@ -148,7 +148,7 @@ struct Fanout {
             """
         let inserted: Int
         let first: Int, last: Int
-        if db.engine == .sqlite {
+        if db.dialect.insertedIdsAreContiguous {
             try db.cached(insert).bind(named: values).run()
             inserted = db.changes
             last = try db.lastInsertedID("notifications")

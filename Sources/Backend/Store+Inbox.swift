@@ -30,7 +30,7 @@ extension Store {
     /// them: on PostgreSQL two devices stamping at once would otherwise both start from the
     /// same counters and one's change would be lost. (SQLite runs one writer at a time.)
     func countersForChange(of userKey: Int) throws -> InboxCounters {
-        try counters(of: userKey, sql: db.engine == .postgresql ? Store.countersSQL + " FOR UPDATE" : Store.countersSQL)
+        try counters(of: userKey, sql: Store.countersSQL + db.dialect.lockingRead)
     }
 
     private static let countersSQL = "SELECT total, seen_ord, read_ord, seen_above, read_above FROM inboxes WHERE user = ?"

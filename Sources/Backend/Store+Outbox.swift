@@ -207,7 +207,7 @@ extension Store {
         let wanted = platforms.map { "'\($0.rawValue)'" }.joined(separator: ", ")
         guard !wanted.isEmpty else { return [] }
         // On PostgreSQL several workers claim at once: each skips the rows another is claiming.
-        let skipLocked = db.engine == .postgresql ? " FOR UPDATE SKIP LOCKED" : ""
+        let skipLocked = db.dialect.lockingReadSkippingLocked
         return try db.transaction(.concurrent) {
             try db.query("""
                 UPDATE outbox SET state = 'claimed', claimed_by = ?, claimed_until = ?

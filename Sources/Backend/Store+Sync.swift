@@ -176,7 +176,7 @@ extension Store {
             // both find the same mutations new; and the counters come before anything a mutation
             // locks (an accepted request's fan-out locks the requester's), the order every stamp
             // takes them in.
-            if db.engine == .postgresql { _ = try countersForChange(of: user.key) }
+            if db.dialect.writersSideBySide { _ = try countersForChange(of: user.key) }
             var last = try db.scalar("SELECT last_seq FROM client_mutations WHERE client = ? AND user = ?", client, user.key) ?? 0
             var refused: [MutationReceipt.Refusal] = []
             for mutation in mutations.sorted(by: { $0.seq < $1.seq }) where mutation.seq > last {

@@ -76,7 +76,7 @@ extension Store {
         let prefix = idOrToken.lowercased()
         guard prefix.count >= 8, prefix.allSatisfy({ $0.isHexDigit }) else { return 0 }
         // The id is a prefix of the hash: compare the hex form of the hashes.
-        let hex = db.engine == .sqlite ? "lower(hex(hash))" : "encode(hash, 'hex')"
+        let hex = db.dialect.hex("hash")
         try db.run("UPDATE tokens SET revoked_at = ? WHERE revoked_at IS NULL AND substr(\(hex), 1, CAST(? AS INTEGER)) = ?",
                    now, prefix.count, prefix)
         return db.changes

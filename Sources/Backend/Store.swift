@@ -152,6 +152,8 @@ public final class Store {
 
     /// Which engine holds this store.
     public var engine: Engine { db.engine }
+    /// Where its engine differs from the other.
+    public var dialect: Dialect { db.dialect }
 
     /// Starts timing every statement this store's connection runs (see `profileReport`).
     public func startProfiling() { db.startProfiling() }
@@ -184,8 +186,8 @@ public final class Store {
     /// How a change takes its version. On SQLite, the next rowid (one writer at a time). On
     /// PostgreSQL, where writers run side by side, `stepo_version()`: the next id, registered
     /// as in flight until its transaction ends, so a pull never passes it (see `horizon`).
-    @_spi(Bench) public var versionColumn: String { db.engine == .sqlite ? "" : "id, " }
-    @_spi(Bench) public var versionValue: String { db.engine == .sqlite ? "" : "stepo_version(), " }
+    @_spi(Bench) public var versionColumn: String { db.dialect.versionColumn }
+    @_spi(Bench) public var versionValue: String { db.dialect.versionValue }
 
     /// The versions a pull may hand out are those below this one: every change below it has
     /// committed or rolled back, so none can appear later behind a client's `next`. On SQLite
@@ -197,7 +199,7 @@ public final class Store {
     /// primary gave it: every version below it committed before that moment, so a snapshot
     /// taken here after the check holds them all.
     public func horizon() throws -> Int {
-        guard db.engine == .postgresql else { return Int.max }
+        guard db.dialect.writersSideBySide else { return Int.max }
         if let primary {
             let (horizon, position) = try primary.horizonAndPosition()
             try requireReplayed(position)
@@ -334,7 +336,7 @@ public final class Store {
     /// Not on PostgreSQL, where other servers write during the transaction: there every lookup
     /// reads the store.
     public func withInteractionCache<T>(_ body: () throws -> T) rethrows -> T {
-        guard db.engine == .sqlite else { return try body() }
+        guard !db.dialect.writersSideBySide else { return try body() }
         interactionCache = InteractionCache()
         defer { interactionCache = nil }
         return try body()
@@ -408,7 +410,7 @@ public final class Store {
     /// read as it stands once locked, so it counts what the writer before committed.
     func ceilingReachedLocking(_ recipient: Int, at: Int64) throws -> Bool {
         if let span = ceilingSpans[recipient], span.from <= at, at < span.until { return true }
-        let bound = try db.cached(db.engine == .postgresql ? Store.pushDaysLockingSQL : Store.pushDaysSQL).bind([recipient]).first {
+        let bound = try db.cached(db.dialect.writersSideBySide ? Store.pushDaysLockingSQL : Store.pushDaysSQL).bind([recipient]).first {
             PushDays.bound(at: at, newest: $0.int64(0), counts: [$0.int(1), $0.int(2), $0.int(3)])
         } ?? nil
         if ceilingFromCounters, let bound, bound < QuietRules.dailyCeiling { return false }
@@ -423,7 +425,7 @@ public final class Store {
     func openBatch(recipient: Int, step: Int, action: Kind, at: Int64) throws -> OpenBatch? {
         // On PostgreSQL two hearts for one batch may come at once: the second waits for the
         // first to commit, then reads the batch as it left it.
-        try db.cached(db.engine == .sqlite ? Store.openBatchSQL : Store.openBatchLockingSQL).bind([recipient, step, action.rawValue, at - Batching.window, at]).first { r in
+        try db.cached(db.dialect.writersSideBySide ? Store.openBatchLockingSQL : Store.openBatchSQL).bind([recipient, step, action.rawValue, at - Batching.window, at]).first { r in
             OpenBatch(row: r.int(0), members: r.int(1), push: PushStatus(r.string(2)) ?? .sent,
                       faces: r.optionalString(3).map { $0.split(separator: "\n").map(String.init) } ?? (r.optionalString(4).map { [$0] } ?? []),
                       event: r.string(5), createdAt: r.int64(6), image: r.optionalString(7), thread: r.string(8))
@@ -515,7 +517,7 @@ public final class Store {
     /// Writes a consistent copy of the whole store to `path` (which must not exist): a
     /// scratch world to act on without touching this one.
     public func copy(to path: String) throws {
-        guard db.engine == .sqlite else { throw EventError("a copy of the store is made of a SQLite store only") }
+        guard db.dialect.isOneFile else { throw EventError("a copy of the store is made of a SQLite store only") }
         try db.run("VACUUM INTO ?", path)
     }
 

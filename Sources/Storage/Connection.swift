@@ -26,6 +26,8 @@ public final class Connection {
 
     let backing: Backing
     public let engine: Engine
+    /// Where this engine differs from the other, by name.
+    public var dialect: Dialect { Dialect(engine) }
     /// The SQLite file, or the PostgreSQL location with any password removed.
     public let path: String
     /// Statements by SQL text (SQLite's quick key: the text is not hashed whole on every call).
