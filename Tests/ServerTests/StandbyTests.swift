@@ -94,9 +94,11 @@ struct StandbyTests {
         // Paused: nothing it has not replayed is handed out; the primary answers instead.
         let reader = try Store(standby: standbyURL, primary: try Store(postgres: url))
         _ = try control.execute("SELECT pg_wal_replay_pause()")
-        let behindBefore = reads(address)["standbyBehind"] ?? 0
+        // Each paused read goes to the primary: judged behind, or (a replay slower than its grace
+        // on a loaded machine) down for the moment.
+        let awayBefore = (reads(address)["standbyBehind"] ?? 0) + (reads(address)["standbyDown"] ?? 0)
         for _ in 0..<3 { followAndRead("paused") }
-        #expect((reads(address)["standbyBehind"] ?? 0) >= behindBefore + 9, "\(reads(address))")
+        #expect((reads(address)["standbyBehind"] ?? 0) + (reads(address)["standbyDown"] ?? 0) >= awayBefore + 9, "\(reads(address))")
         // The store itself refuses a horizon the standby has not replayed past, and a standby
         // that cannot show the primary's newest write is not opened.
         #expect(throws: EventError.self) { _ = try Store(standby: standbyURL, primary: try Store(postgres: url)) }
@@ -115,10 +117,17 @@ struct StandbyTests {
         let standbyAgain = reads(address)["standby"] ?? 0
         #expect(eventually(20) { followAndRead("restarted"); return (reads(address)["standby"] ?? 0) > standbyAgain + 3 },
                 "the standby did not take the reads back: \(reads(address))")
-        // Said once each time, not per read: to the standby, away when stopped, back when started.
+        // Said once each time, not per read: to the standby, away when stopped, back when started
+        // (and, on a loaded machine, away and back again when replay lagged past its grace) —
+        // the two lines alternate, and there are a few of them, not one per read.
         let log = String(decoding: FileManager.default.contents(atPath: folder + "/serve.log") ?? Data(), as: UTF8.self)
-        #expect(log.components(separatedBy: "reads go to the standby").count - 1 == 2, "\(log)")
-        #expect(log.components(separatedBy: "the standby cannot serve reads (").count - 1 == 1, "\(log)")
+        let said = log.split(separator: "\n").compactMap { line -> Bool? in
+            if line.contains("reads go to the standby") { return true }
+            if line.contains("the standby cannot serve reads (") { return false }
+            return nil
+        }
+        #expect(said.first == true && said.last == true && said.count >= 3 && said.count <= 9, "\(log)")
+        #expect(zip(said, said.dropFirst()).allSatisfy { $0 != $1 }, "\(log)")
     }
 
     @Test("seeded random streams: every person's pages and counts read on the standby are the primary's, byte for byte",
