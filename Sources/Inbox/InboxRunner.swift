@@ -266,7 +266,7 @@ public final class InboxRunner {
             do {
                 try write(self)
             } catch {
-                send(.failed("Not marked: the local copy of your activity cannot be written (\(error))"))
+                send(.failed("Not marked: " + InboxRunner.unwritable(error)))
             }
             sendSoon()
         }
@@ -278,14 +278,18 @@ public final class InboxRunner {
         do {
             try replica.enqueue(action)
         } catch {
-            send(.failed("Not saved: the local copy of your activity cannot be written (\(error))"))
+            send(.failed("Not saved: " + InboxRunner.unwritable(error)))
         }
         sendSoon()
     }
 
-    /// What the footer says when the replica cannot be read.
+    /// What the footer says when the replica cannot be read, or written.
     static func unreadable(_ error: Error) -> String {
         "Your activity cannot be read from its local copy: \(error)"
+    }
+
+    static func unwritable(_ error: Error) -> String {
+        "the local copy of your activity cannot be written (\(error))"
     }
 
     /// Rows of an expanded card shown at most; the rest are counted.
@@ -369,7 +373,7 @@ public final class InboxRunner {
         do {
             offline = try DestinationLoader.load(request, replica: replica)
         } catch {
-            send(.destinationFailed("This could not be opened: the local copy of your activity cannot be read (\(error))", for: request))
+            send(.destinationFailed("This could not be opened. " + InboxRunner.unreadable(error), for: request))
             return
         }
         send(.destinationLoaded(offline, for: request))

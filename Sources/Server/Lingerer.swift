@@ -21,9 +21,8 @@ final class Lingerer: @unchecked Sendable {  // its lock guards `sockets`
     private let condition = NSCondition()
     private var sockets: [Lingering] = []
     private var stopped = false
-    /// Connections handed over since the start, and those closed at once for want of room.
-    private(set) var lingered = 0
-    private(set) var refused = 0
+    /// Connections handed over since the start.
+    private var handedOver = 0
 
     init(seconds: Double, capacity: Int = 256) {
         self.seconds = seconds
@@ -38,14 +37,15 @@ final class Lingerer: @unchecked Sendable {  // its lock guards `sockets`
         guard seconds > 0, socket >= 0 else { return }
         condition.lock()
         defer { condition.unlock() }
-        guard !stopped, sockets.count < capacity else { refused += 1; return }
+        // Past its room (or a failed copy) a connection closes at once, as without this.
+        guard !stopped, sockets.count < capacity else { return }
         let copy = dup(socket)
-        guard copy >= 0 else { refused += 1; return }
+        guard copy >= 0 else { return }
         _ = fcntl(copy, F_SETFL, fcntl(copy, F_GETFL) | O_NONBLOCK)
         // The answer is queued already: no more is written on this socket.
         shutdown(copy, Int32(SHUT_WR))
         sockets.append(Lingering(socket: copy, until: Date().addingTimeInterval(seconds)))
-        lingered += 1
+        handedOver += 1
         condition.signal()
     }
 
@@ -62,6 +62,13 @@ final class Lingerer: @unchecked Sendable {  // its lock guards `sockets`
         condition.lock()
         defer { condition.unlock() }
         return sockets.count
+    }
+
+    /// How many were handed over since the start.
+    var lingered: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return handedOver
     }
 
     private func drain() {

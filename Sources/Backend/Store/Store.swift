@@ -418,7 +418,8 @@ public final class Store {
     }
 
     private static let pushDaysSQL = "SELECT push_day, pushes_0, pushes_1, pushes_2 FROM inboxes WHERE user = ?"
-    private static let pushDaysLockingSQL = pushDaysSQL + " FOR UPDATE"
+    /// Made once: the ceiling reads the push days for every row it weighs.
+    private static let pushDaysLockingSQL = pushDaysSQL + Dialect(.postgresql).lockingRead
 
     /// The batch of (recipient, step, action) still open at `at` (opened less than 30 minutes
     /// before), with everything a join needs of its row: one read.
@@ -439,7 +440,7 @@ public final class Store {
         ORDER BY b.opened_at DESC LIMIT 1
         """
 
-    private static let openBatchLockingSQL = openBatchSQL + " FOR UPDATE OF n"
+    private static let openBatchLockingSQL = openBatchSQL + Dialect(.postgresql).lockingRead(of: "n")
 
     private static let blockedSQL = """
         SELECT EXISTS (SELECT 1 FROM blocks WHERE blocker = ? AND blocked = ?)
