@@ -5,7 +5,7 @@ import Wire
 
 extension Router {
     /// `GET /v1/activity?after=V&limit=N&wait=S`: the reader's changes after V, evaluated now
-    /// (see `Store.activityPage`). With `wait`, an empty page is not answered until something
+    /// (see `SyncPages.page`). With `wait`, an empty page is not answered until something
     /// changes or S seconds pass (the caller holds the request and asks again: see
     /// `HTTPResponse.longPoll`).
     func activity(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -18,12 +18,12 @@ extension Router {
         let parking = wait > 0 && deadline > Date()
         // A long-poll that comes back for more usually finds nothing yet: one look at the
         // version indexes says so without reading a page (the page would be empty).
-        if parking, after > 0, afterRow == nil, !(try store.hasChanges(for: user.key, after: after)) {
+        if parking, after > 0, afterRow == nil, !(try store.sync.hasChanges(for: user.key, after: after)) {
             var response = HTTPResponse.ok(.null)
             response.longPoll = LongPoll(userKey: user.key, after: after, deadline: deadline)
             return response
         }
-        let page = try reading(caughtUp: true) { try $0.activityPage(for: user, after: after, afterRow: afterRow, limit: limit) }
+        let page = try reading(caughtUp: true) { try $0.sync.page(for: user, after: after, afterRow: afterRow, limit: limit) }
         if page.isEmpty, parking {
             var response = HTTPResponse.ok(.null)
             response.longPoll = LongPoll(userKey: user.key, after: after, deadline: deadline)
@@ -46,7 +46,7 @@ extension Router {
         guard let list = body["mutations"]?.array else { throw APIError.invalid("mutations must be an array") }
         guard list.count <= Router.largestBatch else { throw APIError.invalid("at most \(Router.largestBatch) mutations at once") }
         let mutations = try list.map(Mutation.init(json:))
-        let receipt = try writing { try store.apply(mutations, client: client, for: user, at: now()) }
+        let receipt = try writing { try store.sync.apply(mutations, client: client, for: user, at: now()) }
         ChangeSignal.shared.signal()
         return .ok(receipt.json)
     }
@@ -92,7 +92,7 @@ extension Router {
                             version = max(version, outcome.eventKey)
                             written += outcome.rowCount
                             if rows.count < wanted {
-                                try store.forEachRow(ofEvent: outcome, limit: wanted - rows.count) { rows.append($0.contractJSON) }
+                                try store.inboxes.forEachRow(ofEvent: outcome, limit: wanted - rows.count) { rows.append($0.contractJSON) }
                             }
                         }
                     } catch let error as EventError {

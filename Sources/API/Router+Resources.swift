@@ -29,8 +29,8 @@ extension Router {
         let viewer = try user(request)
         return try reading { store in
             let (step, visibility) = try visibleStep(store, viewer, id)
-            return .ok(StepDetail(step: try store.stepEntity(step, countedBy: visibility),
-                                  comments: try store.comments(ofStep: step, visibility: visibility)).json)
+            return .ok(StepDetail(step: try store.entities.step(step, countedBy: visibility),
+                                  comments: try store.entities.comments(ofStep: step, visibility: visibility)).json)
         }
     }
 
@@ -38,10 +38,10 @@ extension Router {
         let viewer = try user(request)
         return try reading { store in
             let (step, visibility) = try visibleStep(store, viewer, id)
-            let items = try store.interactions(onStep: step, visibility: visibility).map { item in
+            let items = try store.entities.interactions(onStep: step, visibility: visibility).map { item in
                 InteractionList.Item(kind: item.interaction == .share ? .share : .heart, user: item.user, name: item.name, at: item.at)
             }
-            let counted = try store.stepEntity(step, countedBy: visibility)
+            let counted = try store.entities.step(step, countedBy: visibility)
             return .ok(InteractionList(step: step.id, hearts: counted.hearts, shares: counted.shares, items: items).json)
         }
     }
@@ -52,7 +52,7 @@ extension Router {
             let visibility = Visibility(store: store, viewer: viewer)
             guard let person = try store.user(id) else { throw APIError.notFound("no user \(id)") }
             guard try visibility.canSee(person: person) else { throw APIError.gone(fallbackTo: nil) }
-            return .ok(ProfileDetail(user: try store.person(person, seenBy: visibility.viewer)).json)
+            return .ok(ProfileDetail(user: try store.entities.person(person, seenBy: visibility.viewer)).json)
         }
     }
 
@@ -64,7 +64,7 @@ extension Router {
             let visibility = Visibility(store: store, viewer: viewer)
             guard let journey = try store.journey(id) else { throw APIError.notFound("no journey \(id)") }
             guard try visibility.canSee(journey: journey) else { throw try gone(owner: try store.user(key: journey.ownerKey), visibility) }
-            let entity = try store.journeyEntity(journey, people: panel == "people", captions: true, visibility: visibility)
+            let entity = try store.entities.journey(journey, people: panel == "people", captions: true, visibility: visibility)
             return .ok(JourneyDetail(journey: entity).json)
         }
     }
@@ -73,12 +73,12 @@ extension Router {
     /// would go out now (absolute badge, masking, 4096-byte fitting).
     func push(_ request: HTTPRequest, _ id: String) throws -> HTTPResponse {
         let viewer = try user(request)
-        guard let rowId = Int(id), let row = try store.row(rowId, of: viewer) else { throw APIError.notFound("no row \(id)") }
+        guard let rowId = Int(id), let row = try store.inboxes.row(rowId, of: viewer) else { throw APIError.notFound("no row \(id)") }
         let platform = request.query["platform"] ?? "apns"
         guard platform == "apns" || platform == "fcm" else { throw APIError.invalid("platform must be apns or fcm") }
         var content: PushContent
         do {
-            content = try store.pushContent(row: rowId)
+            content = try store.outbox.pushContent(row: rowId)
             switch request.query["silent"] {
             case nil, "0": content.silent = false
             case "1": content.silent = true
@@ -123,23 +123,23 @@ extension Router {
             guard let platformName = body["platform"]?.string, let platform = DeviceRecord.Platform(rawValue: platformName) else {
                 throw APIError.invalid("platform must be apns or fcm")
             }
-            guard let token = body["token"]?.string, Store.isValidDeviceToken(token) else {
-                throw APIError.invalid("token must be 1–\(Store.longestDeviceToken) printable ASCII characters without spaces or '/'")
+            guard let token = body["token"]?.string, Devices.isValidToken(token) else {
+                throw APIError.invalid("token must be 1–\(Devices.longestToken) printable ASCII characters without spaces or '/'")
             }
             let environmentName = body["environment"]?.string ?? "production"
             guard let environment = DeviceRecord.Environment(rawValue: environmentName) else {
                 throw APIError.invalid("environment must be sandbox or production")
             }
-            try writing { try store.registerDevice(token, platform: platform, environment: environment, for: viewer, at: now()) }
+            try writing { try store.devices.register(token, platform: platform, environment: environment, for: viewer, at: now()) }
         }
-        return .ok(.object([("devices", .array(try store.devices(of: viewer).map(\.json)))]))
+        return .ok(.object([("devices", .array(try store.devices.list(of: viewer).map(\.json)))]))
     }
 
     /// `DELETE /v1/devices/{token}`: one of the user's own tokens; another's is 404.
     func removeDevice(_ request: HTTPRequest, _ token: String) throws -> HTTPResponse {
         let viewer = try user(request)
-        guard try writing({ try store.removeDevice(token, of: viewer) }) else { throw APIError.notFound("no device \(token) of yours") }
-        return .ok(.object([("devices", .array(try store.devices(of: viewer).map(\.json)))]))
+        guard try writing({ try store.devices.remove(token, of: viewer) }) else { throw APIError.notFound("no device \(token) of yours") }
+        return .ok(.object([("devices", .array(try store.devices.list(of: viewer).map(\.json)))]))
     }
 
     /// `GET /v1/stats?since=T&until=T`: the trust budget (admin token only). T is RFC 3339;
@@ -152,12 +152,12 @@ extension Router {
             return at
         }
         let since = try time("since"), until = try time("until")
-        let end = try until ?? store.newestEventTime() ?? now()
+        let end = try until ?? store.stats.newestEventTime() ?? now()
         let start = since ?? end - 7 * Timestamp.day
         guard start <= end else { throw APIError.invalid("since must not be after until") }
         guard end - start <= StatsSpan.longest else { throw APIError.invalid("a span of at most \(StatsSpan.longestDays) days") }
         // The marks made since the last look are counted first: a write, so it takes its turn.
-        try writing { try store.catchUpStamps() }
-        return .ok(try store.trustBudget(since: start, until: end, fromRows: false).json)
+        try writing { try store.stats.catchUpStamps() }
+        return .ok(try store.stats.trustBudget(since: start, until: end, fromRows: false).json)
     }
 }

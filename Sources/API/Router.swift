@@ -124,7 +124,7 @@ public final class Router {
 
     /// Whether `poll`'s user has a change after its version now.
     public func hasChanges(_ poll: LongPoll) -> Bool {
-        (try? store.hasChanges(for: poll.userKey, after: poll.after)) ?? true
+        (try? store.sync.hasChanges(for: poll.userKey, after: poll.after)) ?? true
     }
 
     /// Answers `request`, waiting in this thread when it is a long-poll with nothing yet: for
@@ -197,7 +197,7 @@ public final class Router {
         },
         Endpoint(methods: ["GET"], path: "/v1/counts") { router, request, _ in
             let user = try router.user(request)
-            return .ok(try router.reading { try $0.counts(for: user.key) }.json)
+            return .ok(try router.reading { try $0.inboxes.counts(for: user.key) }.json)
         },
         Endpoint(methods: ["GET"], path: "/v1/activity") { router, request, _ in try router.activity(request) },
         Endpoint(methods: ["POST"], path: "/v1/mutations") { router, request, _ in try router.mutations(request) },
@@ -238,7 +238,7 @@ public final class Router {
             guard let found = try store.user(trusted) else { throw APIError.unauthorized }
             user = found
         } else {
-            guard let token = request.bearerToken, let holder = try store.holder(ofToken: token, at: now()) else {
+            guard let token = request.bearerToken, let holder = try store.tokens.holder(of: token, at: now()) else {
                 throw APIError.unauthorized
             }
             guard let found = holder.user else { throw APIError.forbidden }
@@ -251,7 +251,7 @@ public final class Router {
     /// An admin token's holder, or 401/403.
     func admin(_ request: HTTPRequest) throws {
         if request.trustedAdmin { return }
-        guard let token = request.bearerToken, let holder = try store.holder(ofToken: token, at: now()) else {
+        guard let token = request.bearerToken, let holder = try store.tokens.holder(of: token, at: now()) else {
             throw APIError.unauthorized
         }
         guard holder.isAdmin else { throw APIError.forbidden }

@@ -18,7 +18,7 @@ public struct BulkWorld {
     public func build(_ body: () throws -> Void) throws {
         try db.transaction(body)
         // Rows written here bypassed the trust budget's counters: count them from the rows.
-        try store.recountStats()
+        try store.stats.recount()
         try store.recountPushDays()
         switch db.engine {
         case .sqlite: try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -7,7 +7,7 @@ import Notifications
 /// settles each entry: sent, due again later (backoff with jitter, the provider's Retry-After
 /// honoured), or dead (refused for good, too many attempts, past its expiry). docs/delivery.md.
 public final class DeliveryWorker: @unchecked Sendable {  // owns a store connection and provider clients: one thread at a time, handed over whole
-    public let store: any Outbox
+    public let queue: any PushQueue
     public let name: String
     private let providers: [DeviceRecord.Platform: PushProvider]
     public var maxAttempts = 8
@@ -33,8 +33,8 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
     }
 
     /// `streams`: how many requests share one provider's connection at once.
-    public init(store: any Outbox, providers: [PushProvider], name: String = "worker-\(getpid())", streams: Int = 128) {
-        self.store = store
+    public init(queue: any PushQueue, providers: [PushProvider], name: String = "worker-\(getpid())", streams: Int = 128) {
+        self.queue = queue
         self.name = name
         var byPlatform: [DeviceRecord.Platform: PushProvider] = [:]
         for provider in providers { byPlatform[provider.platform] = provider }
@@ -78,7 +78,7 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
         while connection.inFlight > 0 {
             let answers = connection.poll(wait: 0.05)
             if !answers.isEmpty {
-                try store.inTransaction(memo: false) {
+                try queue.inTransaction(memo: false) {
                     for answer in answers {
                         guard var flight = flights.removeValue(forKey: answer.tag) else { continue }
                         let at = now()
@@ -117,34 +117,34 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
     /// are past their expiry, wait for a resting provider, or lost their row); whether it
     /// claimed as many as it could (more may be due).
     private func launch(limit: Int, now: () -> Int64, flights: inout [Int: Flight], nextTag: inout Int, pass: inout Pass) throws -> Bool {
-        let entries = try store.claimDue(worker: name, now: now(), lease: lease, limit: limit, platforms: Array(providers.keys))
+        let entries = try queue.claimDue(worker: name, now: now(), lease: lease, limit: limit, platforms: Array(providers.keys))
         guard !entries.isEmpty else { return false }
         // One transaction, and the records its entries share (a fan-out's actor, step,
         // journey) read once: the batch is judged as the store stands at this moment.
-        try store.inTransaction(memo: true) {
+        try queue.inTransaction(memo: true) {
             for entry in entries {
                 let at = now()
                 if let expires = entry.expiresAt, expires <= at {
-                    try store.abandon(entry, reason: "expired", at: at)
+                    try queue.abandon(entry, reason: "expired", at: at)
                     pass.dead += 1
                     continue
                 }
                 guard let provider = providers[entry.platform] else { continue }
                 if let breaker = breakers[entry.platform], breaker.openUntil > at {
-                    try store.release(entry, dueAt: breaker.openUntil)
+                    try queue.release(entry, dueAt: breaker.openUntil)
                     pass.waited += 1
                     continue
                 }
                 // The rules judged again, now: what they forbid since the row was made is dropped.
                 var content: PushContent
                 do {
-                    content = try store.pushContent(row: entry.row)
+                    content = try queue.pushContent(row: entry.row)
                 } catch let unavailable as PushUnavailable {
                     if let reason = unavailable.reason {
-                        try store.drop(entry, reason: reason, at: at)
+                        try queue.drop(entry, reason: reason, at: at)
                         pass.dropped += 1
                     } else {
-                        try store.abandon(entry, reason: unavailable.description, at: at)
+                        try queue.abandon(entry, reason: unavailable.description, at: at)
                         pass.dead += 1
                     }
                     continue
@@ -169,7 +169,7 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
     public func waitForWork(upTo seconds: Double) {
         let deadline = DispatchTime.now() + seconds
         while DispatchTime.now() < deadline {
-            if (try? store.anythingDue(now: DeliveryWorker.clock())) == true { return }
+            if (try? queue.anythingDue(now: DeliveryWorker.clock())) == true { return }
             usleep(5_000)
         }
     }
@@ -199,19 +199,19 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
         switch result {
         case .sent(let id):
             breakers[entry.platform] = Breaker()
-            try store.settle(entry, attempt: attempt(nil, id), next: .sent)
+            try queue.settle(entry, attempt: attempt(nil, id), next: .sent)
             pass.sent += 1
         case let .gone(since, reason):
             breakers[entry.platform] = Breaker()
             if entry.platform == .apns {
-                try store.disableDevice(entry.token, since: since, at: at)
+                try queue.disableDevice(entry.token, since: since, at: at)
             } else {
-                try store.forgetDevice(entry.token)  // FCM UNREGISTERED: the token is deleted
+                try queue.forgetDevice(entry.token)  // FCM UNREGISTERED: the token is deleted
             }
-            try store.settle(entry, attempt: attempt(reason), next: .dead)
+            try queue.settle(entry, attempt: attempt(reason), next: .dead)
             pass.gone += 1
         case .permanent(let reason):
-            try store.settle(entry, attempt: attempt(reason), next: .dead)
+            try queue.settle(entry, attempt: attempt(reason), next: .dead)
             pass.dead += 1
         case let .retry(after, reason):
             var breaker = breakers[entry.platform] ?? Breaker()
@@ -219,10 +219,10 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
             if breaker.failures >= Breaker.threshold { breaker.openUntil = at + Breaker.rest }
             breakers[entry.platform] = breaker
             if entry.attempts + 1 >= maxAttempts {
-                try store.settle(entry, attempt: attempt(reason), next: .dead)
+                try queue.settle(entry, attempt: attempt(reason), next: .dead)
                 pass.dead += 1
             } else {
-                try store.settle(entry, attempt: attempt(reason), next: .due,
+                try queue.settle(entry, attempt: attempt(reason), next: .due,
                                  retryAt: at + DeliveryWorker.backoff(attempt: entry.attempts, after: after, using: &random))
                 pass.retried += 1
             }

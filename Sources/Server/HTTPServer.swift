@@ -140,7 +140,7 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
                 if now.timeIntervalSince(lastFull) >= interval, let next = try? routers.borrow(then: { try $0.store.horizon() }) {
                     since = max(since, next)
                 }
-            } else if shared, let found = try? routers.borrow(then: { try $0.store.usersChanged(since: since) }) {
+            } else if shared, let found = try? routers.borrow(then: { try $0.store.sync.usersChanged(since: since) }) {
                 changed = found.users
                 since = found.next
             }
@@ -151,7 +151,7 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
                 let hungUp = full ? HTTPServer.hungUp(polls.map(\.socket)) : Set<Int32>()
                 let asked = polls.indices.filter { full || polls[$0].fresh }
                 let found = asked.isEmpty ? Set<Int>() : try? routers.borrow {
-                    try $0.store.usersWithChanges(asked.map { (polls[$0].poll.userKey, polls[$0].poll.after) })
+                    try $0.store.sync.usersWithChanges(asked.map { (polls[$0].poll.userKey, polls[$0].poll.after) })
                 }
                 // A store that cannot answer: let the polls answer (and report) for themselves.
                 guard let found else { return polls.map { _ in true } }

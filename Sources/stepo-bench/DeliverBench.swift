@@ -120,7 +120,7 @@ struct DeliverBench {
         let deadline = Date().addingTimeInterval(limit)
         while Date() < deadline {
             peak = max(peak, Child.highWaterMB(child.pid))
-            if try !store.outboxBusy() { return true }
+            if try !store.outbox.isBusy() { return true }
             usleep(10_000)
         }
         return false
@@ -157,7 +157,7 @@ struct DeliverBench {
         try store.apply(Event(id: "step", at: at, body: .step(id: "s", journey: "j1", caption: "the long ridge at dawn",
                                                              photoUrl: "https://cdn.stepo.app/steps/s.jpg", isFinal: false)))
         try store.apply(Event(id: "publish", at: at, body: .mediaReady(step: "s")))
-        let entries = try store.outboxCounts()[.due] ?? 0
+        let entries = try store.outbox.counts()[.due] ?? 0
         let standInCPU = [apns, fcm].map { Child.treeCPUSeconds($0.child.pid) }
         let child = try Child.start(worker + ["--db", path], log: folder + "/throughput-\(scale).log")
         var peak = 0.0
@@ -177,7 +177,7 @@ struct DeliverBench {
         print(String(format: "  CPU per push: the worker %.0f µs (%.0f%% of a core), the stand-ins %.0f µs and %.0f µs",
                      workerCPU / Double(entries) * 1e6, workerCPU / elapsed * 100,
                      standInsUsed[0] / Double((followers + 1) / 2) * 1e6, standInsUsed[1] / Double(max(1, followers / 2)) * 1e6))
-        let sent = try store.outboxCounts()[.sent] ?? 0
+        let sent = try store.outbox.counts()[.sent] ?? 0
         if sent != entries { figures.fail("  \(entries - sent) entries not sent") }
         check(try apns.requests(prefix: prefix), expected: (followers + 1) / 2, provider: "APNs stand-in", &figures)
         check(try fcm.requests(prefix: prefix), expected: followers / 2, provider: "FCM stand-in", &figures)

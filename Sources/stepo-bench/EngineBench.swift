@@ -117,7 +117,7 @@ struct EngineBench {
         var times: [Double] = []
         for _ in 0..<2000 {
             let start = DispatchTime.now()
-            _ = try store.counts(for: user)
+            _ = try store.inboxes.counts(for: user)
             times.append(BenchFigures.seconds(since: start))
         }
         return times
@@ -245,7 +245,7 @@ struct EngineBench {
             let begin = DispatchTime.now()
             let (rate, report) = try ingest(path, into: store)
             seconds[scale] = BenchFigures.seconds(since: begin)
-            let owner = try store.activity(of: try store.user("u1")!, limit: 10)
+            let owner = try store.inboxes.activity(of: try store.user("u1")!, limit: 10)
             let audible = owner.filter { $0.push == .sent }.count
             figures.report(rate: rate, "skewed ×\(scale): \(hearts) hearts on one step in 30 minutes: \(owner.count) row, "
                            + "\(owner.first?.members ?? 0) people in it, \(audible) audible push, \(report.batchChanges) silent changes",
@@ -284,7 +284,7 @@ struct EngineBench {
     /// The same publish as a producer sends it: `stepo serve` on the store, one
     /// `POST /v1/events`, timed from the request to the whole answer; its size with it.
     private func publishThroughAPI(_ store: Store, scale: Int, raw: Double, _ figures: inout BenchFigures) throws {
-        let admin = try store.createToken(for: nil, admin: true, at: 0)
+        let admin = try store.tokens.create(for: nil, admin: true, at: 0)
         let (server, address) = try BenchWorld.serve(folder + "/fanout-\(scale).db", log: folder + "/fanout-serve-\(scale).log")
         defer { server.stop() }
         guard let base = URL(string: address) else { throw CommandError(description: "stepo serve said \(address)") }

@@ -94,8 +94,8 @@ struct InboxBench {
             self.rows = rows
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             let store = try BenchWorld.popularReader(folder + "/server.db", rows: rows)
-            token = try store.createToken(for: try store.user("u1"), admin: false, at: 0)
-            admin = try store.createToken(for: nil, admin: true, at: 0)
+            token = try store.tokens.create(for: try store.user("u1"), admin: false, at: 0)
+            admin = try store.tokens.create(for: nil, admin: true, at: 0)
             (server, address) = try BenchWorld.serve(folder + "/server.db", log: folder + "/serve.log")
             // The replica, synced before the inbox first opens it (the sync bench times that).
             let sync = try Child.start([Bench.stepo, "sync", "--server", address, "--token", token],

@@ -339,10 +339,10 @@ final class LoadWorld {
         var tokens: [String] = []
         for key in 1...clients {
             guard let user = try store.user(key: key) else { throw CommandError(description: "the world lost user \(key)") }
-            tokens.append(try store.createToken(for: user, admin: false, at: 0))
+            tokens.append(try store.tokens.create(for: user, admin: false, at: 0))
         }
         self.tokens = tokens
-        admin = try store.createToken(for: nil, admin: true, at: 0)
+        admin = try store.tokens.create(for: nil, admin: true, at: 0)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         do {
             for index in 0..<3 {

@@ -98,7 +98,7 @@ struct StatsBench {
             try world.addHourlyRows(rows, recipients: 2...people, newest: now, hours: 14 * 24)
         }
         for key in 2...1001 {
-            if let user = try store.user(key: key) { try store.markSeen(user, at: now + 60_000) }
+            if let user = try store.user(key: key) { try store.inboxes.markSeen(user, at: now + 60_000) }
         }
         for key in stride(from: 2, through: 2 + 199 * 7, by: 7) {
             try store.apply(Event(id: "mute-\(key)", at: now + 120_000, body: .preferences(user: "u\(key)", changes: [(.engagement, false)])))

@@ -61,7 +61,7 @@ struct SyncBench {
         let keep = ProcessInfo.processInfo.environment["STEPO_BENCH_KEEP"] != nil
         defer { if !keep { try? FileManager.default.removeItem(atPath: world) } }
         let store = try BenchWorld.popularReader(world + "/server.db", rows: rows)
-        let token = try store.createToken(for: try store.user("u1"), admin: false, at: 0)
+        let token = try store.tokens.create(for: try store.user("u1"), admin: false, at: 0)
         let (server, url) = try BenchWorld.serve(world + "/server.db", log: world + "/serve.log")
         defer { server.stop() }
         let client = try Child.start([Bench.stepo, "sync", "--server", url, "--token", token], log: world + "/sync.log",
@@ -111,8 +111,8 @@ struct SyncBench {
             try world.addRows(recipient: 1, count: 10_000, newest: Timestamp.parse("2026-11-29T00:00:00Z")!, spacing: 60_000,
                               actors: 2...1001)
         }
-        let tokens = try (1...50).map { try store.createToken(for: try store.user("u\($0)"), admin: false, at: 0) }
-        let admin = try store.createToken(for: nil, admin: true, at: 0)
+        let tokens = try (1...50).map { try store.tokens.create(for: try store.user("u\($0)"), admin: false, at: 0) }
+        let admin = try store.tokens.create(for: nil, admin: true, at: 0)
 
         let server = Process()
         server.executableURL = URL(fileURLWithPath: Bench.stepo)

@@ -28,8 +28,8 @@ let activityCommand = Command(
 
 func printActivity(_ store: Store, _ user: UserRecord, limit: Int, json: Bool) throws {
     // As the user may see them now: the same withholding a sync applies.
-    let rows = try store.activityAsSeen(by: user, limit: limit)
-    let counts = try store.counts(for: user.key)
+    let rows = try store.inboxes.activityAsSeen(by: user, limit: limit)
+    let counts = try store.inboxes.counts(for: user.key)
     if json {
         Output.line(JSON.object([
             ("user", .string(user.id)), ("counts", counts.json), ("rows", .array(rows.map(\.json))),
@@ -62,7 +62,7 @@ let seenCommand = Command(
 ) { arguments in
     let store = try openStore(arguments)
     let user = try requireUser(store, arguments)
-    let counts = try store.markSeen(user, at: Int64(Date().timeIntervalSince1970 * 1000))
+    let counts = try store.inboxes.markSeen(user, at: Int64(Date().timeIntervalSince1970 * 1000))
     Output.line(counts.json.serialized)
     return 0
 }
@@ -79,7 +79,7 @@ let readCommand = Command(
     }
     let store = try openStore(arguments)
     let user = try requireUser(store, arguments)
-    guard let counts = try store.markRead(user, row: id, at: Int64(Date().timeIntervalSince1970 * 1000)) else {
+    guard let counts = try store.inboxes.markRead(user, row: id, at: Int64(Date().timeIntervalSince1970 * 1000)) else {
         throw CommandError(description: "user \(user.id) has no row \(id)")
     }
     Output.line(counts.json.serialized)

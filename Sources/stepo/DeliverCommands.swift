@@ -25,15 +25,15 @@ let devicesCommand = Command(
         guard let environment = DeviceRecord.Environment(rawValue: arguments["environment"] ?? "production") else {
             throw UsageError(description: "--environment is sandbox or production")
         }
-        guard Store.isValidDeviceToken(token) else {
-            throw UsageError(description: "a token is 1–\(Store.longestDeviceToken) printable ASCII characters without spaces or '/'")
+        guard Devices.isValidToken(token) else {
+            throw UsageError(description: "a token is 1–\(Devices.longestToken) printable ASCII characters without spaces or '/'")
         }
-        try store.registerDevice(token, platform: platform, environment: environment, for: user, at: now)
+        try store.devices.register(token, platform: platform, environment: environment, for: user, at: now)
     }
-    if let token = arguments["remove"], try !store.removeDevice(token, of: user) {
+    if let token = arguments["remove"], try !store.devices.remove(token, of: user) {
         throw CommandError(description: "\(Preview.visible(user.id)) has no device \(Preview.visible(token))")
     }
-    let devices = try store.devices(of: user)
+    let devices = try store.devices.list(of: user)
     if devices.isEmpty { Output.error("stepo devices: \(Preview.visible(user.id)) has no devices (--add TOKEN --platform apns|fcm registers one)") }
     for device in devices {
         Output.line([Preview.visible(device.token), device.platform.rawValue, device.environment.rawValue,
@@ -72,12 +72,12 @@ let deliverCommand = Command(
             return n
         } ?? 1000
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        let due = try store.dueEntries(now: now, limit: limit)
+        let due = try store.outbox.due(now: now, limit: limit)
         var withheld = 0
         for entry in due {
             var content: PushContent
             do {
-                content = try store.pushContent(row: entry.row)
+                content = try store.outbox.pushContent(row: entry.row)
             } catch let unavailable as PushUnavailable {
                 // The send-time rules drop it: not printed, only reported.
                 withheld += 1
@@ -140,7 +140,7 @@ func deliveryWorker(_ store: Store, _ providers: [PushProvider], _ arguments: Ar
         guard value > 0, value <= most else { throw UsageError(description: "--\(option) takes a number from 1 to \(most)") }
         return value
     }
-    let worker = DeliveryWorker(store: store, providers: providers, name: name, streams: try positive("streams", upTo: 1000) ?? 128)
+    let worker = DeliveryWorker(queue: store.outbox, providers: providers, name: name, streams: try positive("streams", upTo: 1000) ?? 128)
     if let batch = try positive("batch", upTo: 10_000) { worker.batch = batch }
     return worker
 }

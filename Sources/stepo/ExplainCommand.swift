@@ -19,19 +19,19 @@ let explainCommand = Command(
         guard let rowId = Int(rowText) else { throw UsageError(description: "--row takes a numeric ROW-ID") }
         guard !arguments.has("json") else { throw UsageError(description: "--json goes with an EVENT-ID, not with --row") }
         let store = try openStore(arguments)
-        guard try store.row(rowId) != nil else { throw CommandError(description: "no notification row \(rowId)") }
-        let entries = try store.deliveries(ofRow: rowId)
+        guard try store.inboxes.row(rowId) != nil else { throw CommandError(description: "no notification row \(rowId)") }
+        let entries = try store.outbox.entries(ofRow: rowId)
         Output.line("row \(rowId) · \(entries.count) deliver\(entries.count == 1 ? "y" : "ies")")
         for e in entries {
             // A dropped entry says which rule dropped it (its one attempt's reason).
-            let why = e.state == .dropped ? try store.attempts(of: e.id).last?.reason.map { " (\(Preview.visible($0)))" } ?? "" : ""
+            let why = e.state == .dropped ? try store.outbox.attempts(of: e.id).last?.reason.map { " (\(Preview.visible($0)))" } ?? "" : ""
             Output.line("  entry \(e.id)  \(e.platform.rawValue)  \(Preview.visible(Preview.shorten(e.token, to: 24)))  \(e.state.rawValue)\(why)"
                         + (e.silent ? "  silent" : "") + "  \(e.attempts) attempt\(e.attempts == 1 ? "" : "s")"
                         + (e.expiresAt.map { "  expires \(Timestamp.format($0))" } ?? ""))
         }
         // What a push surface would draw of it now: the send-time rules judged again.
         do {
-            _ = try store.pushContent(row: rowId)
+            _ = try store.outbox.pushContent(row: rowId)
         } catch let unavailable as PushUnavailable {
             Output.line("  now: \(unavailable.description)")
         }
@@ -41,7 +41,7 @@ let explainCommand = Command(
         throw UsageError(description: "give one EVENT-ID")
     }
     let store = try openStore(arguments)
-    guard let report = try store.explain(id) else {
+    guard let report = try store.explanations.event(id) else {
         throw CommandError(description: "no event \(Preview.visible(id)) was applied to this store")
     }
     if arguments.has("json") {
@@ -93,7 +93,7 @@ let pushCommand = Command(
     let store = try openStore(arguments)
     var content: PushContent
     do {
-        content = try store.pushContent(row: id)
+        content = try store.outbox.pushContent(row: id)
         content.silent = arguments.has("silent")
     } catch let error as PushUnavailable {
         throw CommandError(description: error.description)

@@ -91,7 +91,7 @@ let rowsCommand = Command(
     var last = after
     var left = limit
     while left > 0 {
-        let rows = try store.rows(afterRow: last, limit: min(left, 10_000))
+        let rows = try store.inboxes.rows(afterRow: last, limit: min(left, 10_000))
         guard !rows.isEmpty else { break }
         for row in rows { Output.line(row.contractJSON.serialized) }
         last = rows.last!.id

@@ -128,7 +128,7 @@ let tokenCommand = Command(
     let now = Int64(Date().timeIntervalSince1970 * 1000)
     if arguments.has("list") {
         let user = try arguments["user"].map { _ in try requireUser(store, arguments) }
-        for token in try store.tokens(of: user) {
+        for token in try store.tokens.list(of: user) {
             var state = token.revokedAt.map { "revoked \(Timestamp.format($0))" } ?? "active"
             if token.revokedAt == nil, let expires = token.expiresAt { state = expires <= now ? "expired" : "expires \(Timestamp.format(expires))" }
             Output.line([token.id, token.isAdmin ? "admin" : "user \(Preview.visible(token.user ?? "?"))",
@@ -138,13 +138,13 @@ let tokenCommand = Command(
         return 0
     }
     if let target = arguments["revoke"] {
-        let count = try store.revokeToken(target, at: now)
+        let count = try store.tokens.revoke(target, at: now)
         guard count > 0 else { throw CommandError(description: "no active token matches \(Preview.visible(target)) (give 8 or more hex digits of its id, or the token)") }
         Output.line("revoked \(count) token\(count == 1 ? "" : "s")")
         return 0
     }
     if arguments.has("revoke-all") {
-        let count = try store.revokeTokens(of: try requireUser(store, arguments), at: now)
+        let count = try store.tokens.revokeAll(of: try requireUser(store, arguments), at: now)
         Output.line("revoked \(count) token\(count == 1 ? "" : "s")")
         return 0
     }
@@ -155,9 +155,9 @@ let tokenCommand = Command(
     }
     if arguments.has("admin") {
         guard arguments["user"] == nil else { throw UsageError(description: "give --user ID or --admin, not both") }
-        Output.line(try store.createToken(for: nil, admin: true, at: now, expiresAt: expires, label: label))
+        Output.line(try store.tokens.create(for: nil, admin: true, at: now, expiresAt: expires, label: label))
     } else {
-        Output.line(try store.createToken(for: try requireUser(store, arguments), admin: false, at: now, expiresAt: expires, label: label))
+        Output.line(try store.tokens.create(for: try requireUser(store, arguments), admin: false, at: now, expiresAt: expires, label: label))
     }
     return 0
 }

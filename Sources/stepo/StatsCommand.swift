@@ -48,7 +48,7 @@ let statsCommand = Command(
         }
     }
     let store = try Store(location: location)
-    let end = try until ?? store.newestEventTime() ?? Int64(Date().timeIntervalSince1970 * 1000)
+    let end = try until ?? store.stats.newestEventTime() ?? Int64(Date().timeIntervalSince1970 * 1000)
     let start = since ?? end - 7 * Timestamp.day
     guard start <= end else {
         throw UsageError(description: "--since \(Timestamp.format(start)) is after the span's end, \(Timestamp.format(end))")
@@ -58,8 +58,8 @@ let statsCommand = Command(
     }
     // --from-rows (for benchmarks): every row of the span read one by one instead of the counters.
     let fromRows = arguments.has("from-rows")
-    if !fromRows { try store.catchUpStamps() }
-    let budget = try store.trustBudget(since: start, until: end, fromRows: fromRows)
+    if !fromRows { try store.stats.catchUpStamps() }
+    let budget = try store.stats.trustBudget(since: start, until: end, fromRows: fromRows)
     if arguments.has("json") {
         Output.line(budget.json.pretty)
         return 0

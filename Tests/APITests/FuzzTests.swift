@@ -33,9 +33,9 @@ struct FuzzTests {
             {"id":"f1","type":"follow","at":"2026-11-20T10:06:00Z","actor":"chaucao","target":"maya"}
             """
             for line in lines.split(separator: "\n") { _ = try Ingestor(store: store).apply(Data(line.utf8)) }
-            tokens = [try store.createToken(for: try store.user("chaucao"), admin: false, at: 0),
-                      try store.createToken(for: try store.user("maya"), admin: false, at: 0),
-                      try store.createToken(for: nil, admin: true, at: 0), "stp_bogus", ""]
+            tokens = [try store.tokens.create(for: try store.user("chaucao"), admin: false, at: 0),
+                      try store.tokens.create(for: try store.user("maya"), admin: false, at: 0),
+                      try store.tokens.create(for: nil, admin: true, at: 0), "stp_bogus", ""]
         }
 
         deinit { try? FileManager.default.removeItem(atPath: folder) }
@@ -70,8 +70,8 @@ struct FuzzTests {
                      "/v1/steps/s1", "/v1/steps/s1/interactions", "/v1/users/maya", "/v1/journeys/j1", "/v1/rows/1/push",
                      "/v1/rows/abc/push", "/v2/x", "/v1/steps/%00", "/v1/users/" + String(repeating: "a", count: 5000), "/"]
         let chaucao = try #require(try setup.store.user("chaucao"))
-        let mayaRows = Set(try setup.store.activity(of: try #require(try setup.store.user("maya"))).map(\.id))
-        let before = try setup.store.counts(for: chaucao.key)
+        let mayaRows = Set(try setup.store.inboxes.activity(of: try #require(try setup.store.user("maya"))).map(\.id))
+        let before = try setup.store.inboxes.counts(for: chaucao.key)
         for _ in 0..<Self.count {
             var headers: [String: String] = [:]
             let token = rng.pick(setup.tokens)
@@ -99,9 +99,9 @@ struct FuzzTests {
             }
         }
         // What was stored is still there: chaucao's rows, their content.
-        #expect(try setup.store.activity(of: chaucao).count >= 0)
-        #expect(try setup.store.counts(for: chaucao.key).unseen <= before.unseen + Self.count)
-        #expect(try setup.store.recount(for: chaucao.key) == (try setup.store.counts(for: chaucao.key)))
+        #expect(try setup.store.inboxes.activity(of: chaucao).count >= 0)
+        #expect(try setup.store.inboxes.counts(for: chaucao.key).unseen <= before.unseen + Self.count)
+        #expect(try setup.store.recount(for: chaucao.key) == (try setup.store.inboxes.counts(for: chaucao.key)))
     }
 
     @Test("hostile event lines: each bad one refused with its line number, the good ones around it applied")
@@ -140,8 +140,8 @@ struct FuzzTests {
         #expect(rejected.allSatisfy { $0 >= 1 && $0 <= lines.count })
         let owner = try #require(try setup.store.user("chaucao"))
         // The good hearts came within a second of each other: one batch counts every fan.
-        let fans = try setup.store.activity(of: owner, limit: Int.max).filter { $0.actor?.hasPrefix("fan") == true }
+        let fans = try setup.store.inboxes.activity(of: owner, limit: Int.max).filter { $0.actor?.hasPrefix("fan") == true }
         #expect(fans.reduce(0) { $0 + ($1.members ?? 1) } == good)
-        #expect(try setup.store.recount(for: owner.key) == (try setup.store.counts(for: owner.key)))
+        #expect(try setup.store.recount(for: owner.key) == (try setup.store.inboxes.counts(for: owner.key)))
     }
 }

@@ -34,9 +34,9 @@ struct RouterTests {
         """
         for line in lines.split(separator: "\n") { _ = try Ingestor(store: store).apply(Data(line.utf8)) }
         for id in ["chaucao", "maya"] {
-            tokens[id] = try store.createToken(for: try store.user(id), admin: false, at: 0)
+            tokens[id] = try store.tokens.create(for: try store.user(id), admin: false, at: 0)
         }
-        admin = try store.createToken(for: nil, admin: true, at: 0)
+        admin = try store.tokens.create(for: nil, admin: true, at: 0)
     }
 
     func call(_ method: String, _ path: String, as user: String? = nil, token: String? = nil,
@@ -54,7 +54,7 @@ struct RouterTests {
     @Test("a row's push endpoint draws what the rules allow now: after a block, 410 pushWithheld with the reason, no words")
     func pushAfterBlock() throws {
         let chau = try #require(try store.user("chaucao"))
-        let row = try #require(try store.activity(of: chau).first { $0.actor == "maya" })
+        let row = try #require(try store.inboxes.activity(of: chau).first { $0.actor == "maya" })
         let before = call("GET", "/v1/rows/\(row.id)/push", as: "chaucao", query: ["platform": "apns"])
         #expect(before.0 == 200 && before.1["payload"]?["aps"]?["alert"]?["title"]?.string == "Maya Okonkwo")
         _ = try Ingestor(store: store).apply(Data(#"{"id":"b1","type":"block","at":"2026-11-20T11:00:00Z","actor":"maya","target":"chaucao"}"#.utf8))
@@ -131,7 +131,7 @@ struct RouterTests {
         #expect(call("POST", "/v1/mutations", as: "chaucao", body: body).0 == 200)
         let an = try #require(try store.user("an"))
         #expect(try store.follows(an.key, try #require(try store.user("chaucao")).key))
-        #expect(try store.activity(of: an).map(\.kind) == [.followRequestAccepted])
+        #expect(try store.inboxes.activity(of: an).map(\.kind) == [.followRequestAccepted])
         // Accepted already (from another device): refused, said so, and the seq is consumed.
         let twice = call("POST", "/v1/mutations", as: "chaucao",
                          body: #"{"client":"c-2","mutations":[{"seq":1,"type":"acceptRequest","user":"an"}]}"#)
@@ -147,7 +147,7 @@ struct RouterTests {
         #expect(foreign.0 == 200 && unknown.0 == 200)
         #expect(foreign.1["refused"]?.array?.first?["reason"] == .string("no row \(row)"))
         #expect(unknown.1["refused"]?.array?.first?["reason"] == "no row 999999")
-        #expect(try store.row(row)?.readAt == nil)
+        #expect(try store.inboxes.row(row)?.readAt == nil)
     }
 
     @Test("from the moment an account is banned, its tokens get 403 on every endpoint and change nothing")
@@ -172,9 +172,9 @@ struct RouterTests {
     func revokedToken() throws {
         let token = try #require(tokens["chaucao"])
         #expect(call("GET", "/v1/counts", token: token).0 == 200)
-        #expect(try store.revokeToken(token, at: 1) == 1)
+        #expect(try store.tokens.revoke(token, at: 1) == 1)
         #expect(call("GET", "/v1/counts", token: token).0 == 401)
-        let soon = try store.createToken(for: try store.user("chaucao"), admin: false, at: 0, expiresAt: 1)
+        let soon = try store.tokens.create(for: try store.user("chaucao"), admin: false, at: 0, expiresAt: 1)
         #expect(call("GET", "/v1/counts", token: soon).0 == 401)
     }
 
@@ -186,7 +186,7 @@ struct RouterTests {
         let zero = call("POST", "/v1/mutations", as: "chaucao", body: #"{"client":"c","mutations":[{"seq":0,"type":"seen","upTo":1}]}"#)
         #expect(zero.0 == 400 && zero.1["error"]?["message"]?.string?.contains("seq") == true)
         #expect(call("GET", "/v1/activity", as: "chaucao", query: ["after": "99999999999999999999"]).0 == 400)
-        #expect(try store.counts(for: try #require(try store.user("chaucao")).key).unseen > 0)
+        #expect(try store.inboxes.counts(for: try #require(try store.user("chaucao")).key).unseen > 0)
     }
 
     @Test("malformed, invalid, oversized and wrong-method requests get their 4xx")

@@ -48,7 +48,7 @@ struct AlertTests {
         let w = try world()
         try alert(w, "f", "person", "o", "off")
         let muted = try w.step("j2", journey: "j")
-        let report = try #require(try w.store.explain(muted.eventId))
+        let report = try #require(try w.store.explanations.event(muted.eventId))
         #expect(report.candidates.first { $0.recipient == "f" }?.alert == "person:o off")
         #expect(report.candidates.first { $0.recipient == "g" }?.alert == nil)
         try alert(w, "f", "person", "o", "default")
@@ -77,8 +77,8 @@ struct AlertTests {
             #expect(throws: EventError.self) { try Ingestor(store: w.store).apply(Data(bad.utf8)) }
         }
         let f = try w.record("f")
-        let receipt = try w.store.apply([Mutation(seq: 1, action: .alert(.journey("j"), .off)),
-                                         Mutation(seq: 2, action: .alert(.person("o"), .all))], client: "c1", for: f, at: w.clock)
+        let receipt = try w.store.sync.apply([Mutation(seq: 1, action: .alert(.journey("j"), .off)),
+                                              Mutation(seq: 2, action: .alert(.person("o"), .all))], client: "c1", for: f, at: w.clock)
         #expect(receipt.refused.isEmpty)
         #expect(try w.store.alerts(of: f).map { "\($0.target.key) \($0.mode.rawValue)" } == ["person:o all", "journey:j off"])
         #expect(throws: WireError.self) { try Mutation(json: try JSON.parse(Data(#"{"seq":3,"type":"alert","person":"o","mode":"x"}"#.utf8))) }

@@ -50,10 +50,10 @@ struct BatchTests {
         let first = try w.interact("heart", "f1", "s")
         try w.interact("heart", "f2", "s")
         let third = try w.interact("heart", "f3", "s")
-        let report = try #require(try w.store.explain(third.eventId))
+        let report = try #require(try w.store.explanations.event(third.eventId))
         let id = try #require(first.writtenRows.first?.id)
         #expect(report.note == "joined batch \(id) (now 3 people)")
-        var content = try w.store.pushContent(row: id)
+        var content = try w.store.outbox.pushContent(row: id)
         let audible = Payload.apns(content)
         #expect(audible["payload"]?["aps"]?["sound"]?.string == "default")
         #expect(audible["headers"]?["apns-priority"]?.string == "10")
@@ -127,7 +127,7 @@ struct BatchTests {
         row = try #require(try w.activity("o").first)
         #expect(row.members == 1 && row.title == "Fan 1" && row.media.facepile == ["https://cdn/f1.jpg"])
         // The badge did not move: leaving changes a row, it adds none.
-        #expect(try w.store.counts(for: try w.record("o").key).unseen == 1)
+        #expect(try w.store.inboxes.counts(for: try w.record("o").key).unseen == 1)
     }
 
     @Test("a private member is masked as the copy rules say: no photo in the push while they are the newest")
@@ -137,10 +137,10 @@ struct BatchTests {
         let first = try w.interact("heart", "f1", "s")
         let id = try #require(first.writtenRows.first?.id)
         try w.interact("heart", "p", "s")
-        var push = try w.store.pushContent(row: id)
+        var push = try w.store.outbox.pushContent(row: id)
         #expect(push.title == "Pat and 1 other" && push.body == "Stepped with you by heart" && push.image == nil)
         try w.interact("heart", "f2", "s")
-        push = try w.store.pushContent(row: id)
+        push = try w.store.outbox.pushContent(row: id)
         #expect(push.title == "Fan 2 and 2 others" && push.image == "https://cdn/s.jpg")
     }
 
@@ -224,7 +224,7 @@ struct BatchTests {
         #expect(counted == stillCounted.filter { $0.value > 0 })
         // The badge is the server's count of unseen rows.
         let o = try w.record("o")
-        #expect(try w.store.counts(for: o.key) == (try w.store.recount(for: o.key)))
-        #expect(try w.store.counts(for: o.key).unseen == (try w.activity("o").count))
+        #expect(try w.store.inboxes.counts(for: o.key) == (try w.store.recount(for: o.key)))
+        #expect(try w.store.inboxes.counts(for: o.key).unseen == (try w.activity("o").count))
     }
 }

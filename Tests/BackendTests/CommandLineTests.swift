@@ -244,7 +244,7 @@ struct CommandLineTests {
         #expect(try store.hasPendingRequest(from: an.key, to: me.key))
         #expect(!FileManager.default.fileExists(atPath: folder + "/state/stepo/replicas"))
         // Against a server, it acts only when told to.
-        let token = try store.createToken(for: me, admin: false, at: 0)
+        let token = try store.tokens.create(for: me, admin: false, at: 0)
         let (server, url) = try Stepo.serve(folder + "/xdg/stepo/stepo.db", log: folder + "/serve.log")
         defer { server.stop() }
         let remote = try Stepo.run(["qa", "walk", "--server", url, "--token", token], environment: env)

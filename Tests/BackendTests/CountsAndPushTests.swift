@@ -20,14 +20,14 @@ struct CountsAndPushTests {
     func fresh() throws {
         let w = try world()
         let o = try w.record("o")
-        #expect(try w.store.counts(for: o.key) == Counts(unseen: 3, unread: 3))
+        #expect(try w.store.inboxes.counts(for: o.key) == Counts(unseen: 3, unread: 3))
     }
 
     @Test("opening Activity stamps every row seen: the badge clears, unread stays")
     func seen() throws {
         let w = try world()
         let o = try w.record("o")
-        let counts = try w.store.markSeen(o, at: w.clock + 1)
+        let counts = try w.store.inboxes.markSeen(o, at: w.clock + 1)
         #expect(counts == Counts(unseen: 0, unread: 3))
         #expect(try w.activity("o").allSatisfy { $0.seenAt == w.clock + 1 })
     }
@@ -37,12 +37,12 @@ struct CountsAndPushTests {
         let w = try world()
         let o = try w.record("o")
         let row = try #require(try w.activity("o").first)
-        #expect(try w.store.markRead(o, row: row.id, at: 5_000) == Counts(unseen: 2, unread: 2))
-        #expect(try w.store.markRead(o, row: row.id, at: 9_000) == Counts(unseen: 2, unread: 2))
-        let stamped = try #require(try w.store.row(row.id))
+        #expect(try w.store.inboxes.markRead(o, row: row.id, at: 5_000) == Counts(unseen: 2, unread: 2))
+        #expect(try w.store.inboxes.markRead(o, row: row.id, at: 9_000) == Counts(unseen: 2, unread: 2))
+        let stamped = try #require(try w.store.inboxes.row(row.id))
         #expect(stamped.readAt == 5_000 && stamped.seenAt == 5_000)
-        try w.store.markSeen(o, at: 7_000)
-        #expect(try w.store.row(row.id)?.seenAt == 5_000)
+        try w.store.inboxes.markSeen(o, at: 7_000)
+        #expect(try w.store.inboxes.row(row.id)?.seenAt == 5_000)
     }
 
     @Test("seen up to a version leaves later rows unseen")
@@ -50,16 +50,16 @@ struct CountsAndPushTests {
         let w = try world()
         let o = try w.record("o")
         let rows = try w.activity("o").sorted { $0.version < $1.version }
-        try w.store.markSeen(o, upTo: rows[1].version, at: 1)
-        #expect(try w.store.counts(for: o.key) == Counts(unseen: 1, unread: 3))
+        try w.store.inboxes.markSeen(o, upTo: rows[1].version, at: 1)
+        #expect(try w.store.inboxes.counts(for: o.key) == Counts(unseen: 1, unread: 3))
     }
 
     @Test("another user's row cannot be stamped")
     func foreignRow() throws {
         let w = try world()
         let row = try #require(try w.activity("o").first)
-        #expect(try w.store.markRead(try w.record("a"), row: row.id, at: 1) == nil)
-        #expect(try w.store.row(row.id)?.readAt == nil)
+        #expect(try w.store.inboxes.markRead(try w.record("a"), row: row.id, at: 1) == nil)
+        #expect(try w.store.inboxes.row(row.id)?.readAt == nil)
     }
 
     @Test("every stamp bumps the row's version")
@@ -67,8 +67,8 @@ struct CountsAndPushTests {
         let w = try world()
         let o = try w.record("o")
         let before = try #require(try w.activity("o").first)
-        _ = try w.store.markRead(o, row: before.id, at: 1)
-        #expect(try w.store.row(before.id)!.version > before.version)
+        _ = try w.store.inboxes.markRead(o, row: before.id, at: 1)
+        #expect(try w.store.inboxes.row(before.id)!.version > before.version)
     }
 
     @Test("a push carries the absolute badge: the recipient's unseen count when it is rendered")
@@ -76,10 +76,10 @@ struct CountsAndPushTests {
         let w = try world()
         let o = try w.record("o")
         let row = try #require(try w.activity("o").first)
-        #expect(try w.store.pushContent(row: row.id).badge == 3)
-        try w.store.markSeen(o, at: 1)
-        #expect(try w.store.pushContent(row: row.id).badge == 0)
-        let apns = Payload.apns(try w.store.pushContent(row: row.id))
+        #expect(try w.store.outbox.pushContent(row: row.id).badge == 3)
+        try w.store.inboxes.markSeen(o, at: 1)
+        #expect(try w.store.outbox.pushContent(row: row.id).badge == 0)
+        let apns = Payload.apns(try w.store.outbox.pushContent(row: row.id))
         #expect(apns["payload"]?["aps"]?["badge"] == 0)
     }
 
@@ -89,7 +89,7 @@ struct CountsAndPushTests {
         try w.user("p", private: true)
         let row = try #require(try w.rows(try w.comment("p", on: "s", "c1", "lovely view")).first)
         #expect(row.body == "Stepped with you: lovely view")
-        let push = try w.store.pushContent(row: row.id)
+        let push = try w.store.outbox.pushContent(row: row.id)
         #expect(push.body == "@p interacted with your content")
         #expect(push.image == nil)
         let fcm = Payload.fcm(push)

@@ -109,8 +109,8 @@ struct DeliveryTests {
         let row = try #require(heart)
         let delete = try w.event("delete", [("step", "s")])
         #expect(delete.note == "1 rows marked deleted")
-        #expect(try w.store.row(row.id)?.deleted == true)
-        #expect(try w.store.row(row.id)!.version > row.version)
-        #expect(throws: PushUnavailable.self) { try w.store.pushContent(row: row.id) }
+        #expect(try w.store.inboxes.row(row.id)?.deleted == true)
+        #expect(try w.store.inboxes.row(row.id)!.version > row.version)
+        #expect(throws: PushUnavailable.self) { try w.store.outbox.pushContent(row: row.id) }
     }
 }

@@ -62,7 +62,7 @@ struct DifferentialTests {
     static func finalState(_ store: Store, _ renumber: Renumber, into result: inout Result) throws {
         var last = 0
         while true {
-            let rows = try store.rows(afterRow: last, limit: 5_000)
+            let rows = try store.inboxes.rows(afterRow: last, limit: 5_000)
             guard let end = rows.last?.id else { break }
             result.rows += rows.map { canonical($0, renumber, state: true) }
             last = end

@@ -147,16 +147,16 @@ struct TokenTests {
         let w = try World()
         try w.users("maya")
         let maya = try w.record("maya")
-        let token = try w.store.createToken(for: maya, admin: false, at: 1_000, expiresAt: 10_000, label: "laptop")
-        #expect(try w.store.holder(ofToken: token, at: 9_999)?.user?.id == "maya")
-        #expect(try w.store.holder(ofToken: token, at: 10_000) == nil)
-        let other = try w.store.createToken(for: maya, admin: false, at: 2_000)
-        let listed = try w.store.tokens(of: maya)
+        let token = try w.store.tokens.create(for: maya, admin: false, at: 1_000, expiresAt: 10_000, label: "laptop")
+        #expect(try w.store.tokens.holder(of: token, at: 9_999)?.user?.id == "maya")
+        #expect(try w.store.tokens.holder(of: token, at: 10_000) == nil)
+        let other = try w.store.tokens.create(for: maya, admin: false, at: 2_000)
+        let listed = try w.store.tokens.list(of: maya)
         #expect(listed.count == 2 && listed.allSatisfy { $0.id.count == 12 })
         #expect(!listed.contains { other.contains($0.id) && $0.id.count > 12 })
-        #expect(try w.store.revokeToken(String(listed[0].id.prefix(8)), at: 3_000) == 1)
-        #expect(try w.store.holder(ofToken: other, at: 3_001) == nil)
-        #expect(try w.store.revokeToken("abc", at: 3_000) == 0)  // too short to name one
+        #expect(try w.store.tokens.revoke(String(listed[0].id.prefix(8)), at: 3_000) == 1)
+        #expect(try w.store.tokens.holder(of: other, at: 3_001) == nil)
+        #expect(try w.store.tokens.revoke("abc", at: 3_000) == 0)  // too short to name one
     }
 
     @Test("the token command makes, lists and revokes; a bad expiry is a usage error")

@@ -26,15 +26,15 @@ struct OutboxTests {
     func perDevice() throws {
         let w = try world()
         let o = try w.record("o")
-        try w.store.registerDevice("apns-1", platform: .apns, environment: .production, for: o, at: w.clock)
-        try w.store.registerDevice("fcm-1", platform: .fcm, environment: .production, for: o, at: w.clock)
+        try w.store.devices.register("apns-1", platform: .apns, environment: .production, for: o, at: w.clock)
+        try w.store.devices.register("fcm-1", platform: .fcm, environment: .production, for: o, at: w.clock)
         let heart = try w.interact("heart", "a", "s")
         let row = try #require(heart.writtenRows.first)
         #expect(try entries(w).map(\.token).sorted() == ["apns-1", "fcm-1"])
         #expect(try entries(w).allSatisfy { $0.row == row.id && !$0.silent && $0.state == "due" })
         // A step-with push expires when the step's window closes.
         let published = try #require(try w.store.step("s")?.publishedAt)
-        #expect(try w.store.deliveries(ofRow: row.id).allSatisfy { $0.expiresAt == published + Timestamp.day })
+        #expect(try w.store.outbox.entries(ofRow: row.id).allSatisfy { $0.expiresAt == published + Timestamp.day })
         try w.event("preferences", [("user", "o"), ("engagement", false)])
         try w.interact("share", "b", "s", at: w.clock + 2 * Timestamp.day)  // after the window: engagement, off
         #expect(try entries(w).count == 2)
@@ -43,7 +43,7 @@ struct OutboxTests {
     @Test("a batch's replacement supersedes its entries not yet gone; its one sound rides with the newest card until one has gone")
     func batchSupersedes() throws {
         let w = try world()
-        try w.store.registerDevice("apns-1", platform: .apns, environment: .production, for: try w.record("o"), at: w.clock)
+        try w.store.devices.register("apns-1", platform: .apns, environment: .production, for: try w.record("o"), at: w.clock)
         try w.interact("heart", "a", "s")
         try w.interact("heart", "b", "s")
         try w.interact("heart", "c", "s")
@@ -65,9 +65,9 @@ struct OutboxTests {
         let w = try world()
         for fan in ["a", "b", "c"] { try w.follow(fan, "o") }
         try w.event("preferences", [("user", "c"), ("journeys", false)])
-        try w.store.registerDevice("a-phone", platform: .apns, environment: .production, for: try w.record("a"), at: w.clock)
-        try w.store.registerDevice("c-phone", platform: .fcm, environment: .production, for: try w.record("c"), at: w.clock)
-        try w.store.registerDevice("gone", platform: .fcm, environment: .production, for: try w.record("b"), at: w.clock)
+        try w.store.devices.register("a-phone", platform: .apns, environment: .production, for: try w.record("a"), at: w.clock)
+        try w.store.devices.register("c-phone", platform: .fcm, environment: .production, for: try w.record("c"), at: w.clock)
+        try w.store.devices.register("gone", platform: .fcm, environment: .production, for: try w.record("b"), at: w.clock)
         try w.store.db.run("UPDATE devices SET disabled_at = 1 WHERE token = 'gone'")
         try w.step("s2", journey: "j")
         #expect(try entries(w).map(\.token) == ["a-phone"])
@@ -79,13 +79,13 @@ struct OutboxTests {
     func tokens() throws {
         let w = try world()
         let (a, b) = (try w.record("a"), try w.record("b"))
-        try w.store.registerDevice("t1", platform: .apns, environment: .sandbox, for: a, at: 1)
+        try w.store.devices.register("t1", platform: .apns, environment: .sandbox, for: a, at: 1)
         try w.store.db.run("UPDATE devices SET disabled_at = 2 WHERE token = 't1'")
-        try w.store.registerDevice("t1", platform: .apns, environment: .production, for: b, at: 3)
-        #expect(try w.store.devices(of: a).isEmpty)
-        #expect(try w.store.devices(of: b).map(\.token) == ["t1"])
-        #expect(try w.store.devices(of: b).first?.disabledAt == nil)
-        #expect(try !w.store.removeDevice("t1", of: a))
-        #expect(try w.store.removeDevice("t1", of: b))
+        try w.store.devices.register("t1", platform: .apns, environment: .production, for: b, at: 3)
+        #expect(try w.store.devices.list(of: a).isEmpty)
+        #expect(try w.store.devices.list(of: b).map(\.token) == ["t1"])
+        #expect(try w.store.devices.list(of: b).first?.disabledAt == nil)
+        #expect(try !w.store.devices.remove("t1", of: a))
+        #expect(try w.store.devices.remove("t1", of: b))
     }
 }

@@ -133,12 +133,12 @@ struct QueryPlanTests {
         let report = try Ingestor(store: store).ingest(LineReader(data: try Data(contentsOf: sample)), onRow: { _ in }, onReject: { _, _ in })
         #expect(report.rejected == 0)
         let me = try #require(try store.user("chaucao"))
-        let token = try store.createToken(for: me, admin: false, at: 0, expiresAt: Int64.max, label: "plans")
-        let admin = try store.createToken(for: nil, admin: true, at: 0)
-        _ = try store.holder(ofToken: token, at: 1)
-        _ = try store.tokens(of: me)
-        _ = try store.revokeToken(String(try store.tokens(of: me)[0].id.prefix(8)), at: 2)
-        _ = try store.revokeTokens(of: me, at: 3)
+        let token = try store.tokens.create(for: me, admin: false, at: 0, expiresAt: Int64.max, label: "plans")
+        let admin = try store.tokens.create(for: nil, admin: true, at: 0)
+        _ = try store.tokens.holder(of: token, at: 1)
+        _ = try store.tokens.list(of: me)
+        _ = try store.tokens.revoke(String(try store.tokens.list(of: me)[0].id.prefix(8)), at: 2)
+        _ = try store.tokens.revokeAll(of: me, at: 3)
         let router = Router(store: try Store(path: path))
         func call(_ method: String, _ path: String, query: [String: String] = [:], body: String = "", admin token: String? = nil) {
             var request = HTTPRequest(method: method, path: path, query: query,
@@ -160,7 +160,7 @@ struct QueryPlanTests {
         call("GET", "/v1/journeys/guitar")
         call("GET", "/v1/preferences")
         call("PUT", "/v1/preferences", body: #"{"journeys":false}"#)
-        let row = try #require(try store.activity(of: me, limit: 1).first)
+        let row = try #require(try store.inboxes.activity(of: me, limit: 1).first)
         call("GET", "/v1/rows/\(row.id)/push", query: ["platform": "fcm"])
         call("POST", "/v1/mutations", body: """
             {"client":"c-plans","mutations":[{"seq":1,"type":"read","id":\(row.id)},{"seq":2,"type":"seen","upTo":500},
@@ -169,16 +169,16 @@ struct QueryPlanTests {
             """)
         call("POST", "/v1/events", body: #"{"id":"plans-1","type":"heart","at":"2026-11-29T11:00:00Z","actor":"kofi","step":"ridge-3"}"#,
              admin: admin)
-        _ = try store.hasChanges(for: me.key, after: 10)
-        _ = try store.activityPage(for: me, after: 10, limit: 20)
-        _ = try store.activity(of: me, limit: 20, before: row.id)
-        _ = try store.rows(afterRow: 100, limit: 10)
-        _ = try store.explain("ev00853")
-        _ = try store.pushContent(row: row.id)
-        _ = try store.counts(for: me.key)
-        _ = try store.markRead(me, row: row.id - 1, at: 5)
+        _ = try store.sync.hasChanges(for: me.key, after: 10)
+        _ = try store.sync.page(for: me, after: 10, limit: 20)
+        _ = try store.inboxes.activity(of: me, limit: 20, before: row.id)
+        _ = try store.inboxes.rows(afterRow: 100, limit: 10)
+        _ = try store.explanations.event("ev00853")
+        _ = try store.outbox.pushContent(row: row.id)
+        _ = try store.inboxes.counts(for: me.key)
+        _ = try store.inboxes.markRead(me, row: row.id - 1, at: 5)
         // A reader who lost sight of things since their last pull (revocations).
         let vy = try #require(try store.user("vy"))
-        _ = try store.activityPage(for: vy, after: 100, limit: 500)
+        _ = try store.sync.page(for: vy, after: 100, limit: 500)
     }
 }

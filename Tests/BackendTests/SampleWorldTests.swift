@@ -98,7 +98,7 @@ struct SampleStreamTests {
         let reportA = try Ingestor(store: a.store).ingest(LineReader(data: original), onRow: { _ in }, onReject: { _, _ in })
         let reportB = try Ingestor(store: b.store).ingest(LineReader(data: moved), onRow: { _ in }, onReject: { _, _ in })
         #expect(reportA.rows == reportB.rows && reportB.rejected == 0)
-        let bodies = { (w: World) in try w.store.activity(of: try #require(try w.store.user("chaucao"))).map(\.body) }
+        let bodies = { (w: World) in try w.store.inboxes.activity(of: try #require(try w.store.user("chaucao"))).map(\.body) }
         #expect(try bodies(a) == bodies(b))
     }
 

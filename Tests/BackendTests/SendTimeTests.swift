@@ -21,7 +21,7 @@ struct SendTimeTests {
         try w.step("sa", journey: "ja", caption: "my tomatoes")
         try w.step("sb", journey: "jb", caption: "first bend")
         try w.follow("alice", "bob")
-        try w.store.registerDevice("alice-phone", platform: .apns, environment: .production, for: try w.record("alice"), at: w.clock)
+        try w.store.devices.register("alice-phone", platform: .apns, environment: .production, for: try w.record("alice"), at: w.clock)
         var rows: [Int] = []
         rows += try w.rows(try w.follow("bob", "alice")).map(\.id)
         rows += try w.rows(try w.interact("heart", "bob", "sa")).map(\.id)
@@ -35,7 +35,7 @@ struct SendTimeTests {
     func drawn(_ w: World, _ rows: [Int]) throws -> [Int: Result<PushContent, PushUnavailable>] {
         var result: [Int: Result<PushContent, PushUnavailable>] = [:]
         for row in rows {
-            do { result[row] = .success(try w.store.pushContent(row: row)) } catch let error as PushUnavailable { result[row] = .failure(error) }
+            do { result[row] = .success(try w.store.outbox.pushContent(row: row)) } catch let error as PushUnavailable { result[row] = .failure(error) }
         }
         return result
     }
@@ -44,7 +44,7 @@ struct SendTimeTests {
     func queued() throws {
         let (w, rows) = try world()
         #expect(rows.count == 5)
-        #expect(try w.store.dueEntries(now: .max, limit: 100).count == 5)
+        #expect(try w.store.outbox.due(now: .max, limit: 100).count == 5)
         for (_, drawn) in try drawn(w, rows) {
             let content = try drawn.get()
             #expect(content.title == "Bob Brandt")
@@ -116,7 +116,7 @@ struct SendTimeTests {
     func noFaceAfterBlock() throws {
         let (w, _) = try world()
         try w.relation("block", "alice", "bob")
-        let page = try w.store.activityPage(for: try w.record("alice"), after: 0, limit: 100)
+        let page = try w.store.sync.page(for: try w.record("alice"), after: 0, limit: 100)
         #expect(!page.rows.isEmpty)
         for row in page.rows where row.actor == "bob" {
             #expect(row.media.face == nil, "row \(row.id) (\(row.kind)) still carries Bob's face")

@@ -20,7 +20,7 @@ struct StatsTests {
         let w = try World()
         try w.users("ann", "bob", "cy", "dee", "eve")
         let ann = try w.record("ann")
-        try w.store.registerDevice("ann-phone", platform: .apns, environment: .production, for: ann, at: at("2026-11-01T00:06:00Z"))
+        try w.store.devices.register("ann-phone", platform: .apns, environment: .production, for: ann, at: at("2026-11-01T00:06:00Z"))
         try w.follow("bob", "ann", at: at("2026-11-01T00:10:00Z"))
         try w.follow("cy", "ann", at: at("2026-11-01T00:11:00Z"))
         try w.follow("dee", "ann", at: at("2026-11-01T00:12:00Z"))
@@ -35,9 +35,9 @@ struct StatsTests {
         try w.event("preferences", at: at("2026-11-01T03:00:00Z"), [("user", .string("ann")), ("social", .bool(false))])
         try w.follow("eve", "ann", at: at("2026-11-01T04:00:00Z"))
         // The next day.
-        try w.store.markSeen(try w.record("ann"), at: at("2026-11-02T00:00:00Z"))
+        try w.store.inboxes.markSeen(try w.record("ann"), at: at("2026-11-02T00:00:00Z"))
         let heart = try #require(try w.activity("ann").first { $0.kind == .steppedWithHeart })
-        _ = try w.store.markRead(try w.record("ann"), row: heart.id, at: at("2026-11-02T01:00:00Z"))
+        _ = try w.store.inboxes.markRead(try w.record("ann"), row: heart.id, at: at("2026-11-02T01:00:00Z"))
         try w.event("preferences", at: at("2026-11-02T00:30:00Z"), [("user", .string("bob")), ("all", .bool(false))])
         try w.event("preferences", at: at("2026-11-02T01:30:00Z"), [("user", .string("ann")), ("social", .bool(false))])
         try w.event("preferences", at: at("2026-11-02T02:00:00Z"), [("user", .string("cy")), ("engagement", .bool(false))])
@@ -47,7 +47,7 @@ struct StatsTests {
     @Test("rows, pushes, withheld candidates, seen and read, per kind and per category")
     func figures() throws {
         let w = try Self.world()
-        let b = try w.store.trustBudget(since: Self.at("2026-10-26T02:00:00Z"), until: Self.at("2026-11-02T02:00:00Z"))
+        let b = try w.store.stats.trustBudget(since: Self.at("2026-10-26T02:00:00Z"), until: Self.at("2026-11-02T02:00:00Z"))
 
         let social = try #require(b.categories[.social]).figures
         #expect(social.rows == 4 && social.sent == 3 && social.suppressed == [.preferences: 1])
@@ -78,7 +78,7 @@ struct StatsTests {
     @Test("a mute is a switch turned off within 24 hours after a push of its category; the rate is per person pushed")
     func mutes() throws {
         let w = try Self.world()
-        let b = try w.store.trustBudget(since: Self.at("2026-10-26T02:00:00Z"), until: Self.at("2026-11-02T02:00:00Z"))
+        let b = try w.store.stats.trustBudget(since: Self.at("2026-10-26T02:00:00Z"), until: Self.at("2026-11-02T02:00:00Z"))
         let social = try #require(b.categories[.social])
         #expect(social.recipients == 1 && social.mutes == 1 && social.muteRate == 1)
         #expect(social.mutedAfter == [.newFollower: 1])
@@ -99,7 +99,7 @@ struct StatsTests {
 
         // A span that starts after Bob's push still weighs his mute against it (the 24 hours
         // before a mute reach back past `since`), but counts no one pushed to.
-        let late = try w.store.trustBudget(since: Self.at("2026-11-02T00:00:00Z"), until: Self.at("2026-11-02T02:00:00Z"))
+        let late = try w.store.stats.trustBudget(since: Self.at("2026-11-02T00:00:00Z"), until: Self.at("2026-11-02T02:00:00Z"))
         #expect(late.mutes == 1 && late.recipients == 0 && late.muteRate == 0)
         #expect(late.categories[.journeys]?.mutes == 1)
 
@@ -108,14 +108,14 @@ struct StatsTests {
         try after.users("ann", "bob")
         try after.follow("bob", "ann", at: Self.at("2026-11-01T00:10:00Z"))
         try after.event("preferences", at: Self.at("2026-11-02T00:10:01Z"), [("user", .string("ann")), ("social", .bool(false))])
-        let none = try after.store.trustBudget(since: Self.at("2026-11-01T00:00:00Z"), until: Self.at("2026-11-03T00:00:00Z"))
+        let none = try after.store.stats.trustBudget(since: Self.at("2026-11-01T00:00:00Z"), until: Self.at("2026-11-03T00:00:00Z"))
         #expect(none.mutes == 0 && none.recipients == 1)
     }
 
     @Test("pushes per person per day, and the span's edges")
     func load() throws {
         let w = try Self.world()
-        let b = try w.store.trustBudget(since: Self.at("2026-10-26T02:00:00Z"), until: Self.at("2026-11-02T02:00:00Z"))
+        let b = try w.store.stats.trustBudget(since: Self.at("2026-10-26T02:00:00Z"), until: Self.at("2026-11-02T02:00:00Z"))
         // Ann had 5 pushes on Nov 1; Bob, Cy and Dee one each.
         #expect(b.load == {
             var l = TrustBudget.Load()
@@ -123,10 +123,10 @@ struct StatsTests {
             return l
         }())
         // Both ends are included: a span of one instant holds the rows made at it.
-        let instant = try w.store.trustBudget(since: Self.at("2026-11-01T01:10:00Z"), until: Self.at("2026-11-01T01:10:00Z"))
+        let instant = try w.store.stats.trustBudget(since: Self.at("2026-11-01T01:10:00Z"), until: Self.at("2026-11-01T01:10:00Z"))
         #expect(instant.kinds[.steppedWithHeart]?.rows == 1 && instant.categories[.stepWith]?.figures.rows == 1)
         #expect(instant.categories[.stepWith]?.figures.suppressed == [:])
-        let before = try w.store.trustBudget(since: Self.at("2026-11-01T00:00:00Z"), until: Self.at("2026-11-01T01:09:59Z"))
+        let before = try w.store.stats.trustBudget(since: Self.at("2026-11-01T00:00:00Z"), until: Self.at("2026-11-01T01:09:59Z"))
         #expect(before.kinds[.steppedWithHeart]?.rows ?? 0 == 0 && before.kinds[.newFollower]?.rows == 3)
     }
 
@@ -137,43 +137,43 @@ struct StatsTests {
         for i in 1...101 { try w.user("f\(i)") }
         // 101 follows of Ann, a minute apart from 01:00: 100 pushes, then the ceiling holds one.
         for i in 1...101 { try w.follow("f\(i)", "ann", at: Self.at("2026-11-01T01:00:00Z") + Int64(i) * 60_000) }
-        let b = try w.store.trustBudget(since: Self.at("2026-11-01T00:00:00Z"), until: Self.at("2026-11-01T23:59:59Z"))
+        let b = try w.store.stats.trustBudget(since: Self.at("2026-11-01T00:00:00Z"), until: Self.at("2026-11-01T23:59:59Z"))
         let social = try #require(b.categories[.social]).figures
         #expect(social.rows == 101 && social.sent == 100 && social.suppressed == [.dailyCeiling: 1])
         #expect(b.load.recipientDays == 1 && b.load.median == 100 && b.load.p99 == 100 && b.load.max == 100 && b.load.atCeiling == 1)
-        #expect(b == (try w.store.trustBudget(since: Self.at("2026-11-01T00:00:00Z"), until: Self.at("2026-11-01T23:59:59Z"), fromRows: true)))
+        #expect(b == (try w.store.stats.trustBudget(since: Self.at("2026-11-01T00:00:00Z"), until: Self.at("2026-11-01T23:59:59Z"), fromRows: true)))
     }
 
     @Test("delivery: entries by how they ended, retries, and row to the provider's answer")
     func delivery() throws {
         let w = try Self.world()
         let far = Self.at("2026-12-01T00:00:00Z")
-        let claimed = try w.store.claimDue(worker: "test", now: far, lease: 3_600_000, limit: 10)
+        let claimed = try w.store.outbox.claimDue(worker: "test", now: far, lease: 3_600_000, limit: 10)
         #expect(claimed.count == 5)
-        let rowTimes = try claimed.map { try #require(try w.store.row($0.row)).createdAt }
-        try w.store.settle(claimed[0], attempt: DeliveryAttempt(at: rowTimes[0] + 1_000, status: 200, reason: nil, providerId: "a", latencyMs: 300), next: .sent)
-        try w.store.settle(claimed[1], attempt: DeliveryAttempt(at: rowTimes[1] + 1_000, status: 503, reason: "busy", providerId: nil, latencyMs: 50),
+        let rowTimes = try claimed.map { try #require(try w.store.inboxes.row($0.row)).createdAt }
+        try w.store.outbox.settle(claimed[0], attempt: DeliveryAttempt(at: rowTimes[0] + 1_000, status: 200, reason: nil, providerId: "a", latencyMs: 300), next: .sent)
+        try w.store.outbox.settle(claimed[1], attempt: DeliveryAttempt(at: rowTimes[1] + 1_000, status: 503, reason: "busy", providerId: nil, latencyMs: 50),
                            next: .due, retryAt: far)
-        let again = try w.store.claimDue(worker: "test", now: far, lease: 3_600_000, limit: 10)
+        let again = try w.store.outbox.claimDue(worker: "test", now: far, lease: 3_600_000, limit: 10)
         #expect(again.map(\.id) == [claimed[1].id])
-        try w.store.settle(again[0], attempt: DeliveryAttempt(at: rowTimes[1] + 5_000, status: 200, reason: nil, providerId: "b", latencyMs: 200), next: .sent)
-        try w.store.drop(claimed[2], reason: .blocked, at: far)
-        try w.store.abandon(claimed[3], reason: "expired", at: far)
-        let d = try w.store.trustBudget(since: Self.at("2026-10-26T02:00:00Z"), until: Self.at("2026-11-02T02:00:00Z")).delivery
+        try w.store.outbox.settle(again[0], attempt: DeliveryAttempt(at: rowTimes[1] + 5_000, status: 200, reason: nil, providerId: "b", latencyMs: 200), next: .sent)
+        try w.store.outbox.drop(claimed[2], reason: .blocked, at: far)
+        try w.store.outbox.abandon(claimed[3], reason: "expired", at: far)
+        let d = try w.store.stats.trustBudget(since: Self.at("2026-10-26T02:00:00Z"), until: Self.at("2026-11-02T02:00:00Z")).delivery
         #expect(d.entries == 5 && d.sent == 2 && d.dropped == ["blocked": 1] && d.failed == 1 && d.pending == 1 && d.retried == 1)
         // 1.3 s and 5.2 s from row to answer: the buckets up to 2 s and up to 10 s.
         #expect(d.medianToAnswer == 2_000 && d.p99ToAnswer == 10_000)
         // Counted as the store went, the same as read entry by entry.
         let since = Self.at("2026-10-26T02:00:00Z"), until = Self.at("2026-11-02T02:00:00Z")
-        #expect(try w.store.trustBudget(since: since, until: until) == (try w.store.trustBudget(since: since, until: until, fromRows: true)))
-        try w.store.recountStats(into: "recount_")
+        #expect(try w.store.stats.trustBudget(since: since, until: until) == (try w.store.stats.trustBudget(since: since, until: until, fromRows: true)))
+        try w.store.stats.recount(into: "recount_")
         #expect(try StatsCounterTests.entries(w, "stats_delivery") == (try StatsCounterTests.entries(w, "recount_stats_delivery")))
     }
 
     @Test("the JSON keeps the contract's keys, every category and kind present")
     func json() throws {
         let w = try Self.world()
-        let b = try w.store.trustBudget(since: Self.at("2026-10-26T02:00:00Z"), until: Self.at("2026-11-02T02:00:00Z"))
+        let b = try w.store.stats.trustBudget(since: Self.at("2026-10-26T02:00:00Z"), until: Self.at("2026-11-02T02:00:00Z"))
         let json = try JSON.parse(b.json.serialized)
         #expect(json["since"] == "2026-10-26T02:00:00Z" && json["until"] == "2026-11-02T02:00:00Z")
         for category in ["stepWith", "social", "engagement", "journeys"] {
@@ -219,11 +219,11 @@ struct StatsCounterTests {
             stampClock += Int64(random.below(3 * 3_600_000))
             guard let person = try w.store.user("p\(random.below(random.below(2) == 0 ? 3 : 24))") else { continue }
             switch random.below(3) {
-            case 0: try w.store.markSeen(person, at: stampClock)
-            case 1: try w.store.markAllRead(person, at: stampClock)
+            case 0: try w.store.inboxes.markSeen(person, at: stampClock)
+            case 1: try w.store.inboxes.markAllRead(person, at: stampClock)
             default:
-                let rows = try w.store.activity(of: person, limit: 50)
-                if !rows.isEmpty { _ = try w.store.markRead(person, row: rows[random.below(rows.count)].id, at: stampClock) }
+                let rows = try w.store.inboxes.activity(of: person, limit: 50)
+                if !rows.isEmpty { _ = try w.store.inboxes.markRead(person, row: rows[random.below(rows.count)].id, at: stampClock) }
             }
         }
         return w
@@ -263,8 +263,8 @@ struct StatsCounterTests {
             let w = try World()
             let report = try Ingestor(store: w.store).ingest(LineReader(data: Data(text.utf8)), onRow: { _ in }, onReject: { _, _ in })
             #expect((report.rejected > 0) == bad && report.applied > 500, "\(report.applied) applied, \(report.rejected) refused")
-            try w.store.catchUpStamps()  // a fan-out's load entries are counted from its rows here
-            try w.store.recountStats(into: "recount_")
+            try w.store.stats.catchUpStamps()  // a fan-out's load entries are counted from its rows here
+            try w.store.stats.recount(into: "recount_")
             for table in ["stats_rows", "stats_withheld", "push_load", "push_daily"] {
                 let kept = try Self.entries(w, table), counted = try Self.entries(w, "recount_" + table)
                 #expect(counted.count > 5, "\(table) holds \(counted.count) entries")
@@ -276,8 +276,8 @@ struct StatsCounterTests {
     @Test("counters kept as the store went equal a full recount", arguments: [11, 12, 13] as [UInt64])
     func recount(seed: UInt64) throws {
         let w = try Self.stampedStream(seed: seed, events: 700)
-        try w.store.catchUpStamps()
-        try w.store.recountStats(into: "recount_")
+        try w.store.stats.catchUpStamps()
+        try w.store.stats.recount(into: "recount_")
         for table in ["stats_rows", "stats_withheld", "stats_stamps", "push_load", "push_daily"] {
             let kept = try Self.entries(w, table), counted = try Self.entries(w, "recount_" + table)
             #expect(counted.count > 5, "\(table) holds \(counted.count) entries")
@@ -291,7 +291,7 @@ struct StatsCounterTests {
         try w.users("ann", "bob", "cy", "dee")
         try w.journey("j1", owner: "ann")
         let at = StatsTests.at
-        try w.store.registerDevice("ann-phone", platform: .apns, environment: .production, for: try w.record("ann"),
+        try w.store.devices.register("ann-phone", platform: .apns, environment: .production, for: try w.record("ann"),
                                    at: at("2026-11-01T00:30:00Z"))
         try w.step("s1", journey: "j1", at: at("2026-11-01T01:00:00Z"))
         try w.event("preferences", at: at("2026-11-01T01:05:00Z"), [("user", .string("ann")), ("stepWith", .bool(false))])
@@ -302,13 +302,13 @@ struct StatsCounterTests {
         let row = try #require(try w.activity("ann").first)
         #expect(row.kind == .batch && row.push == .sent)
         #expect(try CeilingTests.countersHold(w.store, exact: true) == 1)  // the late sound counts toward Ann's ceiling
-        let b = try w.store.trustBudget(since: at("2026-11-01T00:00:00Z"), until: at("2026-11-01T23:59:59Z"))
+        let b = try w.store.stats.trustBudget(since: at("2026-11-01T00:00:00Z"), until: at("2026-11-01T23:59:59Z"))
         #expect(b.kinds[.steppedWithHeart]?.rows == 1 && b.kinds[.steppedWithHeart]?.sent == 1)
         #expect(b.kinds[.steppedWithHeart]?.suppressed == [:] && b.categories[.stepWith]?.recipients == 1)
         // Ann's phone: the late sound (Cy), then Dee's silent card, which replaces it before it went.
         #expect(b.delivery.entries == 2 && b.delivery.superseded == 1 && b.delivery.pending == 1 && b.delivery.sent == 0)
-        #expect(b == (try w.store.trustBudget(since: at("2026-11-01T00:00:00Z"), until: at("2026-11-01T23:59:59Z"), fromRows: true)))
-        try w.store.recountStats(into: "recount_")
+        #expect(b == (try w.store.stats.trustBudget(since: at("2026-11-01T00:00:00Z"), until: at("2026-11-01T23:59:59Z"), fromRows: true)))
+        try w.store.stats.recount(into: "recount_")
         for table in ["stats_rows", "push_load", "push_daily", "stats_delivery"] {
             #expect(try Self.entries(w, table) == (try Self.entries(w, "recount_" + table)), "\(table)")
         }
@@ -327,11 +327,11 @@ struct StatsCounterTests {
         kill(ingest.pid, SIGKILL)
         _ = ingest.wait(timeout: 10)
         let reopened = try Store(location: w.path)
-        try reopened.catchUpStamps()
+        try reopened.stats.catchUpStamps()
         let made = try reopened.db.scalar("SELECT count(*) FROM notifications") ?? 0
         let applied = try reopened.db.scalar("SELECT count(*) FROM events WHERE ext IS NOT NULL") ?? 0
         #expect(made > 0 && applied >= 100 && applied < 6_000, "\(made) rows, \(applied) events: the kill came too late to test anything")
-        try reopened.recountStats(into: "recount_")
+        try reopened.stats.recount(into: "recount_")
         for table in ["stats_rows", "stats_withheld", "push_load", "push_daily"] {
             #expect(try Self.entries(w, table) == (try Self.entries(w, "recount_" + table)), "\(table)")
         }
@@ -346,13 +346,13 @@ struct StatsCounterTests {
             // The stream's rows lie between about 36 hours before 11-02 08:00 and 10 hours after.
             let since = start - 36 * 3_600_000 + Int64(random.below(48 * 3_600_000))
             let until = since + Int64(random.below(48 * 3_600_000))
-            let counted = try w.store.trustBudget(since: since, until: until)
-            let read = try w.store.trustBudget(since: since, until: until, fromRows: true)
+            let counted = try w.store.stats.trustBudget(since: since, until: until)
+            let read = try w.store.stats.trustBudget(since: since, until: until, fromRows: true)
             #expect(counted == read, "\(Timestamp.format(since)) … \(Timestamp.format(until))")
         }
         // One wide span holds every counter; the whole-hour path must have been taken.
-        let wide = try w.store.trustBudget(since: start, until: start + 30 * Timestamp.day)
-        #expect(wide == (try w.store.trustBudget(since: start, until: start + 30 * Timestamp.day, fromRows: true)))
+        let wide = try w.store.stats.trustBudget(since: start, until: start + 30 * Timestamp.day)
+        #expect(wide == (try w.store.stats.trustBudget(since: start, until: start + 30 * Timestamp.day, fromRows: true)))
         #expect(wide.kinds.values.contains { $0.seen > 0 } && wide.kinds.values.contains { $0.read > 0 })
         #expect(wide.recipients > 0 && wide.load.recipientDays > 0 && wide.mutes + wide.categories.values.map(\.figures.rows).reduce(0, +) > 0)
     }

@@ -181,7 +181,7 @@ struct TerminalTests {
         tmux.stop()
         let store = try Store(path: folder + "/data/stepo/stepo.db")
         let me = try #require(try store.user("chaucao"))
-        let request = try #require(try store.activity(of: me).first { $0.kind == .followRequest })
+        let request = try #require(try store.inboxes.activity(of: me).first { $0.kind == .followRequest })
         let again = try Tmux(folder: folder + "/again")
         try again.start("env LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_DATA_HOME=\(folder)/data XDG_STATE_HOME=\(folder)/state TERM=xterm-256color \(Stepo.binary) inbox --open \(request.id)")
         defer { again.stop() }
@@ -270,13 +270,13 @@ struct TerminalTests {
         let store = try Store(path: folder + "/data/stepo/stepo.db")
         let me = try #require(try store.user("chaucao"))
         let deadline = Date().addingTimeInterval(15)
-        var counts = try store.counts(for: me.key)
+        var counts = try store.inboxes.counts(for: me.key)
         while Date() < deadline, counts.unseen > 0 || counts.unread == 106 {
             Thread.sleep(forTimeInterval: 0.2)
-            counts = try store.counts(for: me.key)
+            counts = try store.inboxes.counts(for: me.key)
         }
-        #expect(try store.counts(for: me.key).unseen == 0)
-        #expect(try store.counts(for: me.key).unread == 105)
+        #expect(try store.inboxes.counts(for: me.key).unseen == 0)
+        #expect(try store.inboxes.counts(for: me.key).unread == 105)
 
         // A new row written while the tab is open arrives within a second or two, with the badge.
         // Now: the seeded world was moved to today, so a live row is the newest whatever the date.

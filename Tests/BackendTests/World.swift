@@ -116,10 +116,10 @@ final class World {
                                                             ("parent", parent.map(JSON.string))]))])
     }
 
-    func rows(_ outcome: EventOutcome) throws -> [ActivityRow] { try store.rows(ofEvent: outcome) }
+    func rows(_ outcome: EventOutcome) throws -> [ActivityRow] { try store.inboxes.rows(ofEvent: outcome) }
 
     func activity(_ user: String) throws -> [ActivityRow] {
-        try store.activity(of: try requireUser(user), limit: 100_000)
+        try store.inboxes.activity(of: try requireUser(user), limit: 100_000)
     }
 
     func record(_ id: String) throws -> UserRecord { try requireUser(id) }
@@ -131,7 +131,7 @@ final class World {
 
     /// Each candidate's outcome for an event: "row" + push, or the reason.
     func explain(_ outcome: EventOutcome) throws -> [String: String] {
-        let report = try store.explain(outcome.eventId)
+        let report = try store.explanations.event(outcome.eventId)
         var result: [String: String] = [:]
         for c in report?.candidates ?? [] {
             result[c.recipient] = c.rowId != nil ? "\(c.kind.rawValue) \(c.push!.description)" : "no row: \(c.reason!.rawValue)"

@@ -32,7 +32,7 @@ struct FaultRunTests {
         try engine.replica.markAllSeen(at: 1)
         try engine.sync()
         let me = try #require(try run.store.user("me"))
-        #expect(try run.store.counts(for: me.key).unseen == 0)
+        #expect(try run.store.inboxes.counts(for: me.key).unseen == 0)
         #expect(engine.replica.counts.unseen == 0)
         #expect(try engine.replica.rows().allSatisfy { $0.seenAt != nil })
     }
@@ -89,8 +89,8 @@ final class FaultRun {
 
     /// Runs the seeded steps, then lets both clients finish, and checks. Returns problems found.
     func run() throws -> [String] {
-        let tokens = ["A": try store.createToken(for: try store.user("me"), admin: false, at: 0),
-                      "B": try store.createToken(for: try store.user("me"), admin: false, at: 0)]
+        let tokens = ["A": try store.tokens.create(for: try store.user("me"), admin: false, at: 0),
+                      "B": try store.tokens.create(for: try store.user("me"), admin: false, at: 0)]
         let (server, url) = try Stepo.serve(try TestEngine.location(folder, "server.db"), log: folder + "/serve.log")
         defer { server.stop() }
         let environment = ["XDG_STATE_HOME": folder + "/state"]
@@ -170,9 +170,9 @@ final class FaultRun {
     func check(_ paths: [String: String]) throws -> [String] {
         var problems: [String] = []
         let me = try #require(try store.user("me"))
-        let counts = try store.counts(for: me.key)
+        let counts = try store.inboxes.counts(for: me.key)
         if counts != (try store.recount(for: me.key)) { problems.append("counters \(counts) differ from a recount") }
-        let truth = try store.activityPage(for: me, after: 0, limit: 100_000)
+        let truth = try store.sync.page(for: me, after: 0, limit: 100_000)
         func state(_ row: ActivityRow) -> String {
             "\(row.id) \(row.kind.rawValue) \(row.body) deleted:\(row.deleted) withheld:\(row.withheld) seen:\(row.seenAt != nil) read:\(row.readAt != nil)"
         }

@@ -54,7 +54,7 @@ struct IdentityTests {
         #expect(replica.storeIdentity == b.identity)
         #expect(try replica.person("maya") == nil)
         let me = try #require(try b.user("chaucao"))
-        #expect(replica.counts == ServerCounts(unseen: try b.counts(for: me.key).unseen, unread: 1, stale: false))
+        #expect(replica.counts == ServerCounts(unseen: try b.inboxes.counts(for: me.key).unseen, unread: 1, stale: false))
     }
 
     @Test("the embedded default keeps --db A and --db B apart")

@@ -42,7 +42,7 @@ struct KillTests {
         for line in try String(contentsOf: sample, encoding: .utf8).split(separator: "\n") {
             _ = try Ingestor(store: store).apply(Data(line.utf8))
         }
-        let token = try store.createToken(for: try store.user("chaucao"), admin: false, at: 0)
+        let token = try store.tokens.create(for: try store.user("chaucao"), admin: false, at: 0)
         let server = try HTTPServer(databasePath: try TestEngine.location(folder, "server.db"), port: 0, threads: 2)
         defer { server.stop() }
         let url = "http://127.0.0.1:\(server.port)"
@@ -72,10 +72,10 @@ struct KillTests {
         let (unseen, unread) = (fresh.unseen, fresh.unread)
         #expect(after.counts == ServerCounts(unseen: unseen, unread: unread, stale: false))
         #expect(unseen == 0 && unread == 96)
-        for row in rows.prefix(10) { #expect(try store.row(row.id)?.readAt != nil) }
+        for row in rows.prefix(10) { #expect(try store.inboxes.row(row.id)?.readAt != nil) }
         #expect(try store.db.scalar("SELECT last_seq FROM client_mutations WHERE user = ?", me.key) == 12)
         let an = try #require(try store.user("an"))
-        #expect(try store.activity(of: an).filter { $0.kind == .followRequestAccepted }.count == 1)
+        #expect(try store.inboxes.activity(of: an).filter { $0.kind == .followRequestAccepted }.count == 1)
         #expect(try store.follows(an.key, me.key))
     }
 }

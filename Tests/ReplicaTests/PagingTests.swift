@@ -45,7 +45,7 @@ struct PagingTests {
     func serverRows() throws -> [Int: String] {
         let pat = try #require(try store.user("pat"))
         var all: [Int: String] = [:]
-        for row in try store.activityPage(for: pat, after: 0, limit: 100_000).rows {
+        for row in try store.sync.page(for: pat, after: 0, limit: 100_000).rows {
             all[row.id] = "\(row.version) \(row.deleted)"
         }
         return all
@@ -55,17 +55,17 @@ struct PagingTests {
     func pagesInsideAVersion() throws {
         var world = self
         let pat = try #require(try store.user("pat"))
-        let before = try store.activityPage(for: pat, after: 0, limit: 100_000).next
+        let before = try store.sync.page(for: pat, after: 0, limit: 100_000).next
         try world.event("delete", [("step", "s1")])
         // The old contract: the whole change in one answer.
-        let whole = try store.activityPage(for: pat, after: before, limit: 7)
+        let whole = try store.sync.page(for: pat, after: before, limit: 7)
         #expect(whole.rows.count == PagingTests.fans)
         #expect(Set(whole.rows.map(\.version)).count == 1)
         // The cursor: pages of 7, then the rest; no row twice, none missed.
         var seen: [Int] = []
         var after = before, afterRow = 0, pages = 0
         while true {
-            let page = try store.activityPage(for: pat, after: after, afterRow: afterRow, limit: 7)
+            let page = try store.sync.page(for: pat, after: after, afterRow: afterRow, limit: 7)
             pages += 1
             #expect(page.rows.count <= 7)
             seen += page.rows.map(\.id)

@@ -140,8 +140,8 @@ struct PrivacyTests {
         let rows = try scene.replica.rows()
         #expect(!rows.isEmpty)
         let fan = try #require(try scene.store.user("fan"))
-        #expect(scene.replica.counts == ServerCounts(unseen: try scene.store.counts(for: fan.key).unseen,
-                                                      unread: try scene.store.counts(for: fan.key).unread, stale: false))
+        #expect(scene.replica.counts == ServerCounts(unseen: try scene.store.inboxes.counts(for: fan.key).unseen,
+                                                      unread: try scene.store.inboxes.counts(for: fan.key).unread, stale: false))
     }
 
     @Test("the destination endpoints and the sync answer alike: what a sync withholds, a step endpoint refuses")

@@ -25,7 +25,7 @@ struct ProgressTests {
             try world.addRows(recipient: 1, count: 12_000, newest: Timestamp.parse("2026-11-29T12:00:00Z")!, spacing: 1000,
                               actors: 2...21, steps: 10)
         }
-        let token = try store.createToken(for: try store.user("u1"), admin: false, at: 0)
+        let token = try store.tokens.create(for: try store.user("u1"), admin: false, at: 0)
         let (server, address) = try Stepo.serve(folder + "/server.db", log: folder + "/serve.log")
         defer { server.stop() }
 

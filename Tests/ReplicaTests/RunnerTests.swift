@@ -97,7 +97,7 @@ struct RunnerTests {
         // Opened at the comments: the screen shows the Comments heading.
         #expect(runner.render().lines.contains { $0.contains("Comments (\(detail.comments.count))") })
         // The read stamp went to the server.
-        #expect(try store.row(row.id, of: try #require(try store.user("chaucao")))?.readAt != nil)
+        #expect(try store.inboxes.row(row.id, of: try #require(try store.user("chaucao")))?.readAt != nil)
     }
 
     @Test("content deleted on the server after the sync: the live answer turns the screen into 'no longer available'")

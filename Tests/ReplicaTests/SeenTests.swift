@@ -65,7 +65,7 @@ struct SeenTests {
             #expect(row.readAt == (readAll ? stamped : nil))
         }
         let reader = try #require(try store.user("u1"))
-        let page = try store.activityPage(for: reader, after: 0, limit: rows)
+        let page = try store.sync.page(for: reader, after: 0, limit: rows)
         #expect(page.rows.allSatisfy { $0.seenAt == stamped && $0.readAt == (readAll ? stamped : nil) })
         return cost
     }

@@ -75,7 +75,7 @@ struct SyncTests {
     func offlineQueue() throws {
         var server: HTTPServer? = try HTTPServer(databasePath: storePath, port: 0, threads: 2)
         let port = server!.port
-        let token = try store.createToken(for: try store.user("chaucao"), admin: false, at: 0)
+        let token = try store.tokens.create(for: try store.user("chaucao"), admin: false, at: 0)
         let local = try replica("http")
         let engine = SyncEngine(replica: local, transport: HTTPTransport(baseURL: URL(string: "http://127.0.0.1:\(port)")!, token: token))
         #expect(try engine.sync() == 106)
@@ -95,7 +95,7 @@ struct SyncTests {
         let (unseen, unread) = try freshCounts("chaucao")
         #expect(local.counts == ServerCounts(unseen: unseen, unread: unread, stale: false))
         #expect(unseen == 0 && unread == 105)
-        #expect(try store.row(first.id)?.readAt != nil)
+        #expect(try store.inboxes.row(first.id)?.readAt != nil)
         server?.stop()
     }
 

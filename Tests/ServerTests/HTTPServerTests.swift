@@ -25,8 +25,8 @@ struct HTTPServerTests {
         {"id":"f1","type":"follow","at":"2026-11-20T08:01:00Z","actor":"maya","target":"chaucao"}
         """
         for line in lines.split(separator: "\n") { _ = try Ingestor(store: store).apply(Data(line.utf8)) }
-        token = try store.createToken(for: try store.user("chaucao"), admin: false, at: 0)
-        admin = try store.createToken(for: nil, admin: true, at: 0)
+        token = try store.tokens.create(for: try store.user("chaucao"), admin: false, at: 0)
+        admin = try store.tokens.create(for: nil, admin: true, at: 0)
         server = try HTTPServer(databasePath: try TestEngine.location(folder, "http.db"), port: 0, threads: 2)
     }
 

@@ -17,8 +17,8 @@ struct HostileLoadTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let store = try Store(location: try TestEngine.location(folder, "s.db"))
         for line in CommandLineWorld.lines { _ = try Ingestor(store: store).apply(Data(line.utf8)) }
-        let token = try store.createToken(for: try store.user("chaucao"), admin: false, at: 0)
-        let admin = try store.createToken(for: nil, admin: true, at: 0)
+        let token = try store.tokens.create(for: try store.user("chaucao"), admin: false, at: 0)
+        let admin = try store.tokens.create(for: nil, admin: true, at: 0)
         let log = folder + "/serve.log"
         let server = try Spawn.start([Stepo.binary, "serve"] + TestEngine.storeArguments(try TestEngine.location(folder, "s.db")) + [ "--port", "0", "--quiet"] + extra, log: log)
         let deadline = Date().addingTimeInterval(10)
@@ -147,8 +147,8 @@ struct HostileLoadTests {
         defer { server.stop() }
         let store = try Store(location: try TestEngine.location(folder, "s.db"))
         let chau = try #require(try store.user("chaucao"))
-        let second = try store.createToken(for: chau, admin: false, at: 0)
-        let third = try store.createToken(for: chau, admin: false, at: 0)
+        let second = try store.tokens.create(for: chau, admin: false, at: 0)
+        let third = try store.tokens.create(for: chau, admin: false, at: 0)
         let version = try JSON.parse(try RawSocket.get("/v1/activity?after=0", port: port, token: token).body)["next"]?.int ?? 0
         func park(_ bearer: String) throws -> RawSocket {
             let socket = try RawSocket(from: "127.0.0.6", to: port)

@@ -111,11 +111,11 @@ struct PostgresTrustTests {
                     // request had sent so far from the other.
                     let sending = lane == 0 ? mutations : Array(mutations.prefix(1 + random.below(mutations.count)))
                     switch lane < 2 ? 3 : random.below(3) {
-                    case 0: _ = try mine.markRead(me, row: ids[random.below(ids.count)], at: 1_000 + Int64(lane))
-                    case 1: _ = try mine.markSeen(me, upTo: random.below(newest + 1), at: 2_000 + Int64(lane))
-                    case 2: _ = try mine.markAllRead(me, upTo: random.below(newest + 1), at: 3_000 + Int64(lane))
+                    case 0: _ = try mine.inboxes.markRead(me, row: ids[random.below(ids.count)], at: 1_000 + Int64(lane))
+                    case 1: _ = try mine.inboxes.markSeen(me, upTo: random.below(newest + 1), at: 2_000 + Int64(lane))
+                    case 2: _ = try mine.inboxes.markAllRead(me, upTo: random.below(newest + 1), at: 3_000 + Int64(lane))
                     default:
-                        _ = try mine.apply(sending, client: "phone-\(op)", for: me, at: 4_000)
+                        _ = try mine.sync.apply(sending, client: "phone-\(op)", for: me, at: 4_000)
                     }
                 }
             } catch {
@@ -123,13 +123,13 @@ struct PostgresTrustTests {
             }
         }
         #expect(failures.all.isEmpty, "\(failures.all)")
-        let counts = try store.counts(for: me.key)
+        let counts = try store.inboxes.counts(for: me.key)
         let fresh = try store.recount(for: me.key)
         #expect(counts.unseen == fresh.unseen && counts.unread == fresh.unread, "counters \(counts), recount \(fresh)")
         // Each client's place is where its longest request reached: a shorter one never took it back.
         #expect(try store.db.scalar("SELECT count(*) FROM client_mutations WHERE user = ? AND last_seq = 12", me.key) == 40)
         let an = try #require(try store.user("an"))
-        #expect(try store.activity(of: an).filter { $0.kind == .followRequestAccepted }.count == 1)
+        #expect(try store.inboxes.activity(of: an).filter { $0.kind == .followRequestAccepted }.count == 1)
     }
 
     /// The sample world on a database of its own: its store, chaucao, and chaucao's row ids.
@@ -173,7 +173,7 @@ struct PostgresTrustTests {
         for sending in [mutations, Array(mutations.prefix(5))] {
             DispatchQueue.global().async(group: group) {
                 do {
-                    let receipt = try Store(postgres: url).apply(sending, client: "phone", for: me, at: 4_000)
+                    let receipt = try Store(postgres: url).sync.apply(sending, client: "phone", for: me, at: 4_000)
                     for refusal in receipt.refused { receipts.add("\(refusal.seq): \(refusal.reason)") }
                 } catch { failures.add("request of \(sending.count): \(error)") }
             }
@@ -195,8 +195,8 @@ struct PostgresTrustTests {
         #expect(receipts.all.isEmpty, "refused: \(receipts.all)")
         #expect(try store.db.scalar("SELECT last_seq FROM client_mutations WHERE user = ? AND client = 'phone'", me.key) == 9)
         let an = try #require(try store.user("an"))
-        #expect(try store.activity(of: an).filter { $0.kind == .followRequestAccepted }.count == 1)
-        let counts = try store.counts(for: me.key), fresh = try store.recount(for: me.key)
+        #expect(try store.inboxes.activity(of: an).filter { $0.kind == .followRequestAccepted }.count == 1)
+        let counts = try store.inboxes.counts(for: me.key), fresh = try store.recount(for: me.key)
         #expect(counts.unseen == fresh.unseen && counts.unread == fresh.unread, "counters \(counts), recount \(fresh)")
     }
 }

@@ -62,12 +62,12 @@ final class PushDeliveryTests {
                                                     caFile: folder + "/cert.pem"))
         let account = try JSON.parse(FileManager.default.contents(atPath: folder + "/service.json")!)
         let fcm = try FCMProvider(settings: try .init(url: url, serviceAccount: account, caFile: folder + "/cert.pem"))
-        return (DeliveryWorker(store: store ?? self.store, providers: [apns, fcm], name: "test-\(UUID().uuidString.prefix(6))"), apns)
+        return (DeliveryWorker(queue: (store ?? self.store).outbox, providers: [apns, fcm], name: "test-\(UUID().uuidString.prefix(6))"), apns)
     }
 
     func register(_ tokens: [String], _ platform: DeviceRecord.Platform) throws {
         let owner = try #require(try store.user("o"))
-        for token in tokens { try store.registerDevice(token, platform: platform, environment: .production, for: owner, at: now) }
+        for token in tokens { try store.devices.register(token, platform: platform, environment: .production, for: owner, at: now) }
     }
 
     func heart(_ fan: String, at: Int64? = nil) throws -> Int? {
@@ -113,9 +113,9 @@ final class PushDeliveryTests {
             #expect(pass.sent == 0 && pass.dropped == 4)
             #expect(seen.isEmpty, "the stand-ins were sent \(seen.count) pushes after the change")
             for row in [heart, commentRow] {
-                let entries = try store.deliveries(ofRow: row)
+                let entries = try store.outbox.entries(ofRow: row)
                 #expect(entries.count == 2 && entries.allSatisfy { $0.state == .dropped })
-                let reasons = try entries.map { try store.attempts(of: $0.id).last?.reason }
+                let reasons = try entries.map { try store.outbox.attempts(of: $0.id).last?.reason }
                 #expect(reasons.allSatisfy { $0 == (change.contains("block") ? "blocked" : "actorInactive") })
             }
         }
@@ -132,8 +132,8 @@ final class PushDeliveryTests {
         #expect(pass.sent == 2 && pass.gone == 2 && pass.retried == 2 && pass.dead == 1)
         #expect(try state("apns-ok") == "sent" && state("fcm-ok") == "sent")
         // APNs 410: the token is disabled; FCM UNREGISTERED: deleted. BadDeviceToken: never retried.
-        #expect(try store.devices(of: try #require(try store.user("o"))).first { $0.token == "gone-a" }?.disabledAt != nil)
-        #expect(try !store.devices(of: try #require(try store.user("o"))).contains { $0.token == "gone-f" })
+        #expect(try store.devices.list(of: try #require(try store.user("o"))).first { $0.token == "gone-a" }?.disabledAt != nil)
+        #expect(try !store.devices.list(of: try #require(try store.user("o"))).contains { $0.token == "gone-f" })
         #expect(try state("bad-a") == "dead")
         // 500: again after about a second; QUOTA_EXCEEDED: not before a minute.
         let due = try store.db.query("SELECT token, due_at FROM outbox WHERE state = 'due'") { ($0.string(0), $0.int64(1)) }
@@ -162,7 +162,7 @@ final class PushDeliveryTests {
         #expect(seen.filter { $0["path"]?.string == "/token" }.count == 1)
         // Every attempt is on record.
         let entry = try #require(try store.db.first("SELECT id FROM outbox WHERE token = 'down-a'", []) { $0.int(0) })
-        #expect(try store.attempts(of: entry).map(\.status) == [500, 200])
+        #expect(try store.outbox.attempts(of: entry).map(\.status) == [500, 200])
     }
 
     @Test("a batch's later change goes silent under the same collapse id: priority 5, no sound")
@@ -267,13 +267,13 @@ extension PushDeliveryTests {
         let batch = 5
         for run in 0..<runs {
             let tokens = (0..<30).map { "k\(run)-\($0)" }
-            for token in tokens { try store.registerDevice(token, platform: .apns, environment: .production, for: owner, at: now) }
+            for token in tokens { try store.devices.register(token, platform: .apns, environment: .production, for: owner, at: now) }
             // A fan of this run's own shares the step: one new row, whatever ran before.
             let fan = #"{"id":"ku\#(run)","type":"user","at":"\#(Timestamp.format(now))","user":{"id":"kf\#(run)","username":"kf\#(run)","name":"Kay \#(run)"}}"#
             _ = try Ingestor(store: store).apply(Data(fan.utf8))
             let line = #"{"id":"kh\#(run)","type":"share","at":"\#(Timestamp.format(now))","actor":"kf\#(run)","step":"s"}"#
             let row = try #require(try Ingestor(store: store).apply(Data(line.utf8))?.writtenRows.first?.id)
-            for token in tokens { _ = try store.removeDevice(token, of: owner) }  // only this run's entries are new
+            for token in tokens { _ = try store.devices.remove(token, of: owner) }  // only this run's entries are new
             var kills = 0
             var settled = false
             let deadline = Date().addingTimeInterval(60)

@@ -60,8 +60,8 @@ struct ScaleOutTests {
     func threeServers() async throws {
         let (url, store) = try world(users: 6)
         let me = try #require(try store.user("u0"))
-        let token = try store.createToken(for: me, admin: false, at: 0)
-        let admin = try store.createToken(for: nil, admin: true, at: 0)
+        let token = try store.tokens.create(for: me, admin: false, at: 0)
+        let admin = try store.tokens.create(for: nil, admin: true, at: 0)
         var servers: [(server: Spawn.Background, address: String)] = []
         defer { for server in servers { server.server.stop() } }
         for index in 0..<3 {
@@ -138,7 +138,7 @@ struct ScaleOutTests {
                     var mine = Set<Int>()
                     var finalRound = false
                     while true {
-                        let page = try connection.activityPage(for: target, after: cursor, limit: 7)
+                        let page = try connection.sync.page(for: target, after: cursor, limit: 7)
                         mine.formUnion(page.rows.map(\.id))
                         cursor = page.next
                         if page.more { continue }
@@ -190,7 +190,7 @@ struct ScaleOutTests {
     func reconnects() async throws {
         let (url, store) = try world(users: 2)
         let person = try #require(try store.user("u0"))
-        let token = try store.createToken(for: person, admin: false, at: 0)
+        let token = try store.tokens.create(for: person, admin: false, at: 0)
         let (server, address) = try Stepo.serve(url, log: folder + "/serve.log")
         defer { server.stop() }
         #expect(await callNow("GET", address + "/v1/counts", token: token).0 == 200)
@@ -224,7 +224,7 @@ struct ScaleOutTests {
             Thread {
                 defer { group.leave() }
                 guard let connection = try? Store(postgres: url) else { return }
-                while let entries = try? connection.claimDue(worker: "w\(worker)", now: 1, lease: 60_000, limit: 16), !entries.isEmpty {
+                while let entries = try? connection.outbox.claimDue(worker: "w\(worker)", now: 1, lease: 60_000, limit: 16), !entries.isEmpty {
                     claimed.mutate { for entry in entries { $0[entry.id, default: 0] += 1 } }
                 }
             }.start()

@@ -61,8 +61,8 @@ struct StandbyTests {
         lines += #"{"id":"j0","type":"journey","at":"2026-11-20T08:00:00Z","journey":{"id":"j0","owner":"u0","title":"Alps"}}"# + "\n"
         _ = try Ingestor(store: store).ingest(LineReader(data: Data(lines.utf8)), onRow: { _ in }, onReject: { _, _ in })
         let me = try #require(try store.user("u0"))
-        let token = try store.createToken(for: me, admin: false, at: 0)
-        let admin = try store.createToken(for: nil, admin: true, at: 0)
+        let token = try store.tokens.create(for: me, admin: false, at: 0)
+        let admin = try store.tokens.create(for: nil, admin: true, at: 0)
 
         let standby = try primary.standby()
         let database = String(url.dropFirst("postgresql:///".count).prefix { $0 != "?" })
@@ -146,15 +146,15 @@ struct StandbyTests {
         var compared = 0
         for i in 0..<24 {
             guard let person = try store.user("p\(i)") else { continue }
-            let rows = try store.activityPage(for: person, after: 0, limit: 5000)
+            let rows = try store.sync.page(for: person, after: 0, limit: 5000)
             // From the start, and from the middle of the person's history.
             for after in [0, rows.rows.isEmpty ? 0 : rows.rows[rows.rows.count / 2].version] {
-                let there = try replayed { try onStandby.activityPage(for: person, after: after, limit: 40) }
-                let here = try store.activityPage(for: person, after: after, limit: 40)
+                let there = try replayed { try onStandby.sync.page(for: person, after: after, limit: 40) }
+                let here = try store.sync.page(for: person, after: after, limit: 40)
                 #expect(there.bytes == here.bytes, "p\(i) after \(after): the standby's page differs")
                 compared += there.rows.count
             }
-            #expect(try replayed { try onStandby.counts(for: person.key) } == (try store.counts(for: person.key)), "p\(i)")
+            #expect(try replayed { try onStandby.inboxes.counts(for: person.key) } == (try store.inboxes.counts(for: person.key)), "p\(i)")
         }
         #expect(compared > 100, "only \(compared) rows compared")
     }
@@ -187,8 +187,8 @@ struct StandbyTests {
         #expect(throws: EventError.self) { _ = try Store(standby: forkURL, primary: store) }
         // Through a server: every read from the primary, none from the fork's standby.
         let person = try #require(try store.user("ann"))
-        let token = try store.createToken(for: person, admin: false, at: 0)
-        let admin = try store.createToken(for: nil, admin: true, at: 0)
+        let token = try store.tokens.create(for: person, admin: false, at: 0)
+        let admin = try store.tokens.create(for: nil, admin: true, at: 0)
         let (server, address) = try Stepo.serve(url, log: folder + "/serve.log", ["--read-database", forkURL])
         defer { server.stop() }
         for i in 0..<3 {
@@ -222,7 +222,7 @@ struct StandbyTests {
         let user = #"{"id":"user-ann","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"ann","username":"ann","name":"Ann"}}"#
         _ = try Ingestor(store: store).ingest(LineReader(data: Data(user.utf8)), onRow: { _ in }, onReject: { _, _ in })
         let person = try #require(try store.user("ann"))
-        let token = try store.createToken(for: person, admin: false, at: 0)
+        let token = try store.tokens.create(for: person, admin: false, at: 0)
         let (server, address) = try Stepo.serve(url + "&password=PrimarySecret", log: folder + "/pw.log",
                                                 ["--read-database", "postgresql:///nowhere?host=/nonexistent&user=x&password=StandbySecret"])
         #expect(get(address + "/v1/counts", token: token).status == 200)
@@ -252,7 +252,7 @@ struct StandbyTests {
         let user = #"{"id":"user-ann","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"ann","username":"ann","name":"Ann"}}"#
         _ = try Ingestor(store: store).ingest(LineReader(data: Data(user.utf8)), onRow: { _ in }, onReject: { _, _ in })
         let person = try #require(try store.user("ann"))
-        let token = try store.createToken(for: person, admin: false, at: 0)
+        let token = try store.tokens.create(for: person, admin: false, at: 0)
         let (server, address) = try Stepo.serve(url, log: folder + "/serve.log", ["--read-database", url])
         defer { server.stop() }
         #expect(get(address + "/v1/counts", token: token).status == 200)

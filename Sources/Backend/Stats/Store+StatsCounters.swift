@@ -19,7 +19,7 @@ import Storage
 ///   to and the load per person per day. Whole days of a span read the daily entries; only
 ///   its partial first and last days read the hourly ones.
 ///
-/// `recountStats` rebuilds all four from the rows themselves; tests hold the two equal.
+/// `Stats.recount` rebuilds all four from the rows themselves; tests hold the two equal.
 enum StatsCounters {
     static let hour: Int64 = 3_600_000
 
@@ -140,68 +140,6 @@ extension Store {
             """).bind([stamp, slot, at, user, after, through]).run()
     }
 
-    /// Counts the rows the marks made since the last count passed over (`stats_reach` says how
-    /// far each person's are counted): a mark is one write when Activity opens, and the rows
-    /// it covers are counted here, once each, before the trust budget is read. Marks are taken
-    /// in version order, up to the horizon (on PostgreSQL a mark may still be committing
-    /// below a later one); one count at a time (the watermark's row is locked).
-    public func catchUpStamps() throws {
-        let horizon = try self.horizon()
-        try db.transaction {
-            try db.run("INSERT INTO settings(key, value) VALUES ('stats_marks_through', '0') ON CONFLICT (key) DO NOTHING")
-            try db.run("UPDATE settings SET value = value WHERE key = 'stats_marks_through'")
-            let through = Int(try db.first("SELECT value FROM settings WHERE key = 'stats_marks_through'") { $0.string(0) } ?? "0") ?? 0
-            var reach: [Int: (seen: Int, read: Int)] = [:]
-            var last = through
-            let marks = try db.query("""
-                SELECT user, kind, through_ord, at, version FROM marks WHERE version > ? AND version < ? ORDER BY version
-                """, [through, horizon]) { (user: $0.int(0), kind: $0.string(1), ord: $0.int(2), at: $0.int64(3), version: $0.int(4)) }
-            for mark in marks {
-                var r: (seen: Int, read: Int)
-                if let known = reach[mark.user] {
-                    r = known
-                } else {
-                    r = try db.first("SELECT seen_ord, read_ord FROM stats_reach WHERE user = ?", [mark.user]) { ($0.int(0), $0.int(1)) } ?? (0, 0)
-                }
-                if mark.ord > r.seen {
-                    try countStamps("seen", column: "seen_at", user: mark.user, after: r.seen, through: mark.ord, at: mark.at)
-                    r.seen = mark.ord
-                }
-                if mark.kind == "read", mark.ord > r.read {
-                    try countStamps("read", column: "read_at", user: mark.user, after: r.read, through: mark.ord, at: mark.at)
-                    r.read = mark.ord
-                }
-                reach[mark.user] = r
-                last = mark.version
-            }
-            for (user, r) in reach {
-                try db.run("""
-                    INSERT INTO stats_reach(user, seen_ord, read_ord) VALUES (?, ?, ?)
-                    ON CONFLICT (user) DO UPDATE SET seen_ord = excluded.seen_ord, read_ord = excluded.read_ord
-                    """, user, r.seen, r.read)
-            }
-            if last != through { try db.run("UPDATE settings SET value = ? WHERE key = 'stats_marks_through'", String(last)) }
-            // The fan-outs' load entries, each from its event's rows (its id range).
-            let pending = try db.query("SELECT event, hour FROM stats_pending ORDER BY event") { (event: $0.int(0), hour: $0.int64(1)) }
-            for fanout in pending {
-                for (table, slot, upsert) in [("push_load", "?", StatsCounters.upsertLoad), ("push_daily", "? / 24", StatsCounters.upsertDaily)] {
-                    let column = table == "push_load" ? "hour" : "day"
-                    try db.cached("""
-                        INSERT INTO \(table)(\(column), user, category, sent, held)
-                        SELECT \(slot), n.recipient, \(StatsCounters.categorySQL(StatsCounters.kindSQL("n"))),
-                               sum(CASE WHEN n.push = 'sent' THEN 1 ELSE 0 END), sum(CASE WHEN n.push = 'sent' THEN 0 ELSE 1 END)
-                        FROM events AS e CROSS JOIN notifications AS n
-                        WHERE e.id = ? AND n.id >= e.first_row AND n.id <= e.last_row AND +n.event = e.id
-                          AND n.push IN ('sent', 'suppressed:dailyCeiling')
-                        GROUP BY n.recipient, \(StatsCounters.categorySQL(StatsCounters.kindSQL("n")))
-                        \(upsert)
-                        """).bind([fanout.hour, fanout.event]).run()
-                }
-                try db.run("DELETE FROM stats_pending WHERE event = ?", fanout.event)
-            }
-        }
-    }
-
     /// Counts how an outbox entry ended, when this attempt ends it: its outcome (a drop with
     /// its reason), whether it took more than one attempt, and for a sent one, how long from
     /// its row to the provider's answer.
@@ -240,9 +178,74 @@ extension Store {
 
     // MARK: The full recount
 
+}
+
+extension Stats {
+    /// Counts the rows the marks made since the last count passed over (`stats_reach` says how
+    /// far each person's are counted): a mark is one write when Activity opens, and the rows
+    /// it covers are counted here, once each, before the trust budget is read. Marks are taken
+    /// in version order, up to the horizon (on PostgreSQL a mark may still be committing
+    /// below a later one); one count at a time (the watermark's row is locked).
+    public func catchUpStamps() throws {
+        let horizon = try store.horizon()
+        try db.transaction {
+            try db.run("INSERT INTO settings(key, value) VALUES ('stats_marks_through', '0') ON CONFLICT (key) DO NOTHING")
+            try db.run("UPDATE settings SET value = value WHERE key = 'stats_marks_through'")
+            let through = Int(try db.first("SELECT value FROM settings WHERE key = 'stats_marks_through'") { $0.string(0) } ?? "0") ?? 0
+            var reach: [Int: (seen: Int, read: Int)] = [:]
+            var last = through
+            let marks = try db.query("""
+                SELECT user, kind, through_ord, at, version FROM marks WHERE version > ? AND version < ? ORDER BY version
+                """, [through, horizon]) { (user: $0.int(0), kind: $0.string(1), ord: $0.int(2), at: $0.int64(3), version: $0.int(4)) }
+            for mark in marks {
+                var r: (seen: Int, read: Int)
+                if let known = reach[mark.user] {
+                    r = known
+                } else {
+                    r = try db.first("SELECT seen_ord, read_ord FROM stats_reach WHERE user = ?", [mark.user]) { ($0.int(0), $0.int(1)) } ?? (0, 0)
+                }
+                if mark.ord > r.seen {
+                    try store.countStamps("seen", column: "seen_at", user: mark.user, after: r.seen, through: mark.ord, at: mark.at)
+                    r.seen = mark.ord
+                }
+                if mark.kind == "read", mark.ord > r.read {
+                    try store.countStamps("read", column: "read_at", user: mark.user, after: r.read, through: mark.ord, at: mark.at)
+                    r.read = mark.ord
+                }
+                reach[mark.user] = r
+                last = mark.version
+            }
+            for (user, r) in reach {
+                try db.run("""
+                    INSERT INTO stats_reach(user, seen_ord, read_ord) VALUES (?, ?, ?)
+                    ON CONFLICT (user) DO UPDATE SET seen_ord = excluded.seen_ord, read_ord = excluded.read_ord
+                    """, user, r.seen, r.read)
+            }
+            if last != through { try db.run("UPDATE settings SET value = ? WHERE key = 'stats_marks_through'", String(last)) }
+            // The fan-outs' load entries, each from its event's rows (its id range).
+            let pending = try db.query("SELECT event, hour FROM stats_pending ORDER BY event") { (event: $0.int(0), hour: $0.int64(1)) }
+            for fanout in pending {
+                for (table, slot, upsert) in [("push_load", "?", StatsCounters.upsertLoad), ("push_daily", "? / 24", StatsCounters.upsertDaily)] {
+                    let column = table == "push_load" ? "hour" : "day"
+                    try db.cached("""
+                        INSERT INTO \(table)(\(column), user, category, sent, held)
+                        SELECT \(slot), n.recipient, \(StatsCounters.categorySQL(StatsCounters.kindSQL("n"))),
+                               sum(CASE WHEN n.push = 'sent' THEN 1 ELSE 0 END), sum(CASE WHEN n.push = 'sent' THEN 0 ELSE 1 END)
+                        FROM events AS e CROSS JOIN notifications AS n
+                        WHERE e.id = ? AND n.id >= e.first_row AND n.id <= e.last_row AND +n.event = e.id
+                          AND n.push IN ('sent', 'suppressed:dailyCeiling')
+                        GROUP BY n.recipient, \(StatsCounters.categorySQL(StatsCounters.kindSQL("n")))
+                        \(upsert)
+                        """).bind([fanout.hour, fanout.event]).run()
+                }
+                try db.run("DELETE FROM stats_pending WHERE event = ?", fanout.event)
+            }
+        }
+    }
+
     /// The counters as the rows, suppressions and stamps say they should be, into tables named
     /// with `prefix` (`""` rebuilds the store's own; tests recount into `recount_` and compare).
-    public func recountStats(into prefix: String = "") throws {
+    public func recount(into prefix: String = "") throws {
         let kind = StatsCounters.kindSQL("n")
         let category = StatsCounters.categorySQL(kind)
         let hour = "n.created_at / \(StatsCounters.hour)"

@@ -448,7 +448,7 @@ enum Schema {
 
     /// The trust budget's counters (see `StatsCounters`), the same on both engines but for
     /// how `user` is written and SQLite's rowid-less tables. Filled from the rows already there
-    /// by `Store.recountStats` when the migration runs.
+    /// by `Stats.recount` when the migration runs.
     static func statsCounters(user: String, rowid: String) -> String {
         """
         CREATE TABLE stats_rows (hour BIGINT NOT NULL, kind TEXT NOT NULL, category TEXT NOT NULL, push TEXT NOT NULL,
@@ -468,10 +468,10 @@ enum Schema {
             PRIMARY KEY (hour, outcome, reason))\(rowid);
         -- Fan-outs whose pushes are not yet in push_load and push_daily: a publish to a million
         -- people writes one line here, and its million load entries are counted when the figures
-        -- are next read (Store.catchUpStamps).
+        -- are next read (Stats.catchUpStamps).
         CREATE TABLE stats_pending (event BIGINT PRIMARY KEY NOT NULL, hour BIGINT NOT NULL);
         -- How far each person's rows are counted as seen and read by their marks: marks are
-        -- counted later (see Store.catchUpStamps), so opening Activity stays one write.
+        -- counted later (see Stats.catchUpStamps), so opening Activity stays one write.
         CREATE TABLE stats_reach (\(user) BIGINT PRIMARY KEY NOT NULL, seen_ord BIGINT NOT NULL, read_ord BIGINT NOT NULL);
         -- The rows of a span's first and last partial hours are found through their events.
         CREATE INDEX events_by_time ON events(at);

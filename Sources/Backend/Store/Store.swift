@@ -112,14 +112,14 @@ public final class Store {
     }
 
     /// The migration that made the trust budget's counters: a store it was applied to has
-    /// them filled from its rows (see `recountStats`).
+    /// them filled from its rows (see `Stats.recount`).
     static let countersMigration = "0010-stats-counters"
 
     /// Fills the counters from the rows a store held before it had counters (a new store has
     /// none to count).
     private func countExistingRows() throws {
         guard try db.scalar("SELECT EXISTS (SELECT 1 FROM events WHERE ext IS NOT NULL)") == 1 else { return }
-        try recountStats()
+        try stats.recount()
     }
 
     /// Opens the store at `location`: a PostgreSQL URL (`postgresql://…`, `postgres://…`), or

@@ -3,8 +3,16 @@ import CCrypto
 import Foundation
 import Storage
 
-/// Bearer tokens: random, shown once, stored only as a SHA-256; they may expire and be revoked.
 extension Store {
+    /// The store's bearer tokens.
+    public var tokens: Tokens { Tokens(store: self) }
+}
+
+/// Bearer tokens: random, shown once, stored only as a SHA-256; they may expire and be revoked.
+public struct Tokens {
+    let store: Store
+    var db: Connection { store.db }
+
     /// Who a token speaks for.
     public struct Holder: Sendable {
         public var user: UserRecord?
@@ -12,7 +20,7 @@ extension Store {
     }
 
     /// A token as listed: never the secret, only an id made from its hash.
-    public struct TokenInfo: Sendable {
+    public struct Info: Sendable {
         /// The first 12 hex digits of the token's SHA-256: enough to name it, useless to use it.
         public var id: String
         public var user: String?
@@ -25,32 +33,32 @@ extension Store {
 
     /// A new token for `user` (nil with `admin` for an events-only admin token), valid until
     /// `expiresAt` when given. The token is returned once; the store keeps its hash.
-    public func createToken(for user: UserRecord?, admin: Bool, at: Int64, expiresAt: Int64? = nil,
+    public func create(for user: UserRecord?, admin: Bool, at: Int64, expiresAt: Int64? = nil,
                             label: String? = nil) throws -> String {
         var bytes = [UInt8](repeating: 0, count: 32)
         guard RAND_bytes(&bytes, Int32(bytes.count)) == 1 else {
             throw EventError("the system's random source failed")
         }
-        let token = "stp_" + Store.hex(bytes)
+        let token = "stp_" + Tokens.hex(bytes)
         try db.run("INSERT INTO tokens(hash, user, admin, created_at, expires_at, label) VALUES (?, ?, ?, ?, ?, ?)",
-                   SQLValue.blob(Store.hash(token)), user?.key, admin, at, expiresAt, label)
+                   SQLValue.blob(Tokens.hash(token)), user?.key, admin, at, expiresAt, label)
         return token
     }
 
     /// The holder of `token` at `now`, or nil when it is not one of ours, was revoked, or has
     /// expired. The account's state is the caller's to check: a banned holder is known, and
     /// refused for what they are rather than for their token.
-    public func holder(ofToken token: String, at now: Int64) throws -> Holder? {
+    public func holder(of token: String, at now: Int64) throws -> Holder? {
         guard let row = try db.first("SELECT user, admin, expires_at, revoked_at FROM tokens WHERE hash = ?",
-                                     [SQLValue.blob(Store.hash(token))], {
+                                     [SQLValue.blob(Tokens.hash(token))], {
             (user: $0.optionalInt(0), admin: $0.bool(1), expires: $0.optionalInt64(2), revoked: $0.optionalInt64(3))
         }) else { return nil }
         guard row.revoked == nil, row.expires.map({ now < $0 }) ?? true else { return nil }
-        return Holder(user: try row.user.flatMap { try user(key: $0) }, isAdmin: row.admin)
+        return Holder(user: try row.user.flatMap { try store.user(key: $0) }, isAdmin: row.admin)
     }
 
     /// The tokens of `user` (every token when nil), newest first.
-    public func tokens(of user: UserRecord?) throws -> [TokenInfo] {
+    public func list(of user: UserRecord?) throws -> [Info] {
         let sql = """
             SELECT t.hash, u.ext, t.admin, t.label, t.created_at, t.expires_at, t.revoked_at
             FROM tokens AS t LEFT JOIN users AS u ON u.id = t.user
@@ -59,18 +67,18 @@ extension Store {
         let values: [SQLBindable] = user.map { [$0.key] } ?? []
         return try db.query(sql, values) { row in
             guard case .blob(let hash) = row.value(0) else { return nil }
-            return TokenInfo(id: String(Store.hex(hash).prefix(12)), user: row.optionalString(1), isAdmin: row.bool(2),
+            return Info(id: String(Tokens.hex(hash).prefix(12)), user: row.optionalString(1), isAdmin: row.bool(2),
                              label: row.optionalString(3), createdAt: row.int64(4), expiresAt: row.optionalInt64(5),
                              revokedAt: row.optionalInt64(6))
         }.compactMap { $0 }
     }
 
-    /// Revokes the tokens whose id (`TokenInfo.id`) starts with `prefix` (8 hex digits at
+    /// Revokes the tokens whose id (`Info.id`) starts with `prefix` (8 hex digits at
     /// least), or the token itself when given whole. Returns how many were revoked now.
-    public func revokeToken(_ idOrToken: String, at now: Int64) throws -> Int {
+    public func revoke(_ idOrToken: String, at now: Int64) throws -> Int {
         if idOrToken.hasPrefix("stp_") {
             try db.run("UPDATE tokens SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL",
-                       now, SQLValue.blob(Store.hash(idOrToken)))
+                       now, SQLValue.blob(Tokens.hash(idOrToken)))
             return db.changes
         }
         let prefix = idOrToken.lowercased()
@@ -83,7 +91,7 @@ extension Store {
     }
 
     /// Revokes every token of `user`. Returns how many were revoked now.
-    public func revokeTokens(of user: UserRecord, at now: Int64) throws -> Int {
+    public func revokeAll(of user: UserRecord, at now: Int64) throws -> Int {
         try db.run("UPDATE tokens SET revoked_at = ? WHERE user = ? AND revoked_at IS NULL", now, user.key)
         return db.changes
     }

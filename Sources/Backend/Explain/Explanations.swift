@@ -35,9 +35,18 @@ public struct EventReport: Sendable {
 }
 
 extension Store {
+    /// Why each candidate of an event got its row, or did not.
+    public var explanations: Explanations { Explanations(store: self) }
+}
+
+/// `stepo explain`: what became of an applied event, candidate by candidate.
+public struct Explanations {
+    let store: Store
+    var db: Connection { store.db }
+
     /// Every candidate recipient of an applied event, with its row or its reason; nil when
     /// the event was never applied.
-    public func explain(_ eventId: String) throws -> EventReport? {
+    public func event(_ eventId: String) throws -> EventReport? {
         guard let header = try db.first("SELECT type, at, note, first_row, last_row, id FROM events WHERE ext = ?", [eventId], {
             (type: $0.string(0), at: $0.int64(1), note: $0.optionalString(2), first: $0.optionalInt(3), last: $0.optionalInt(4),
              key: $0.int(5))
@@ -63,7 +72,7 @@ extension Store {
                                               rowId: row.int(3), push: push, reason: reason, deletedSince: row.bool(5))
                 // The override that decided, for a journey update (only users with any are asked).
                 if kind.isJourneyUpdate, row.int(9) > 0,
-                   let found = try alert(for: row.int(6), person: row.optionalInt(7), journey: row.optionalInt(8)), let from = found.from {
+                   let found = try store.alert(for: row.int(6), person: row.optionalInt(7), journey: row.optionalInt(8)), let from = found.from {
                     explanation.alert = "\(from.key) \(found.mode.rawValue)"
                 }
                 return explanation

@@ -2,9 +2,17 @@ import Notifications
 import Storage
 import Wire
 
+extension Store {
+    /// The entities tap destinations show.
+    public var entities: EntityReader { EntityReader(store: self) }
+}
+
 /// The entities tap destinations show — people, steps, comments, journeys — as typed values,
 /// from a reader's point of view. Whether the reader may see each is `Visibility`'s to say.
-extension Store {
+public struct EntityReader {
+    let store: Store
+    var db: Connection { store.db }
+
     /// The comments a step shows at most: the newest.
     public static let commentsShown = 200
     /// The people of a journey's panel shown at most: the newest tiers crossed.
@@ -28,9 +36,9 @@ extension Store {
             } ?? Relationship()
     }
 
-    public func stepEntity(_ step: StepRecord) throws -> StepEntity {
-        let journey = try journey(key: step.journeyKey)
-        let owner = try user(key: step.ownerKey)
+    public func step(_ step: StepRecord) throws -> StepEntity {
+        let journey = try store.journey(key: step.journeyKey)
+        let owner = try store.user(key: step.ownerKey)
         let counts = try db.first("SELECT hearts, shares FROM steps WHERE id = ?", [step.key]) { ($0.int(0), $0.int(1)) } ?? (0, 0)
         return StepEntity(id: step.id, journey: journey?.id ?? "", journeyTitle: journey?.title ?? "", owner: owner?.id ?? "",
                           caption: step.caption, photoUrl: step.photoUrl, isFinal: step.isFinal,
@@ -40,8 +48,8 @@ extension Store {
     /// A step as its reader may count it now: the hearts and shares of people they may not see
     /// (inactive accounts, a block either way) left out. It reads every interaction of the step,
     /// so it serves one step opened live, never a page of them.
-    public func stepEntity(_ step: StepRecord, countedBy visibility: Visibility) throws -> StepEntity {
-        var entity = try stepEntity(step)
+    public func step(_ step: StepRecord, countedBy visibility: Visibility) throws -> StepEntity {
+        var entity = try self.step(step)
         let viewer = visibility.viewer.key
         try db.query("""
             SELECT i.type, count(*) FROM interactions AS i JOIN users AS u ON u.id = i.actor
@@ -57,8 +65,8 @@ extension Store {
     }
 
     func commentEntity(_ comment: CommentRecord, on step: StepRecord) throws -> CommentEntity {
-        let author = try user(key: comment.authorKey)
-        let parent = try comment.parentKey.flatMap { try self.comment(key: $0) }
+        let author = try store.user(key: comment.authorKey)
+        let parent = try comment.parentKey.flatMap { try store.comment(key: $0) }
         return CommentEntity(id: comment.id, step: step.id, author: author?.id ?? "", text: comment.text, parent: parent?.id,
                              at: comment.createdAt, deleted: comment.deletedAt != nil)
     }
@@ -68,7 +76,7 @@ extension Store {
     public func comments(ofStep step: StepRecord, visibility: Visibility) throws -> [CommentEntity] {
         let records = try db.query("""
             SELECT \(CommentRecord.columns) FROM comments WHERE step = ? ORDER BY created_at DESC, id DESC LIMIT ?
-            """, [step.key, Store.commentsShown], CommentRecord.init)
+            """, [step.key, EntityReader.commentsShown], CommentRecord.init)
         var shown: [CommentEntity] = []
         for record in records.reversed() {
             guard let author = try visibility.person(record.authorKey), try visibility.canSee(person: author) else { continue }
@@ -91,8 +99,8 @@ extension Store {
 
     /// A journey with its published steps in order (captions only when `captions`: a journey
     /// fetched to be shown now, never one sent to a replica) and its people panel.
-    public func journeyEntity(_ journey: JourneyRecord, people: Bool, captions: Bool, visibility: Visibility) throws -> JourneyEntity {
-        let owner = try user(key: journey.ownerKey)
+    public func journey(_ journey: JourneyRecord, people: Bool, captions: Bool, visibility: Visibility) throws -> JourneyEntity {
+        let owner = try store.user(key: journey.ownerKey)
         let steps = try db.query("""
             SELECT ext, final, published_at, caption, photo_url FROM steps
             WHERE journey = ? AND published_at IS NOT NULL AND deleted_at IS NULL ORDER BY published_at
@@ -104,7 +112,7 @@ extension Store {
         if people {
             let found = try db.query("""
                 SELECT supporter, tier, at FROM tiers WHERE journey = ? ORDER BY at DESC LIMIT ?
-                """, [journey.key, Store.supportersShown]) { ($0.int(0), $0.string(1), $0.int64(2)) }
+                """, [journey.key, EntityReader.supportersShown]) { ($0.int(0), $0.string(1), $0.int64(2)) }
             supporters = try found.compactMap { key, tier, at in
                 guard let supporter = try visibility.person(key), try visibility.canSee(person: supporter) else { return nil }
                 return JourneyEntity.Supporter(user: supporter.id, tier: tier, at: at)

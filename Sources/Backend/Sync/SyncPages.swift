@@ -4,99 +4,6 @@ import Wire
 
 /// Pulls and client mutations: what the sync protocol asks of the store.
 extension Store {
-    /// The reader's changes after `version`, at most about `limit` rows, evaluated now.
-    ///
-    /// One snapshot gives the rows changed (oldest change first), the marks and revocations up
-    /// to the page's end, and the entities the rows point at. Each row's copy, and each entity,
-    /// goes through `Visibility`: a row whose content the reader may no longer see goes
-    /// withheld, and what they may no longer hold is listed in `drops` — from this page's rows,
-    /// and from the revocations since `version`.
-    ///
-    /// Without `afterRow`, a page ends at a version boundary and one change bigger than a page
-    /// comes whole (the contract). With it (0 on a first page), a page may end inside a version:
-    /// it then answers `next` = that version less one and `nextRow` = its last row, and the
-    /// client asks again with both — so a change of a million rows (a deleted step's) still
-    /// comes a page at a time.
-    public func activityPage(for user: UserRecord, after version: Int, afterRow: Int? = nil, limit: Int) throws -> ActivityPage {
-        // Only settled versions are handed out (see `horizon`): asked before the snapshot.
-        let below = try horizon()
-        return try snapshot {
-            var reader = RowReader()
-            var stored: [StoredRow]
-            if let afterRow, afterRow > 0 {
-                // The rest of version + 1 after row `afterRow`, then the versions after it: two
-                // ranges of the version index (a row-value comparison would walk the version
-                // from its start, and a million-row change page by page is then quadratic).
-                // The horizon is checked here, not in the first statement: given `version = ?`
-                // and `version < ?` both, SQLite sought the range and sorted the whole version,
-                // and a first sync of a million rows took a minute.
-                stored = version + 1 < below ? try db.query("""
-                    \(RowReader.select) WHERE n.recipient = ? AND n.version = ? AND n.id > ? ORDER BY n.id LIMIT ?
-                    """, [user.key, version + 1, afterRow, limit + 1]) { reader.read($0) } : []
-                if stored.count <= limit {
-                    stored += try db.query("""
-                        \(RowReader.select) WHERE n.recipient = ? AND n.version > ? AND n.version < ? ORDER BY n.version, n.id LIMIT ?
-                        """, [user.key, version + 1, below, limit + 1 - stored.count]) { reader.read($0) }
-                }
-            } else {
-                stored = try db.query("""
-                    \(RowReader.select) WHERE n.recipient = ? AND n.version > ? AND n.version < ? ORDER BY n.version, n.id LIMIT ?
-                    """, [user.key, version, below, limit + 1]) { reader.read($0) }
-            }
-            var more = false
-            var nextRow: Int?
-            // On PostgreSQL every version below the horizon is settled and in this snapshot.
-            var next = max(version, below == Int.max ? try currentVersion() : below - 1)
-            if stored.count > limit, let last = stored.last?.row.version {
-                more = true
-                if afterRow != nil {
-                    // Cut after `limit` rows, inside a version if need be.
-                    stored.removeLast(stored.count - limit)
-                    let end = stored.last!
-                    if end.row.version == last {
-                        next = end.row.version - 1
-                        nextRow = end.row.id
-                    } else {
-                        stored.removeAll { $0.row.version == last }
-                        next = stored.last?.row.version ?? version
-                    }
-                } else if stored.first?.row.version == last {
-                    // One change bigger than a page: take all of it.
-                    stored = try db.query("\(RowReader.select) WHERE n.recipient = ? AND n.version = ? ORDER BY n.id",
-                                          [user.key, last]) { reader.read($0) }
-                    next = last
-                } else {
-                    stored.removeAll { $0.row.version == last }
-                    next = stored.last?.row.version ?? version
-                }
-            }
-            try applyMarks(to: &stored, of: user.key)
-            let visibility = Visibility(store: self, viewer: user)
-            var collector = EntityCollector(store: self, visibility: visibility)
-            var rows: [ActivityRow] = []
-            rows.reserveCapacity(stored.count)
-            for row in stored {
-                // An actor out of sight keeps no face on any row, whatever its kind quotes.
-                let actorVisible = try visibility.canSeeActor(row)
-                if actorVisible, try visibility.canQuote(row) {
-                    rows.append(row.row)
-                    try collector.quote(row)
-                } else {
-                    rows.append(row.row.withholding(face: !actorVisible))
-                    try collector.withhold(row)
-                }
-            }
-            // A first pull holds nothing yet: there is nothing to give up.
-            if version > 0 { try collector.revoke(try revocations(for: user.key, after: version, through: next)) }
-            let counters = try counters(of: user.key)
-            var page = ActivityPage(rows: rows, entities: try collector.entities(), counts: counters.counts, next: next,
-                                    marks: try marks(of: user.key, after: version, through: next), drops: collector.drops,
-                                    store: identity, total: version == 0 && (afterRow ?? 0) == 0 ? counters.total : nil, more: more)
-            page.nextRow = nextRow
-            return page
-        }
-    }
-
     /// A revocation a reader's sync must act on.
     struct RevocationEntry {
         var reason: Revocation
@@ -104,7 +11,7 @@ extension Store {
         var comment: String?
     }
 
-    private func revocations(for userKey: Int, after: Int, through: Int) throws -> [RevocationEntry] {
+    func revocations(for userKey: Int, after: Int, through: Int) throws -> [RevocationEntry] {
         let found = try db.query("""
             SELECT reason, owner, c.ext FROM revocations AS r LEFT JOIN comments AS c ON c.id = r.comment
             WHERE r.viewer IN (?, 0) AND r.version > ? AND r.version <= ? ORDER BY r.version
@@ -114,44 +21,7 @@ extension Store {
         }
     }
 
-    /// Which of `polls` (a user's key, and the version they have) have a change after it: one
-    /// query for every parked long-poll of a server, however many there are.
-    public func usersWithChanges(_ polls: [(user: Int, after: Int)]) throws -> Set<Int> {
-        var changed = Set<Int>()
-        var start = 0
-        while start < polls.count {
-            let chunk = polls[start..<min(start + 500, polls.count)]
-            start += chunk.count
-            // Integers only, written into the text: one statement whatever the count.
-            let values = chunk.map { "(\($0.user), \($0.after))" }.joined(separator: ", ")
-            try db.prepare("WITH p(u, v) AS (VALUES \(values)) SELECT p.u FROM p WHERE \(Store.changed(user: "p.u", after: "p.v"))")
-                .bind([]).forEach { changed.insert($0.int(0)) }
-        }
-        return changed
-    }
-
-    /// The users with a row, a mark or a revocation at version `since` or later (0 among them:
-    /// a revocation for everyone), and where to look from next time: the horizon, below which
-    /// nothing new can still appear. What a server's waker asks on each commit it hears, at a
-    /// cost that grows with the changes, not with the long-polls parked. On PostgreSQL, whose
-    /// schema indexes these tables by version.
-    public func usersChanged(since: Int) throws -> (users: Set<Int>, next: Int) {
-        let next = try horizon()
-        var users = Set<Int>()
-        try db.cached("""
-            SELECT recipient FROM notifications WHERE version >= ?
-            UNION SELECT user FROM marks WHERE version >= ?
-            UNION SELECT viewer FROM revocations WHERE version >= ?
-            """).bind([since, since, since]).forEach { users.insert($0.int(0)) }
-        return (users, max(since, next))
-    }
-
-    /// Whether `userKey` has any change after `version`: a row, a mark or a revocation.
-    public func hasChanges(for userKey: Int, after version: Int) throws -> Bool {
-        try db.scalar(Store.hasChangesSQL, userKey, version, userKey, version, userKey, version) == 1
-    }
-
-    private static let hasChangesSQL = "SELECT " + changed(user: "?", after: "?")
+    static let hasChangesSQL = "SELECT " + changed(user: "?", after: "?")
 
     /// Whether `user` has a row, a mark or a revocation after version `after` (SQL expressions
     /// both): what a change is, to a long-poll.
@@ -163,63 +33,6 @@ extension Store {
         """
     }
 
-    // MARK: Mutations
-
-    /// Applies, in one transaction and in order of `seq`, the mutations of `client` for `user`
-    /// that were not applied before (each at most once), and records the last sequence seen.
-    /// A mutation the world refuses (a row that is not theirs, a request already answered) is
-    /// consumed and reported in the receipt, not retried; the others apply.
-    public func apply(_ mutations: [Mutation], client: String, for user: UserRecord, at: Int64) throws -> MutationReceipt {
-        try db.transaction {
-            // On PostgreSQL the person's counters first, held: a person's mutations then apply one
-            // request at a time, so a request a killed client left running and its retry never
-            // both find the same mutations new; and the counters come before anything a mutation
-            // locks (an accepted request's fan-out locks the requester's), the order every stamp
-            // takes them in.
-            if db.dialect.writersSideBySide { _ = try countersForChange(of: user.key) }
-            var last = try db.scalar("SELECT last_seq FROM client_mutations WHERE client = ? AND user = ?", client, user.key) ?? 0
-            var refused: [MutationReceipt.Refusal] = []
-            for mutation in mutations.sorted(by: { $0.seq < $1.seq }) where mutation.seq > last {
-                do {
-                    try db.transaction { try apply(mutation, client: client, for: user, at: at) }
-                } catch let error as EventError {
-                    refused.append(MutationReceipt.Refusal(seq: mutation.seq, reason: error.description))
-                }
-                last = mutation.seq
-            }
-            try db.run("""
-                INSERT INTO client_mutations(client, user, last_seq) VALUES (?, ?, ?)
-                ON CONFLICT (client, user) DO UPDATE SET last_seq = excluded.last_seq
-                """, client, user.key, last)
-            return MutationReceipt(applied: last, counts: try counts(for: user.key), refused: refused)
-        }
-    }
-
-    private func apply(_ mutation: Mutation, client: String, for user: UserRecord, at: Int64) throws {
-        let body: Event.Body
-        switch mutation.action {
-        case .seen(let upTo):
-            try markSeen(user, upTo: upTo, at: at)
-            return
-        case .readAll(let upTo):
-            try markAllRead(user, upTo: upTo, at: at)
-            return
-        case .read(let row):
-            guard try markRead(user, row: row, at: at) != nil else { throw EventError("no row \(row)") }
-            return
-        case .followBack(let other):
-            body = .relation(.follow, actor: user.id, target: other)
-        case .acceptRequest(let other):
-            body = .relation(.followRequestAccepted, actor: user.id, target: other)
-        case .declineRequest(let other):
-            body = .relation(.followRequestDeclined, actor: user.id, target: other)
-        case .preferences(let changes):
-            body = .preferences(user: user.id, changes: changes.map { ($0.category, $0.on) })
-        case let .alert(target, mode):
-            body = .alert(user: user.id, target: target, mode: mode)
-        }
-        try apply(Event(id: "mutation:\(client):\(user.id):\(mutation.seq)", at: at, body: body))
-    }
 }
 
 /// Gathers the entities a page's rows point at, and what the reader must give up.
@@ -307,11 +120,11 @@ struct EntityCollector {
         var commentEntities: [CommentEntity] = []
         for key in steps {
             guard let step = try visibility.step(key), try visibility.canSee(step: step) else { continue }
-            result.steps.append(try store.stepEntity(step))
+            result.steps.append(try store.entities.step(step))
             addUser(step.ownerKey)
             if step.ownerKey == visibility.viewer.key {
                 // The owner holds every comment on their step.
-                commentEntities += try store.comments(ofStep: step, visibility: visibility)
+                commentEntities += try store.entities.comments(ofStep: step, visibility: visibility)
             }
         }
         // The comments rows are about, with the comment each answers.
@@ -324,7 +137,7 @@ struct EntityCollector {
             guard let record = try store.comment(key: key), try visibility.canSee(comment: record),
                   let step = try visibility.step(record.stepKey), !shownComments.contains(record.id) else { continue }
             shownComments.insert(record.id)
-            commentEntities.append(try store.commentEntity(record, on: step))
+            commentEntities.append(try store.entities.commentEntity(record, on: step))
         }
         result.comments = commentEntities
         for comment in commentEntities {
@@ -332,7 +145,7 @@ struct EntityCollector {
         }
         for key in journeys {
             guard let journey = try store.journey(key: key), try visibility.canSee(journey: journey) else { continue }
-            let entity = try store.journeyEntity(journey, people: true, captions: false, visibility: visibility)
+            let entity = try store.entities.journey(journey, people: true, captions: false, visibility: visibility)
             result.journeys.append(entity)
             addUser(journey.ownerKey)
             for supporter in entity.people ?? [] {
@@ -341,8 +154,206 @@ struct EntityCollector {
         }
         for key in users {
             guard let person = try visibility.person(key), try visibility.canSee(person: person) else { continue }
-            result.users.append(try store.person(person, seenBy: visibility.viewer))
+            result.users.append(try store.entities.person(person, seenBy: visibility.viewer))
         }
         return result
+    }
+}
+
+extension Store {
+    /// The pages and mutations of replicas' syncs.
+    public var sync: SyncPages { SyncPages(store: self) }
+}
+
+/// What replicas sync through: a user's pages of changes since a version, who has changes,
+/// and the mutations (seen, read, acts) a device made while it was away.
+public struct SyncPages {
+    let store: Store
+    var db: Connection { store.db }
+
+    /// The reader's changes after `version`, at most about `limit` rows, evaluated now.
+    ///
+    /// One snapshot gives the rows changed (oldest change first), the marks and revocations up
+    /// to the page's end, and the entities the rows point at. Each row's copy, and each entity,
+    /// goes through `Visibility`: a row whose content the reader may no longer see goes
+    /// withheld, and what they may no longer hold is listed in `drops` — from this page's rows,
+    /// and from the revocations since `version`.
+    ///
+    /// Without `afterRow`, a page ends at a version boundary and one change bigger than a page
+    /// comes whole (the contract). With it (0 on a first page), a page may end inside a version:
+    /// it then answers `next` = that version less one and `nextRow` = its last row, and the
+    /// client asks again with both — so a change of a million rows (a deleted step's) still
+    /// comes a page at a time.
+    public func page(for user: UserRecord, after version: Int, afterRow: Int? = nil, limit: Int) throws -> ActivityPage {
+        // Only settled versions are handed out (see `horizon`): asked before the snapshot.
+        let below = try store.horizon()
+        return try store.snapshot {
+            var reader = RowReader()
+            var stored: [StoredRow]
+            if let afterRow, afterRow > 0 {
+                // The rest of version + 1 after row `afterRow`, then the versions after it: two
+                // ranges of the version index (a row-value comparison would walk the version
+                // from its start, and a million-row change page by page is then quadratic).
+                // The horizon is checked here, not in the first statement: given `version = ?`
+                // and `version < ?` both, SQLite sought the range and sorted the whole version,
+                // and a first sync of a million rows took a minute.
+                stored = version + 1 < below ? try db.query("""
+                    \(RowReader.select) WHERE n.recipient = ? AND n.version = ? AND n.id > ? ORDER BY n.id LIMIT ?
+                    """, [user.key, version + 1, afterRow, limit + 1]) { reader.read($0) } : []
+                if stored.count <= limit {
+                    stored += try db.query("""
+                        \(RowReader.select) WHERE n.recipient = ? AND n.version > ? AND n.version < ? ORDER BY n.version, n.id LIMIT ?
+                        """, [user.key, version + 1, below, limit + 1 - stored.count]) { reader.read($0) }
+                }
+            } else {
+                stored = try db.query("""
+                    \(RowReader.select) WHERE n.recipient = ? AND n.version > ? AND n.version < ? ORDER BY n.version, n.id LIMIT ?
+                    """, [user.key, version, below, limit + 1]) { reader.read($0) }
+            }
+            var more = false
+            var nextRow: Int?
+            // On PostgreSQL every version below the horizon is settled and in this snapshot.
+            var next = max(version, below == Int.max ? try store.currentVersion() : below - 1)
+            if stored.count > limit, let last = stored.last?.row.version {
+                more = true
+                if afterRow != nil {
+                    // Cut after `limit` rows, inside a version if need be.
+                    stored.removeLast(stored.count - limit)
+                    let end = stored.last!
+                    if end.row.version == last {
+                        next = end.row.version - 1
+                        nextRow = end.row.id
+                    } else {
+                        stored.removeAll { $0.row.version == last }
+                        next = stored.last?.row.version ?? version
+                    }
+                } else if stored.first?.row.version == last {
+                    // One change bigger than a page: take all of it.
+                    stored = try db.query("\(RowReader.select) WHERE n.recipient = ? AND n.version = ? ORDER BY n.id",
+                                          [user.key, last]) { reader.read($0) }
+                    next = last
+                } else {
+                    stored.removeAll { $0.row.version == last }
+                    next = stored.last?.row.version ?? version
+                }
+            }
+            try store.applyMarks(to: &stored, of: user.key)
+            let visibility = Visibility(store: store, viewer: user)
+            var collector = EntityCollector(store: store, visibility: visibility)
+            var rows: [ActivityRow] = []
+            rows.reserveCapacity(stored.count)
+            for row in stored {
+                // An actor out of sight keeps no face on any row, whatever its kind quotes.
+                let actorVisible = try visibility.canSeeActor(row)
+                if actorVisible, try visibility.canQuote(row) {
+                    rows.append(row.row)
+                    try collector.quote(row)
+                } else {
+                    rows.append(row.row.withholding(face: !actorVisible))
+                    try collector.withhold(row)
+                }
+            }
+            // A first pull holds nothing yet: there is nothing to give up.
+            if version > 0 { try collector.revoke(try store.revocations(for: user.key, after: version, through: next)) }
+            let counters = try store.counters(of: user.key)
+            var page = ActivityPage(rows: rows, entities: try collector.entities(), counts: counters.counts, next: next,
+                                    marks: try store.marks(of: user.key, after: version, through: next), drops: collector.drops,
+                                    store: store.identity, total: version == 0 && (afterRow ?? 0) == 0 ? counters.total : nil, more: more)
+            page.nextRow = nextRow
+            return page
+        }
+    }
+
+    /// Which of `polls` (a user's key, and the version they have) have a change after it: one
+    /// query for every parked long-poll of a server, however many there are.
+    public func usersWithChanges(_ polls: [(user: Int, after: Int)]) throws -> Set<Int> {
+        var changed = Set<Int>()
+        var start = 0
+        while start < polls.count {
+            let chunk = polls[start..<min(start + 500, polls.count)]
+            start += chunk.count
+            // Integers only, written into the text: one statement whatever the count.
+            let values = chunk.map { "(\($0.user), \($0.after))" }.joined(separator: ", ")
+            try db.prepare("WITH p(u, v) AS (VALUES \(values)) SELECT p.u FROM p WHERE \(Store.changed(user: "p.u", after: "p.v"))")
+                .bind([]).forEach { changed.insert($0.int(0)) }
+        }
+        return changed
+    }
+
+    /// The users with a row, a mark or a revocation at version `since` or later (0 among them:
+    /// a revocation for everyone), and where to look from next time: the horizon, below which
+    /// nothing new can still appear. What a server's waker asks on each commit it hears, at a
+    /// cost that grows with the changes, not with the long-polls parked. On PostgreSQL, whose
+    /// schema indexes these tables by version.
+    public func usersChanged(since: Int) throws -> (users: Set<Int>, next: Int) {
+        let next = try store.horizon()
+        var users = Set<Int>()
+        try db.cached("""
+            SELECT recipient FROM notifications WHERE version >= ?
+            UNION SELECT user FROM marks WHERE version >= ?
+            UNION SELECT viewer FROM revocations WHERE version >= ?
+            """).bind([since, since, since]).forEach { users.insert($0.int(0)) }
+        return (users, max(since, next))
+    }
+
+    /// Whether `userKey` has any change after `version`: a row, a mark or a revocation.
+    public func hasChanges(for userKey: Int, after version: Int) throws -> Bool {
+        try db.scalar(Store.hasChangesSQL, userKey, version, userKey, version, userKey, version) == 1
+    }
+
+    /// Applies, in one transaction and in order of `seq`, the mutations of `client` for `user`
+    /// that were not applied before (each at most once), and records the last sequence seen.
+    /// A mutation the world refuses (a row that is not theirs, a request already answered) is
+    /// consumed and reported in the receipt, not retried; the others apply.
+    public func apply(_ mutations: [Mutation], client: String, for user: UserRecord, at: Int64) throws -> MutationReceipt {
+        try db.transaction {
+            // On PostgreSQL the person's counters first, held: a person's mutations then apply one
+            // request at a time, so a request a killed client left running and its retry never
+            // both find the same mutations new; and the counters come before anything a mutation
+            // locks (an accepted request's fan-out locks the requester's), the order every stamp
+            // takes them in.
+            if db.dialect.writersSideBySide { _ = try store.countersForChange(of: user.key) }
+            var last = try db.scalar("SELECT last_seq FROM client_mutations WHERE client = ? AND user = ?", client, user.key) ?? 0
+            var refused: [MutationReceipt.Refusal] = []
+            for mutation in mutations.sorted(by: { $0.seq < $1.seq }) where mutation.seq > last {
+                do {
+                    try db.transaction { try apply(mutation, client: client, for: user, at: at) }
+                } catch let error as EventError {
+                    refused.append(MutationReceipt.Refusal(seq: mutation.seq, reason: error.description))
+                }
+                last = mutation.seq
+            }
+            try db.run("""
+                INSERT INTO client_mutations(client, user, last_seq) VALUES (?, ?, ?)
+                ON CONFLICT (client, user) DO UPDATE SET last_seq = excluded.last_seq
+                """, client, user.key, last)
+            return MutationReceipt(applied: last, counts: try store.inboxes.counts(for: user.key), refused: refused)
+        }
+    }
+
+    private func apply(_ mutation: Mutation, client: String, for user: UserRecord, at: Int64) throws {
+        let body: Event.Body
+        switch mutation.action {
+        case .seen(let upTo):
+            try store.inboxes.markSeen(user, upTo: upTo, at: at)
+            return
+        case .readAll(let upTo):
+            try store.inboxes.markAllRead(user, upTo: upTo, at: at)
+            return
+        case .read(let row):
+            guard try store.inboxes.markRead(user, row: row, at: at) != nil else { throw EventError("no row \(row)") }
+            return
+        case .followBack(let other):
+            body = .relation(.follow, actor: user.id, target: other)
+        case .acceptRequest(let other):
+            body = .relation(.followRequestAccepted, actor: user.id, target: other)
+        case .declineRequest(let other):
+            body = .relation(.followRequestDeclined, actor: user.id, target: other)
+        case .preferences(let changes):
+            body = .preferences(user: user.id, changes: changes.map { ($0.category, $0.on) })
+        case let .alert(target, mode):
+            body = .alert(user: user.id, target: target, mode: mode)
+        }
+        try store.apply(Event(id: "mutation:\(client):\(user.id):\(mutation.seq)", at: at, body: body))
     }
 }

@@ -41,11 +41,6 @@ extension Store {
             ?? InboxCounters(total: 0, seenOrd: 0, readOrd: 0, seenAbove: 0, readAbove: 0)
     }
 
-    /// Unseen (the badge) and unread: O(1), from the counters.
-    public func counts(for userKey: Int) throws -> Counts {
-        try counters(of: userKey).counts
-    }
-
     /// Unseen and unread counted the slow way, row by row, from the stamps and marks: what the
     /// counters must always equal. For tests and checks, never a hot path.
     func recount(for userKey: Int) throws -> Counts {
@@ -89,20 +84,7 @@ extension Store {
                       userKey, after, through) ?? 0
     }
 
-    /// Marks every row `user` was shown up to version `upTo` (all rows when nil) seen: one mark,
-    /// O(1) rows written. Returns fresh counts.
-    @discardableResult
-    public func markSeen(_ user: UserRecord, upTo: Int? = nil, at: Int64) throws -> Counts {
-        try mark(.seen, user, upTo: upTo, at: at)
-    }
-
-    /// Marks every row `user` was shown up to version `upTo` (all when nil) read, and so seen.
-    @discardableResult
-    public func markAllRead(_ user: UserRecord, upTo: Int? = nil, at: Int64) throws -> Counts {
-        try mark(.read, user, upTo: upTo, at: at)
-    }
-
-    private func mark(_ kind: Mark.Kind, _ user: UserRecord, upTo: Int?, at: Int64) throws -> Counts {
+    func mark(_ kind: Mark.Kind, _ user: UserRecord, upTo: Int?, at: Int64) throws -> Counts {
         try db.transaction {
             var c = try countersForChange(of: user.key)
             let reach = min(upTo ?? Int.max, try currentVersion())
@@ -121,31 +103,6 @@ extension Store {
                        user.key, version, kind.rawValue, last.ord, last.id, at)
             try db.run("UPDATE inboxes SET seen_ord = ?, seen_above = ?, read_ord = ?, read_above = ? WHERE user = ?",
                        c.seenOrd, c.seenAbove, c.readOrd, c.readAbove, user.key)
-            return c.counts
-        }
-    }
-
-    /// Stamps row `id` read (and seen, if it was not). Returns nil when the row is not the user's.
-    public func markRead(_ user: UserRecord, row id: Int, at: Int64) throws -> Counts? {
-        try db.transaction {
-            // The counters first, held: every writer that changes both a person's counters and
-            // their rows takes the counters first (a push's ceiling check, then the batch it joins),
-            // and a stamp changes only what the counters guard, so the row needs no lock of its own.
-            var c = try countersForChange(of: user.key)
-            guard let row = try db.first("SELECT ord, seen_at, read_at FROM notifications WHERE id = ? AND recipient = ?",
-                                         [id, user.key], { (ord: $0.int(0), seen: $0.optionalInt64(1), read: $0.optionalInt64(2)) })
-            else { return nil }
-            guard row.read == nil, row.ord > c.readOrd else { return c.counts }
-            let wasSeen = row.seen != nil || row.ord <= c.seenOrd
-            try db.run("UPDATE notifications SET read_at = ?, seen_at = ?, version = ? WHERE id = ? AND recipient = ?",
-                       at, wasSeen ? row.seen : at, try stampVersion("read", at: at), id, user.key)
-            c.readAbove += 1
-            try countStamp("read", row: id, user: user.key, at: at)
-            if !wasSeen {
-                c.seenAbove += 1
-                try countStamp("seen", row: id, user: user.key, at: at)
-            }
-            try db.run("UPDATE inboxes SET seen_above = ?, read_above = ? WHERE user = ?", c.seenAbove, c.readAbove, user.key)
             return c.counts
         }
     }
@@ -211,6 +168,51 @@ extension Store {
         switch (a, b) {
         case let (a?, b?): return min(a, b)
         default: return a ?? b
+        }
+    }
+}
+
+extension Inboxes {
+    /// Unseen (the badge) and unread: O(1), from the counters.
+    public func counts(for userKey: Int) throws -> Counts {
+        try store.counters(of: userKey).counts
+    }
+
+    /// Marks every row `user` was shown up to version `upTo` (all rows when nil) seen: one mark,
+    /// O(1) rows written. Returns fresh counts.
+    @discardableResult
+    public func markSeen(_ user: UserRecord, upTo: Int? = nil, at: Int64) throws -> Counts {
+        try store.mark(.seen, user, upTo: upTo, at: at)
+    }
+
+    /// Marks every row `user` was shown up to version `upTo` (all when nil) read, and so seen.
+    @discardableResult
+    public func markAllRead(_ user: UserRecord, upTo: Int? = nil, at: Int64) throws -> Counts {
+        try store.mark(.read, user, upTo: upTo, at: at)
+    }
+
+    /// Stamps row `id` read (and seen, if it was not). Returns nil when the row is not the user's.
+    public func markRead(_ user: UserRecord, row id: Int, at: Int64) throws -> Counts? {
+        try db.transaction {
+            // The counters first, held: every writer that changes both a person's counters and
+            // their rows takes the counters first (a push's ceiling check, then the batch it joins),
+            // and a stamp changes only what the counters guard, so the row needs no lock of its own.
+            var c = try store.countersForChange(of: user.key)
+            guard let row = try db.first("SELECT ord, seen_at, read_at FROM notifications WHERE id = ? AND recipient = ?",
+                                         [id, user.key], { (ord: $0.int(0), seen: $0.optionalInt64(1), read: $0.optionalInt64(2)) })
+            else { return nil }
+            guard row.read == nil, row.ord > c.readOrd else { return c.counts }
+            let wasSeen = row.seen != nil || row.ord <= c.seenOrd
+            try db.run("UPDATE notifications SET read_at = ?, seen_at = ?, version = ? WHERE id = ? AND recipient = ?",
+                       at, wasSeen ? row.seen : at, try store.stampVersion("read", at: at), id, user.key)
+            c.readAbove += 1
+            try store.countStamp("read", row: id, user: user.key, at: at)
+            if !wasSeen {
+                c.seenAbove += 1
+                try store.countStamp("seen", row: id, user: user.key, at: at)
+            }
+            try db.run("UPDATE inboxes SET seen_above = ?, read_above = ? WHERE user = ?", c.seenAbove, c.readAbove, user.key)
+            return c.counts
         }
     }
 }

@@ -3,8 +3,8 @@ import Notifications
 
 /// What the push worker needs of the store, and nothing more: claim the pushes that are due,
 /// draw a push's content as the rules stand now, and record what each provider answered. The
-/// worker depends on this, not on `Store`, which is the one implementation.
-public protocol Outbox: AnyObject {
+/// worker depends on this, not on the store; the store's `Outbox` is the one implementation.
+public protocol PushQueue {
     /// Claims up to `limit` due entries for `worker` (held for `lease` ms) on `platforms`.
     func claimDue(worker: String, now: Int64, lease: Int64, limit: Int, platforms: [DeviceRecord.Platform]) throws -> [OutboxEntry]
     /// Whether anything is due (or claimed and its lease run out) at `now`.
@@ -26,13 +26,9 @@ public protocol Outbox: AnyObject {
     func inTransaction<T>(memo: Bool, _ body: () throws -> T) throws -> T
 }
 
-extension Store: Outbox {
-    public func inTransaction<T>(memo: Bool, _ body: () throws -> T) throws -> T {
-        try transaction { memo ? try withRecordMemo(body) : try body() }
-    }
-}
+extension Backend.Outbox: PushQueue {}
 
-extension Outbox {
+extension PushQueue {
     /// An entry settled with nothing to retry.
     func settle(_ entry: OutboxEntry, attempt: DeliveryAttempt, next: OutboxEntry.State) throws {
         try settle(entry, attempt: attempt, next: next, retryAt: nil)

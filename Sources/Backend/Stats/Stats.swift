@@ -6,6 +6,18 @@ import Wire
 /// from the rows, the withheld candidates, the preference changes and the outbox, on one
 /// snapshot. docs/stats.md defines each figure.
 extension Store {
+    /// The trust budget's figures, and the counters they are read from.
+    public var stats: Stats { Stats(store: self) }
+}
+
+/// The trust budget (docs/trust-budget.md): what the board measures, read from counters kept
+/// as rows are made and stamped, or recounted from the rows themselves.
+public struct Stats {
+    let store: Store
+    var db: Connection { store.db }
+}
+
+extension Stats {
     /// The time of the newest producer event (nil in a store that has none).
     public func newestEventTime() throws -> Int64? {
         try db.first("SELECT max(at) FROM events WHERE ext IS NOT NULL") { $0.optionalInt64(0) } ?? nil
@@ -24,7 +36,7 @@ extension Store {
     /// The figures as they stand (the caller has counted what was pending, or reads rows):
     /// `fromRows` reads every row of the span instead of the counters (their reference).
     public func trustBudget(since: Int64, until: Int64, fromRows: Bool) throws -> TrustBudget {
-        try snapshot {
+        try store.snapshot {
             var tally = Tally(since: since, until: until)
             let hour = StatsCounters.hour
             var first = StatsCounters.hour(of: since + hour - 1), last = StatsCounters.hour(of: until + 1) - 1

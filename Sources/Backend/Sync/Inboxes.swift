@@ -64,6 +64,56 @@ struct RowReader {
 
 /// Reading rows: by event, by id, a recipient's newest first.
 extension Store {
+    /// Reads an event's rows through `db` (any connection to the store's file), at most `limit`.
+    static func forEachRow(ofEvent outcome: EventOutcome, in db: Connection, limit: Int? = nil,
+                           _ body: (ActivityRow) throws -> Void) throws {
+        guard let first = outcome.firstRow, let last = outcome.lastRow, limit ?? 1 > 0 else { return }
+        var reader = RowReader()
+        let statement = try limit.map { try db.cached(rowsOfEventSQL + " LIMIT ?").bind([first, last, outcome.eventKey, $0]) }
+            ?? db.cached(rowsOfEventSQL).bind([first, last, outcome.eventKey])
+        try statement.stream { try body(reader.read($0).row) }
+    }
+
+    static let rowsOfEventSQL = "\(RowReader.select) WHERE n.id BETWEEN ? AND ? AND n.event = ? ORDER BY n.id"
+
+    func storedActivity(of user: UserRecord, limit: Int, before: Int?) throws -> [StoredRow] {
+        var reader = RowReader()
+        var stored: [StoredRow]
+        if let before, let start = try db.first("SELECT event FROM notifications WHERE id = ? AND recipient = ?",
+                                                 [before, user.key], { $0.int(0) }) {
+            stored = try db.query("""
+                \(RowReader.select) WHERE n.recipient = ? AND (n.event < ? OR (n.event = ? AND n.id < ?))
+                ORDER BY n.event DESC, n.id DESC LIMIT ?
+                """, [user.key, start, start, before, limit]) { reader.read($0) }
+        } else {
+            stored = try db.query("\(RowReader.select) WHERE n.recipient = ? ORDER BY n.event DESC, n.id DESC LIMIT ?",
+                                  [user.key, limit]) { reader.read($0) }
+        }
+        try applyMarks(to: &stored, of: user.key)
+        return stored
+    }
+
+    func storedRow(_ id: Int) throws -> StoredRow? {
+        var reader = RowReader()
+        guard var stored = try db.first("\(RowReader.select) WHERE n.id = ?", [id], { reader.read($0) }) else { return nil }
+        var one = [stored]
+        try applyMarks(to: &one, of: stored.recipientKey)
+        stored = one[0]
+        return stored
+    }
+}
+
+extension Store {
+    /// Each user's inbox: its rows, counts and stamps.
+    public var inboxes: Inboxes { Inboxes(store: self) }
+}
+
+/// Each user's inbox, as a reader and its devices meet it: its rows, the badge's counts, and
+/// the seen and read stamps.
+public struct Inboxes {
+    let store: Store
+    var db: Connection { store.db }
+
     /// The rows created by one applied event, in id order.
     public func rows(ofEvent outcome: EventOutcome) throws -> [ActivityRow] {
         var rows: [ActivityRow] = []
@@ -83,18 +133,6 @@ extension Store {
         try Store.forEachRow(ofEvent: outcome, in: db, limit: limit, body)
     }
 
-    /// Reads an event's rows through `db` (any connection to the store's file), at most `limit`.
-    static func forEachRow(ofEvent outcome: EventOutcome, in db: Connection, limit: Int? = nil,
-                           _ body: (ActivityRow) throws -> Void) throws {
-        guard let first = outcome.firstRow, let last = outcome.lastRow, limit ?? 1 > 0 else { return }
-        var reader = RowReader()
-        let statement = try limit.map { try db.cached(rowsOfEventSQL + " LIMIT ?").bind([first, last, outcome.eventKey, $0]) }
-            ?? db.cached(rowsOfEventSQL).bind([first, last, outcome.eventKey])
-        try statement.stream { try body(reader.read($0).row) }
-    }
-
-    static let rowsOfEventSQL = "\(RowReader.select) WHERE n.id BETWEEN ? AND ? AND n.event = ? ORDER BY n.id"
-
     /// Rows after `afterRow` (a row id), oldest first, at most `limit`: every row of the store,
     /// in the shape `stepo ingest` printed them, for a consumer resuming where it stopped.
     public func rows(afterRow: Int, limit: Int) throws -> [ActivityRow] {
@@ -105,55 +143,29 @@ extension Store {
     /// A user's rows, newest first (in the order they arrived), with their seen and read
     /// state; `before` a row id to page on. As stored: what an operator inspects.
     public func activity(of user: UserRecord, limit: Int = 500, before: Int? = nil) throws -> [ActivityRow] {
-        try storedActivity(of: user, limit: limit, before: before).map(\.row)
+        try store.storedActivity(of: user, limit: limit, before: before).map(\.row)
     }
 
     /// A user's rows as they may see them now: a row whose content they may no longer see (a
     /// block, a deletion, an account gone private or inactive) comes withheld, and a person
-    /// out of sight leaves no face — the same rule a sync applies (see `activityPage`).
+    /// out of sight leaves no face — the same rule a sync applies (see `SyncPages.page`).
     public func activityAsSeen(by user: UserRecord, limit: Int = 500) throws -> [ActivityRow] {
-        let visibility = Visibility(store: self, viewer: user)
-        return try storedActivity(of: user, limit: limit, before: nil).map { stored in
+        let visibility = Visibility(store: store, viewer: user)
+        return try store.storedActivity(of: user, limit: limit, before: nil).map { stored in
             let actorVisible = try visibility.canSeeActor(stored)
             if actorVisible, try visibility.canQuote(stored) { return stored.row }
             return stored.row.withholding(face: !actorVisible)
         }
     }
 
-    private func storedActivity(of user: UserRecord, limit: Int, before: Int?) throws -> [StoredRow] {
-        var reader = RowReader()
-        var stored: [StoredRow]
-        if let before, let start = try db.first("SELECT event FROM notifications WHERE id = ? AND recipient = ?",
-                                                 [before, user.key], { $0.int(0) }) {
-            stored = try db.query("""
-                \(RowReader.select) WHERE n.recipient = ? AND (n.event < ? OR (n.event = ? AND n.id < ?))
-                ORDER BY n.event DESC, n.id DESC LIMIT ?
-                """, [user.key, start, start, before, limit]) { reader.read($0) }
-        } else {
-            stored = try db.query("\(RowReader.select) WHERE n.recipient = ? ORDER BY n.event DESC, n.id DESC LIMIT ?",
-                                  [user.key, limit]) { reader.read($0) }
-        }
-        try applyMarks(to: &stored, of: user.key)
-        return stored
-    }
-
     /// The row `id` with its seen and read state, or nil.
     public func row(_ id: Int) throws -> ActivityRow? {
-        try storedRow(id).map(\.row)
+        try store.storedRow(id).map(\.row)
     }
 
     /// The recipient's row `id`, or nil when there is none or it is someone else's.
     public func row(_ id: Int, of user: UserRecord) throws -> ActivityRow? {
-        guard let stored = try storedRow(id), stored.recipientKey == user.key else { return nil }
+        guard let stored = try store.storedRow(id), stored.recipientKey == user.key else { return nil }
         return stored.row
-    }
-
-    func storedRow(_ id: Int) throws -> StoredRow? {
-        var reader = RowReader()
-        guard var stored = try db.first("\(RowReader.select) WHERE n.id = ?", [id], { reader.read($0) }) else { return nil }
-        var one = [stored]
-        try applyMarks(to: &one, of: stored.recipientKey)
-        stored = one[0]
-        return stored
     }
 }

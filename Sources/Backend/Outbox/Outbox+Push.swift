@@ -47,7 +47,7 @@ public enum PushUnavailable: Error, CustomStringConvertible {
     }
 }
 
-extension Store {
+extension Outbox {
     /// The push of row `id` as it goes out now — the one answer for every surface that draws a
     /// push (`stepo push`, `GET /v1/rows/{id}/push`, the inbox's preview, the delivery worker):
     /// the quiet rules judged again at this moment (`QuietRules.atSend`), a masked copy when the
@@ -55,7 +55,7 @@ extension Store {
     /// fresh unseen count as the absolute badge. Throws `PushUnavailable.withheld` when the
     /// rules now forbid it.
     public func pushContent(row id: Int) throws -> PushContent {
-        guard let stored = try db.first(Store.pushSQL, [id], { row in
+        guard let stored = try db.first(Outbox.pushSQL, [id], { row in
                 StoredPush(kind: Kind(rawValue: row.string(0)) ?? .announcement, title: row.string(1), body: row.string(2),
                            image: row.optionalString(3), face: row.optionalString(4), thread: row.string(5),
                            tap: row.string(6), recipient: row.int(7), deleted: row.bool(8),
@@ -63,8 +63,8 @@ extension Store {
                            step: row.optionalInt(11), comment: row.optionalInt(12), journey: row.optionalInt(13),
                            tier: row.optionalString(14), recipientAlerts: row.int(15))
             }) else { throw PushUnavailable.noSuchRow(id) }
-        guard let recipient = try user(key: stored.recipient) else { throw PushUnavailable.noSuchRow(id) }
-        let actor = try stored.actor.flatMap { try user(key: $0) }
+        guard let recipient = try store.user(key: stored.recipient) else { throw PushUnavailable.noSuchRow(id) }
+        let actor = try stored.actor.flatMap { try store.user(key: $0) }
         let facts = try sendFacts(stored, recipient: recipient, actor: actor)
         var body = stored.body
         var image = stored.image
@@ -81,7 +81,7 @@ extension Store {
         let tap = (try? JSON.parse(stored.tap)).flatMap(Tap.init(json:)) ?? .link(Tap.feedLink)
         return PushContent(rowId: id, kind: stored.kind, title: stored.title, body: body, image: image,
                            face: stored.face, thread: stored.thread, deepLink: tap.deepLink,
-                           badge: try counts(for: stored.recipient).unseen, action: stored.action)
+                           badge: try store.inboxes.counts(for: stored.recipient).unseen, action: stored.action)
     }
 
     /// What the send-time rules ask about a stored push, as the store stands now.
@@ -90,16 +90,16 @@ extension Store {
         facts.recipientActive = recipient.isActive
         facts.preferences = recipient.preferences
         facts.contentDeleted = stored.deleted
-        let visibility = Visibility(store: self, viewer: recipient)
+        let visibility = Visibility(store: store, viewer: recipient)
         if let actor, actor.key != recipient.key {
-            facts.blocked = try blocked(actor.key, recipient.key)
+            facts.blocked = try store.blocked(actor.key, recipient.key)
             facts.actorActive = actor.isActive
             facts.actorPrivate = actor.isPrivate
             visibility.assume(actor, blocked: facts.blocked)
         }
         let kind = stored.action ?? stored.kind
         if kind.isJourneyUpdate, stored.recipientAlerts > 0 {
-            facts.alert = try alert(for: recipient.key, person: stored.actor, journey: stored.journey)?.mode ?? .default
+            facts.alert = try store.alert(for: recipient.key, person: stored.actor, journey: stored.journey)?.mode ?? .default
         }
         if stored.kind == .mention, !stored.deleted, let comment = stored.comment {
             facts.mentionNotVisible = !(try visibility.canSeeComment(comment))
