@@ -106,3 +106,24 @@ let pushCommand = Command(
     }
     return 0
 }
+
+let checkCommand = Command(
+    name: "check",
+    summary: "Check a store whole: damaged pages, references to nothing, and what it holds.",
+    usage: "stepo check [--db FILE | --database URL]",
+    details: """
+    Reads the whole store and changes nothing: run it after a crash, a full disk or a restore.
+    Prints how many events and rows the store holds and every problem found; exits 1 when
+    there is one (SQLite's integrity check, then references that point at nothing).
+    """,
+    options: ["db", "database"]
+) { arguments in
+    guard arguments.positionals.isEmpty else { throw UsageError(description: "stepo check takes no EVENT or ROW") }
+    let store = try openStore(arguments)
+    let problems = try store.audit.problems()
+    let events = try store.audit.eventsApplied(), rows = try store.audit.rowsStored()
+    Output.line("\(Preview.visible(Store.redacted(store.path))): \(events) event\(events == 1 ? "" : "s"), \(rows) row\(rows == 1 ? "" : "s")")
+    for problem in problems { Output.line("  problem: \(Preview.visible(problem))") }
+    Output.line(problems.isEmpty ? "  sound" : "  \(problems.count) problem\(problems.count == 1 ? "" : "s")")
+    return problems.isEmpty ? 0 : 1
+}

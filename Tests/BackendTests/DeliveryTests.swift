@@ -69,9 +69,13 @@ struct DeliveryTests {
     func atomic() throws {
         let w = try world()
         try w.step("draft", journey: "j", publish: false)
+        let (events, rows) = (try w.store.audit.eventsApplied(), try w.store.audit.rowsStored())
         #expect(throws: EventError.self) { try w.interact("heart", "a", "draft") }
-        #expect(try w.store.db.scalar("SELECT count(*) FROM interactions") == 0)
-        #expect(try w.store.db.scalar("SELECT count(*) FROM events WHERE type = 'heart'") == 0)
+        #expect(try w.store.audit.eventsApplied() == events)
+        #expect(try w.store.audit.rowsStored() == rows)
+        let draft = try #require(try w.store.step("draft"))
+        let owner = Visibility(store: w.store, viewer: try w.record("o"))
+        #expect(try w.store.entities.interactions(onStep: draft, visibility: owner).isEmpty)
     }
 
     @Test("tier crossings recognise both sides")

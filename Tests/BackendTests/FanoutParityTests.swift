@@ -54,8 +54,9 @@ struct FanoutParityTests {
             try w.step(stepId, journey: "j", final: final, publish: false)
             let at = w.clock + 60_000
             let owner = try w.record("u0")
-            let followers = Set(try w.store.db.query("SELECT u.ext FROM follows f JOIN users u ON u.id = f.follower WHERE f.followee = ?", [owner.key]) { $0.string(0) })
-            let journeyFollowers = Set(try w.store.db.query("SELECT u.ext FROM journey_follows f JOIN users u ON u.id = f.follower") { $0.string(0) })
+            let journey = try #require(try w.store.journey("j"))
+            let followers = Set(try people.filter { try w.store.follows(try w.record($0).key, owner.key) })
+            let journeyFollowers = Set(try people.filter { try w.store.followsJourney(try w.record($0).key, journey.key) })
             let rung = Ladder.rung(isFinal: final, isFirstPublished: index == 0)
             var expected: [String: String] = [:]
             for id in followers.union(journeyFollowers) {

@@ -16,10 +16,10 @@ struct OutboxTests {
         return w
     }
 
+    /// Every entry of the devices these tests register, in the order they were written.
     func entries(_ w: World) throws -> [(row: Int, token: String, silent: Bool, state: String)] {
-        try w.store.db.query("SELECT row, token, silent, state FROM outbox ORDER BY id") {
-            (row: $0.int(0), token: $0.string(1), silent: $0.bool(2), state: $0.string(3))
-        }
+        try ["apns-1", "fcm-1", "a-phone", "c-phone", "gone"].flatMap { try w.store.outbox.entries(ofDevice: $0) }
+            .sorted { $0.id < $1.id }.map { (row: $0.row, token: $0.token, silent: $0.silent, state: $0.state.rawValue) }
     }
 
     @Test("a sent row writes one entry per live device of its recipient; a withheld push writes none")
@@ -53,7 +53,10 @@ struct OutboxTests {
         #expect(all.map(\.silent) == [false, false, false])
         #expect(Set(all.map(\.row)).count == 1)
         // Once the sound has gone, the next change is silent.
-        try w.store.db.run("UPDATE outbox SET state = 'sent' WHERE state = 'due'")
+        for entry in try w.store.outbox.claimDue(worker: "test", now: w.clock, lease: 60_000, limit: 10) {
+            try w.store.outbox.settle(entry, attempt: DeliveryAttempt(at: w.clock, status: 200, reason: nil, providerId: "p", latencyMs: 1),
+                                      next: .sent)
+        }
         try w.interact("heart", "f", "s")
         all = try entries(w)
         #expect(all.map(\.state) == ["superseded", "superseded", "sent", "due"])
@@ -68,7 +71,7 @@ struct OutboxTests {
         try w.store.devices.register("a-phone", platform: .apns, environment: .production, for: try w.record("a"), at: w.clock)
         try w.store.devices.register("c-phone", platform: .fcm, environment: .production, for: try w.record("c"), at: w.clock)
         try w.store.devices.register("gone", platform: .fcm, environment: .production, for: try w.record("b"), at: w.clock)
-        try w.store.db.run("UPDATE devices SET disabled_at = 1 WHERE token = 'gone'")
+        try w.store.outbox.disableDevice("gone", since: w.clock, at: w.clock)
         try w.step("s2", journey: "j")
         #expect(try entries(w).map(\.token) == ["a-phone"])
         let row = try #require(try w.activity("a").first)
@@ -80,7 +83,8 @@ struct OutboxTests {
         let w = try world()
         let (a, b) = (try w.record("a"), try w.record("b"))
         try w.store.devices.register("t1", platform: .apns, environment: .sandbox, for: a, at: 1)
-        try w.store.db.run("UPDATE devices SET disabled_at = 2 WHERE token = 't1'")
+        try w.store.outbox.disableDevice("t1", since: 1, at: 2)
+        #expect(try w.store.devices.list(of: a).first?.disabledAt == 2)
         try w.store.devices.register("t1", platform: .apns, environment: .production, for: b, at: 3)
         #expect(try w.store.devices.list(of: a).isEmpty)
         #expect(try w.store.devices.list(of: b).map(\.token) == ["t1"])

@@ -64,13 +64,13 @@ struct SampleWorldTests {
         let first = try Self.ingestSample(into: world)
         #expect(first.rejected == 0)
         #expect(first.rows > 300)
-        let total = try world.store.db.scalar("SELECT count(*) FROM notifications")
+        let total = try world.store.audit.rowsStored()
         let version = try world.store.currentVersion()
         let second = try Self.ingestSample(into: world)
         #expect(second.applied == 0)
         #expect(second.repeated == first.applied)
         #expect(second.rows == 0)
-        #expect(try world.store.db.scalar("SELECT count(*) FROM notifications") == total)
+        #expect(try world.store.audit.rowsStored() == total)
         #expect(try world.store.currentVersion() == version)
     }
 }

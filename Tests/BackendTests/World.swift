@@ -27,23 +27,9 @@ final class World {
     /// The store's file, or its PostgreSQL URL.
     let path: String
 
-    /// References that point at nothing. SQLite declares them without enforcing them per
-    /// write (the store checks first): `PRAGMA foreign_key_check` reads them all. PostgreSQL
-    /// enforces the declared ones at each write; its partitioned per-recipient tables declare
-    /// none, so they are checked here row by row.
+    /// References that point at nothing (see `Audit.referenceViolations`).
     func referenceViolations() throws -> [String] {
-        guard store.engine == .postgresql else {
-            return try store.db.query("PRAGMA foreign_key_check") { "\($0.string(0)) row \($0.int(1)) → \($0.string(2))" }
-        }
-        let checks = [
-            "SELECT 'notifications ' || id || ' → users' FROM notifications n WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = n.recipient)",
-            "SELECT 'notifications ' || id || ' → events' FROM notifications n WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = n.event)",
-            "SELECT 'notifications ' || id || ' → actor' FROM notifications n WHERE n.actor IS NOT NULL AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = n.actor)",
-            "SELECT 'inboxes ' || \"user\" || ' → users' FROM inboxes i WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = i.\"user\")",
-            "SELECT 'marks ' || \"user\" || ' → users' FROM marks m WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = m.\"user\")",
-            "SELECT 'batches ' || row || ' → notifications' FROM batches b WHERE NOT EXISTS (SELECT 1 FROM notifications n WHERE n.id = b.row)",
-        ]
-        return try checks.flatMap { try store.db.query($0) { $0.string(0) } }
+        try store.audit.referenceViolations()
     }
 
     /// Applies one event; `at` defaults to one minute after the previous event.

@@ -73,7 +73,7 @@ struct KillTests {
         #expect(after.counts == ServerCounts(unseen: unseen, unread: unread, stale: false))
         #expect(unseen == 0 && unread == 96)
         for row in rows.prefix(10) { #expect(try store.inboxes.row(row.id)?.readAt != nil) }
-        #expect(try store.db.scalar("SELECT last_seq FROM client_mutations WHERE user = ?", me.key) == 12)
+        #expect(try store.sync.lastApplied(client: try after.clientId, for: me) == 12)
         let an = try #require(try store.user("an"))
         #expect(try store.inboxes.activity(of: an).filter { $0.kind == .followRequestAccepted }.count == 1)
         #expect(try store.follows(an.key, me.key))

@@ -5,7 +5,7 @@ import Notifications
 import Testing
 import Wire
 @testable import API
-@testable import Backend
+@_spi(Bench) @testable import Backend
 @testable import Replica
 
 /// Opening Activity stamps every row seen; reading all stamps every row read. However many
@@ -41,14 +41,14 @@ struct SeenTests {
         #expect(try engine.sync() == rows)
         #expect(replica.counts.unseen == rows)
 
-        let replicaBefore = replica.db.totalChanges, storeBefore = store.db.totalChanges
+        let replicaBefore = replica.db.totalChanges, storeBefore = store.connection.totalChanges
         counting.reset()
         let at = newest + 60_000
         if readAll { try replica.markAllRead(at: at) } else { try replica.markAllSeen(at: at) }
         let sent = Int64(Date().timeIntervalSince1970 * 1000)
         let rowsBack = try engine.sync()
         let answered = Int64(Date().timeIntervalSince1970 * 1000)
-        let cost = Cost(replicaWrites: replica.db.totalChanges - replicaBefore, storeWrites: store.db.totalChanges - storeBefore,
+        let cost = Cost(replicaWrites: replica.db.totalChanges - replicaBefore, storeWrites: store.connection.totalChanges - storeBefore,
                         rowsBack: rowsBack, mutationsSent: counting.mutations)
 
         // Exact afterwards: every row stamped once, by the server's clock when the mutation

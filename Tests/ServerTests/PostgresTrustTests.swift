@@ -2,7 +2,7 @@ import Foundation
 import Notifications
 import Testing
 import TestSupport
-@testable import Backend
+@_spi(Bench) @testable import Backend
 import Wire
 
 /// What the trust issue saw on PostgreSQL: a large ingest failing whole for want of locks, and
@@ -37,12 +37,13 @@ struct PostgresTrustTests {
                 let type = n < 1_000 ? "mute" : "unmute"
                 _ = try ingestor.apply(Data(#"{"id":"m\#(n)","type":"\#(type)","at":"2026-11-20T09:00:00Z","actor":"p\#(n % 10)","target":"p\#((n + 1) % 10)"}"#.utf8))
             }
-            return try store.db.scalar("""
+            // The server's lock table, asked through the store's connection.
+            return try store.connection.scalar("""
                 SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND mode = 'ExclusiveLock'
                 """) ?? -1
         }
         #expect(held == 1)
-        #expect(try store.db.scalar("SELECT count(*) FROM events WHERE ext LIKE 'm%'") == 2_000)
+        #expect(try store.audit.eventsApplied(idPrefix: "m") == 2_000)
     }
 
     @Test("an ingest of 25,008 lines, more than PostgreSQL's default lock table holds, applies whole (STEPO_LARGE_INGEST=1)",
@@ -63,8 +64,8 @@ struct PostgresTrustTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("25008 events applied"), "\(result.stderr)")
         let store = try Store(postgres: url)
-        #expect(try store.db.scalar("SELECT count(*) FROM events WHERE ext IS NOT NULL") == 25_008)
-        #expect(try store.db.scalar("SHOW max_locks_per_transaction") == 64)
+        #expect(try store.audit.eventsApplied() == 25_008)
+        #expect(try store.connection.scalar("SHOW max_locks_per_transaction") == 64)  // the server's default, untouched
     }
 
     @Test("two stepo ingest --database at once, and eight writers, send one person at most 100 pushes in a day")
@@ -90,8 +91,9 @@ struct PostgresTrustTests {
         for run in runs { #expect(run.wait(timeout: 120) == 0) }
         let store = try Store(postgres: url)
         let r = try #require(try store.user("r"))
-        #expect(try store.db.scalar("SELECT count(*) FROM notifications WHERE recipient = ? AND push = 'sent'", r.key) == 100)
-        #expect(try store.db.scalar("SELECT count(*) FROM notifications WHERE recipient = ?", r.key) == 240)
+        let rows = try store.inboxes.activity(of: r, limit: Int.max)
+        #expect(rows.filter { $0.push == .sent }.count == 100)
+        #expect(rows.count == 240)
     }
     @Test("several devices stamping one person's rows at once, and a killed client's request beside its retry, keep the counts equal to a recount and no client's place goes back", arguments: [1, 2, 3])
     func concurrentStamps(seed: Int) throws {
@@ -127,7 +129,7 @@ struct PostgresTrustTests {
         let fresh = try store.recount(for: me.key)
         #expect(counts.unseen == fresh.unseen && counts.unread == fresh.unread, "counters \(counts), recount \(fresh)")
         // Each client's place is where its longest request reached: a shorter one never took it back.
-        #expect(try store.db.scalar("SELECT count(*) FROM client_mutations WHERE user = ? AND last_seq = 12", me.key) == 40)
+        #expect(try (0..<40).filter { try store.sync.lastApplied(client: "phone-\($0)", for: me) == 12 }.count == 40)
         let an = try #require(try store.user("an"))
         #expect(try store.inboxes.activity(of: an).filter { $0.kind == .followRequestAccepted }.count == 1)
     }
@@ -143,8 +145,7 @@ struct PostgresTrustTests {
             _ = try ingestor.apply(Data(line.utf8))
         }
         let me = try #require(try store.user("chaucao"))
-        var ids: [Int] = []
-        try store.db.prepare("SELECT id FROM notifications WHERE recipient = ? ORDER BY id").bind([me.key]).forEach { ids.append($0.int(0)) }
+        let ids = try store.inboxes.activity(of: me, limit: Int.max).map(\.id).sorted()
         return (url, store, me, ids)
     }
 
@@ -182,7 +183,7 @@ struct PostgresTrustTests {
         let deadline = Date().addingTimeInterval(20)
         var waiting = 0
         while Date() < deadline {
-            waiting = try store.db.scalar("""
+            waiting = try store.connection.scalar("""
                 SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
                 """) ?? 0
             if waiting >= 2 { break }
@@ -193,7 +194,7 @@ struct PostgresTrustTests {
         #expect(waiting == 2)
         #expect(failures.all.isEmpty, "\(failures.all)")
         #expect(receipts.all.isEmpty, "refused: \(receipts.all)")
-        #expect(try store.db.scalar("SELECT last_seq FROM client_mutations WHERE user = ? AND client = 'phone'", me.key) == 9)
+        #expect(try store.sync.lastApplied(client: "phone", for: me) == 9)
         let an = try #require(try store.user("an"))
         #expect(try store.inboxes.activity(of: an).filter { $0.kind == .followRequestAccepted }.count == 1)
         let counts = try store.inboxes.counts(for: me.key), fresh = try store.recount(for: me.key)

@@ -82,7 +82,7 @@ final class PushDeliveryTests {
     }
 
     func state(_ token: String) throws -> String {
-        try store.db.first("SELECT state FROM outbox WHERE token = ? ORDER BY id DESC LIMIT 1", [token]) { $0.string(0) } ?? "none"
+        try store.outbox.entries(ofDevice: token).last?.state.rawValue ?? "none"
     }
 
     @Test("a push queued before a block, a ban or a deactivation is dropped at claim, never sent; one gone private goes masked",
@@ -136,8 +136,9 @@ final class PushDeliveryTests {
         #expect(try !store.devices.list(of: try #require(try store.user("o"))).contains { $0.token == "gone-f" })
         #expect(try state("bad-a") == "dead")
         // 500: again after about a second; QUOTA_EXCEEDED: not before a minute.
-        let due = try store.db.query("SELECT token, due_at FROM outbox WHERE state = 'due'") { ($0.string(0), $0.int64(1)) }
-        let dueAt = Dictionary(uniqueKeysWithValues: due)
+        let dueAt = try ["down-a", "busy-f"].reduce(into: [String: Int64]()) { due, token in
+            due[token] = try store.outbox.entries(ofDevice: token).last { $0.state == .due }?.dueAt
+        }
         #expect((dueAt["down-a"] ?? 0) - start >= 700 && (dueAt["down-a"] ?? 0) - start < 5_000)
         #expect((dueAt["busy-f"] ?? 0) - start >= 60_000)
         var later = try worker.runOnce(now: { start + 5_000 })
@@ -161,7 +162,7 @@ final class PushDeliveryTests {
         #expect(apns.tokensIssued == 1)
         #expect(seen.filter { $0["path"]?.string == "/token" }.count == 1)
         // Every attempt is on record.
-        let entry = try #require(try store.db.first("SELECT id FROM outbox WHERE token = 'down-a'", []) { $0.int(0) })
+        let entry = try #require(try store.outbox.entries(ofDevice: "down-a").first?.id)
         #expect(try store.outbox.attempts(of: entry).map(\.status) == [500, 200])
     }
 
@@ -209,7 +210,7 @@ final class PushDeliveryTests {
         worker.batch = 8
         let pass = try worker.runOnce(refill: true)
         #expect(pass.sent == 80)
-        #expect(try store.db.scalar("SELECT count(*) FROM outbox WHERE state <> 'sent'") == 0)
+        #expect(try store.outbox.counts().filter { $0.key != .sent }.values.reduce(0, +) == 0)
         let seen = try requests().filter { $0["token"] != nil }
         #expect(seen.count == 80)
         // Both providers live at the stand-in's one address here: one connection for all.
@@ -248,7 +249,7 @@ final class PushDeliveryTests {
         let sent = try requests().compactMap { $0["token"]?.string }
         #expect(sent.count == 120)
         #expect(Set(sent).count == 120)
-        #expect(try store.db.scalar("SELECT count(*) FROM outbox WHERE state = 'sent'") == 120)
+        #expect(try store.outbox.counts()[.sent] == 120)
     }
 }
 
@@ -287,7 +288,7 @@ extension PushDeliveryTests {
                 var status: Int32 = 0
                 _ = waitpid(worker.pid, &status, 0)
                 kills += 1
-                let left = try store.db.scalar("SELECT count(*) FROM outbox WHERE row = ? AND state <> 'sent'", row) ?? 1
+                let left = try store.outbox.entries(ofRow: row).filter { $0.state != .sent }.count
                 if left == 0 { settled = true } else if kills % 4 == 0 { usleep(350_000) }  // let claims lapse now and then
             }
             #expect(settled, "run \(run): entries still waiting after \(kills) kills")
@@ -299,15 +300,11 @@ extension PushDeliveryTests {
             #expect(doubles <= kills * batch)
             // And a push went twice only when its answer was never recorded: the outbox holds
             // one success per entry, and no more attempts than the provider saw.
-            let recorded = try store.db.query("""
-                SELECT o.token, count(a.entry), sum(CASE WHEN a.status = 200 THEN 1 ELSE 0 END) FROM outbox o JOIN delivery_attempts a ON a.entry = o.id
-                WHERE o.row = ? GROUP BY o.token
-                """, [row]) { ($0.string(0), $0.int(1), $0.int(2)) }
-            for (token, attempts, successes) in recorded where token.hasPrefix("k\(run)-") {
-                let why = try store.db.query("""
-                    SELECT a.status, a.reason FROM delivery_attempts a JOIN outbox o ON o.id = a.entry WHERE o.token = ?
-                    """, [token]) { "\($0.optionalInt(0) ?? -1) \($0.optionalString(1) ?? "")" }
-                #expect(successes == 1 && attempts <= perToken[token] ?? 0, "run \(run): \(token): \(why)")
+            for entry in try store.outbox.entries(ofRow: row) where entry.token.hasPrefix("k\(run)-") {
+                let attempts = try store.outbox.attempts(of: entry.id)
+                let why = attempts.map { "\($0.status ?? -1) \($0.reason ?? "")" }
+                #expect(attempts.filter { $0.status == 200 }.count == 1 && attempts.count <= perToken[entry.token] ?? 0,
+                        "run \(run): \(entry.token): \(why)")
             }
             totalKills += kills
             totalDoubles += doubles

@@ -69,6 +69,13 @@ public struct Outbox {
             """, [id], Outbox.entry)
     }
 
+    /// Every entry for device `token`, oldest first: where its pushes stand.
+    public func entries(ofDevice token: String) throws -> [OutboxEntry] {
+        try db.query("""
+            SELECT id, row, token, platform, silent, state, due_at, expires_at, attempts FROM outbox WHERE token = ? ORDER BY id
+            """, [token], Outbox.entry)
+    }
+
     static func entry(_ r: Row) -> OutboxEntry {
         OutboxEntry(id: r.int(0), row: r.int(1), token: r.string(2), platform: DeviceRecord.Platform(rawValue: r.string(3)) ?? .apns,
                     silent: r.bool(4), state: OutboxEntry.State(rawValue: r.string(5)) ?? .due, dueAt: r.int64(6),

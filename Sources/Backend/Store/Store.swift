@@ -380,6 +380,11 @@ public final class Store {
         try db.scalar("SELECT EXISTS (SELECT 1 FROM follows WHERE followee = ? AND follower = ?)", followee, follower) == 1
     }
 
+    /// Whether `follower` follows the journey `journey` (keys both).
+    public func followsJourney(_ follower: Int, _ journey: Int) throws -> Bool {
+        try db.scalar("SELECT EXISTS (SELECT 1 FROM journey_follows WHERE journey = ? AND follower = ?)", journey, follower) == 1
+    }
+
     public func hasPendingRequest(from requester: Int, to target: Int) throws -> Bool {
         try db.scalar("SELECT EXISTS (SELECT 1 FROM follow_requests WHERE target = ? AND requester = ?)", target, requester) == 1
     }

@@ -171,6 +171,12 @@ public struct SyncPages {
     let store: Store
     var db: Connection { store.db }
 
+    /// The last of `client`'s mutations for `user` the store has applied (0 before its first):
+    /// what its receipts answer as `applied`, so a client that retries sends only what follows.
+    public func lastApplied(client: String, for user: UserRecord) throws -> Int {
+        try db.scalar("SELECT last_seq FROM client_mutations WHERE client = ? AND user = ?", client, user.key) ?? 0
+    }
+
     /// The reader's changes after `version`, at most about `limit` rows, evaluated now.
     ///
     /// One snapshot gives the rows changed (oldest change first), the marks and revocations up

@@ -1,0 +1,39 @@
+import Foundation
+import Notifications
+import Testing
+import TestSupport
+@_spi(Bench) @testable import Backend
+
+/// `stepo check` and the audit behind it: a sound store says so, a reference to nothing is
+/// found and named, and what the store holds is counted.
+@Suite("A store checked whole")
+struct AuditTests {
+    @Test("a sound store is sound; a row whose recipient is gone is named, and stepo check exits 1 on it")
+    func check() throws {
+        let w = try World()
+        try w.users("o", "a")
+        try w.journey("j", owner: "o")
+        try w.step("s", journey: "j")
+        let before = try w.store.audit.eventsApplied()
+        #expect(before >= 4)
+        try w.interact("heart", "a", "s")
+        #expect(try w.store.audit.problems().isEmpty)
+        #expect(try w.store.audit.eventsApplied() == before + 1)
+        #expect(try w.store.audit.eventsApplied(idPrefix: "nothing-starts-so") == 0)
+        #expect(try w.store.audit.rowsStored() == 1)
+        let sound = try Stepo.run(["check"] + TestEngine.storeArguments(w.path))
+        #expect(sound.status == 0 && sound.stdout.contains("\(before + 1) events, 1 row") && sound.stdout.contains("sound"),
+                "\(sound.stdout)\(sound.stderr)")
+
+        // Damage no store call can make: a row for someone who never existed, written behind
+        // the store's back.
+        try w.store.connection.run("""
+            INSERT INTO notifications(event, recipient, ord, kind, push, created_at, version)
+            VALUES ((SELECT max(id) FROM events), 999999, 2, 'heart', 'sent', 0, 1)
+            """)
+        let problems = try w.store.audit.problems()
+        #expect(problems.count == 1 && problems.first?.contains("notifications") == true, "\(problems)")
+        let damaged = try Stepo.run(["check"] + TestEngine.storeArguments(w.path))
+        #expect(damaged.status == 1 && damaged.stdout.contains("problem: notifications"), "\(damaged.stdout)\(damaged.stderr)")
+    }
+}
