@@ -33,7 +33,7 @@ public enum DestinationLoader {
             return .profile(try profile(user, offered: action, replica: replica))
         case let .journey(id, panel):
             guard let journey = try replica.journey(id) else { return try gone(actor: row.actor, replica: replica) }
-            return .journey(journeyPage(journey, panel: panel, replica: replica))
+            return .journey(try journeyPage(journey, panel: panel, replica: replica))
         case let .link(url):
             return .link(LinkPage(text: row.body, url: url))
         case let .interactions(id):
@@ -55,15 +55,15 @@ public enum DestinationLoader {
     }
 
     public static func profile(_ id: String, offered: Tap.ProfileAction, replica: Replica) throws -> ProfilePage {
-        ProfilePage(id: id, person: try replica.person(id), offered: offered, alert: replica.alert(for: .person(id)))
+        ProfilePage(id: id, person: try replica.person(id), offered: offered, alert: try replica.alert(for: .person(id)))
     }
 
-    static func journeyPage(_ journey: JourneyEntity, panel: Tap.JourneyPanel, replica: Replica) -> JourneyPage {
-        let reader = replica.user
+    static func journeyPage(_ journey: JourneyEntity, panel: Tap.JourneyPanel, replica: Replica) throws -> JourneyPage {
+        let reader = try replica.user
         return JourneyPage(journey: journey, ownerName: name(journey.owner, replica: replica), panel: panel,
                            supporters: (journey.people ?? []).map { (name($0.user, replica: replica), $0.tier) },
                            readerTier: journey.people?.first { $0.user == reader }?.tier,
-                           alert: replica.alert(for: .journey(journey.id)), isOwn: journey.owner == reader)
+                           alert: try replica.alert(for: .journey(journey.id)), isOwn: journey.owner == reader)
     }
 
     /// Who hearted and shared a step, as the rows that reached the reader say.
@@ -106,7 +106,7 @@ public enum DestinationLoader {
     }
 
     /// A journey as the server shows it now (every step's caption).
-    public static func liveJourney(_ detail: JourneyDetail, like page: JourneyPage, replica: Replica) -> Destination {
-        .journey(journeyPage(detail.journey, panel: page.panel, replica: replica))
+    public static func liveJourney(_ detail: JourneyDetail, like page: JourneyPage, replica: Replica) throws -> Destination {
+        .journey(try journeyPage(detail.journey, panel: page.panel, replica: replica))
     }
 }

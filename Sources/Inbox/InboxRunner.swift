@@ -71,8 +71,14 @@ public final class InboxRunner {
     /// what the server says was seen (see `poll`).
     public func open() {
         send(.syncChanged(syncLine()))
-        awaitingFirstSync = !replica.firstSyncDone
-        send(.opened(seenThrough: awaitingFirstSync ? Int.max : replica.seenThrough))
+        do {
+            awaitingFirstSync = !(try replica.firstSyncDone)
+            send(.opened(seenThrough: awaitingFirstSync ? Int.max : try replica.seenThrough))
+        } catch {
+            // Nothing can be known New, so nothing is marked or stamped; the reason is shown.
+            send(.opened(seenThrough: Int.max))
+            send(.failed(InboxRunner.unreadable(error)))
+        }
         land()
         let flag = changed
         let host = HostBox(host)
@@ -102,12 +108,16 @@ public final class InboxRunner {
         if changed.take() {
             any = true
             send(.syncChanged(syncLine()))
-            if awaitingFirstSync, replica.firstSyncDone {
-                awaitingFirstSync = false
-                send(.opened(seenThrough: replica.seenThrough))
-                land()
-            } else {
-                send(.replicaChanged(unseenArrived: !awaitingFirstSync && replica.newestRow > replica.seenThrough))
+            do {
+                if awaitingFirstSync, try replica.firstSyncDone {
+                    awaitingFirstSync = false
+                    send(.opened(seenThrough: try replica.seenThrough))
+                    land()
+                } else {
+                    send(.replicaChanged(unseenArrived: try !awaitingFirstSync && replica.newestRow > replica.seenThrough))
+                }
+            } catch {
+                send(.failed(InboxRunner.unreadable(error)))
             }
         }
         if let now {
@@ -168,7 +178,12 @@ public final class InboxRunner {
 
     /// The header's words for where sync stands.
     public func syncLine() -> SyncLine {
-        let pending = (try? replica.pendingCount()) ?? 0
+        let pending: Int, counts: ServerCounts, progress: (received: Int, total: Int)?
+        do {
+            (pending, counts, progress) = (try replica.pendingCount(), try replica.counts, try replica.initialSync)
+        } catch {
+            return SyncLine(status: "local copy unreadable", counts: ServerCounts(unseen: 0, unread: 0, stale: true))
+        }
         let status: String
         var unreachable: String?
         switch engine.status {
@@ -180,7 +195,7 @@ public final class InboxRunner {
             status = "offline · \(pending) pending"
             unreachable = reason
         }
-        return SyncLine(status: status, counts: replica.counts, progress: replica.initialSync, unreachable: unreachable)
+        return SyncLine(status: status, counts: counts, progress: progress, unreachable: unreachable)
     }
 
     // MARK: Effects
@@ -389,7 +404,7 @@ public final class InboxRunner {
         case .journey(let page):
             background { engine in
                 switch try engine.journey(page.journey.id) {
-                case .found(let detail): return .destinationRefreshed(DestinationLoader.liveJourney(detail, like: page, replica: replica), for: request)
+                case .found(let detail): return .destinationRefreshed(try DestinationLoader.liveJourney(detail, like: page, replica: replica), for: request)
                 case .gone: return try gone()
                 }
             }

@@ -101,7 +101,7 @@ extension Replica {
     }
 
     /// The newest row's id (0 when there is none): rows past the marks arrived since.
-    public var newestRow: Int { (try? locked { try db.scalar("SELECT max(id) FROM rows") }) ?? 0 }
+    public var newestRow: Int { get throws { try locked { try db.scalar("SELECT max(id) FROM rows") ?? 0 } } }
 
     /// How many rows a card holds.
     public func rowCount(inCard key: String) throws -> Int {
@@ -162,10 +162,10 @@ extension Replica {
     }
 
     /// The reader's custom follow alert for a person or a journey (`default` when none).
-    public func alert(for target: AlertTarget) -> AlertMode {
-        (try? locked {
+    public func alert(for target: AlertTarget) throws -> AlertMode {
+        try locked {
             try db.first("SELECT mode FROM alerts WHERE target = ?", [target.key]) { AlertMode(rawValue: $0.string(0)) }
-        }).flatMap { $0 } ?? .default
+        }.flatMap { $0 } ?? .default
     }
 
     // MARK: Cards, a page at a time

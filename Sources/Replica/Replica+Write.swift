@@ -61,7 +61,7 @@ extension Replica {
     }
 
     /// The furthest row any mark reaches: rows above it arrived since Activity last looked.
-    public var seenThrough: Int { (try? locked { try markIndex().seenThrough }) ?? 0 }
+    public var seenThrough: Int { get throws { try locked { try markIndex().seenThrough } } }
 
     // MARK: Local acts
 

@@ -116,21 +116,22 @@ public final class Replica: @unchecked Sendable {  // owns a SQLite handle; its 
     /// it did.
     @discardableResult
     public func discardIfEmpty() -> Bool {
-        guard version == 0, rowCount == 0, ((try? pendingCount()) ?? 1) == 0 else { return false }
+        // A replica that cannot be read is not known to be empty: it stays.
+        guard (try? version) == 0, (try? rowCount) == 0, (try? pendingCount()) == 0 else { return false }
         for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
         return true
     }
 
     // MARK: What the replica knows of itself
 
-    public var rowCount: Int { (try? locked { try db.scalar("SELECT count(*) FROM rows") }) ?? 0 }
+    public var rowCount: Int { get throws { try locked { try db.scalar("SELECT count(*) FROM rows") ?? 0 } } }
 
     /// The highest version applied.
-    public var version: Int { (try? locked { try number("version") }) ?? 0 }
+    public var version: Int { get throws { try locked { try number("version") } } }
 
     /// Within the version after `version`, the last row applied (0: none): where a change
     /// bigger than a page goes on.
-    public var afterRow: Int { (try? locked { try number("afterRow") }) ?? 0 }
+    public var afterRow: Int { get throws { try locked { try number("afterRow") } } }
 
     /// The id the server files this replica's mutations under (made when the replica was). A
     /// replica that cannot say it throws: sent under a stand-in, its mutations would be taken
@@ -152,29 +153,31 @@ public final class Replica: @unchecked Sendable {  // owns a SQLite handle; its 
     }
 
     /// The identity of the store these rows came from (nil before the first pull).
-    public var storeIdentity: String? { try? locked { try meta("store") } }
+    public var storeIdentity: String? { get throws { try locked { try meta("store") } } }
 
     /// The user this replica belongs to, as the server named them (remembered for offline use).
-    public var user: String? {
-        get { try? locked { try meta("user") } }
-        set { if let newValue { try? locked { try setMeta("user", newValue) } } }
-    }
+    public var user: String? { get throws { try locked { try meta("user") } } }
+
+    /// Remembers the user this replica belongs to.
+    public func setUser(_ user: String) throws { try locked { try setMeta("user", user) } }
 
     /// The last counts the server gave; stale while mutations wait to be sent.
     public var counts: ServerCounts {
-        (try? locked {
-            ServerCounts(unseen: try number("unseen"), unread: try number("unread"), stale: try pendingCount() > 0)
-        }) ?? ServerCounts(unseen: 0, unread: 0, stale: true)
+        get throws {
+            try locked { ServerCounts(unseen: try number("unseen"), unread: try number("unread"), stale: try pendingCount() > 0) }
+        }
     }
 
     /// How far a first sync has come: rows received of the reader's rows in all; nil once done.
     /// Whether a first sync has brought everything once (the server's seen marks among it).
-    public var firstSyncDone: Bool { (try? locked { try meta("initialDone") != nil }) ?? false }
+    public var firstSyncDone: Bool { get throws { try locked { try meta("initialDone") != nil } } }
 
     public var initialSync: (received: Int, total: Int)? {
-        try? locked {
-            guard try meta("initialDone") == nil, let total = try meta("initialTotal").flatMap(Int.init) else { return nil }
-            return (try number("initialReceived"), total)
+        get throws {
+            try locked {
+                guard try meta("initialDone") == nil, let total = try meta("initialTotal").flatMap(Int.init) else { return nil }
+                return (try number("initialReceived"), total)
+            }
         }
     }
 

@@ -95,7 +95,7 @@ public final class SyncEngine: @unchecked Sendable {  // its replica owns a SQLi
                 }
                 try replica.apply(page)
                 applied += page.rows.count
-                if let progress = replica.initialSync { onProgress?(progress.received, progress.total) }
+                if let progress = try replica.initialSync { onProgress?(progress.received, progress.total) }
                 if !page.more { break }
             }
             setStatus(.synced(at: Date()))
@@ -168,7 +168,9 @@ public final class SyncEngine: @unchecked Sendable {  // its replica owns a SQLi
 
     /// The server's words with the people of `mutation` (and the reader) named, not by id.
     private func named(_ reason: String, _ mutation: Mutation) -> String {
-        var people: [String] = replica.user.map { [$0] } ?? []
+        // Naming is a courtesy: a reader the replica cannot name is left as the server said.
+        let reader = (try? replica.user) ?? nil
+        var people: [String] = reader.map { [$0] } ?? []
         switch mutation.action {
         case .acceptRequest(let user), .declineRequest(let user), .followBack(let user): people.append(user)
         case .seen, .readAll, .read, .preferences, .alert: break
@@ -177,7 +179,7 @@ public final class SyncEngine: @unchecked Sendable {  // its replica owns a SQLi
         for (index, word) in words.enumerated() {
             let bare = word.trimmingCharacters(in: .punctuationCharacters)
             guard people.contains(bare) else { continue }
-            let name = bare == replica.user ? "you" : self.name(bare)
+            let name = bare == reader ? "you" : self.name(bare)
             words[index] = word.replacingOccurrences(of: bare, with: name)
         }
         return words.joined(separator: " ")

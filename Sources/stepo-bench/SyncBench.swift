@@ -38,7 +38,7 @@ struct SyncBench {
         fflush(nil)  // every C stream: print() writes through stdout
         Thread.sleep(forTimeInterval: TimeInterval(seconds) + 2)
         for engine in engines { engine.stop() }
-        print("done: \(engines.map(\.replica.rowCount).reduce(0, +)) rows in \(engines.count) replicas")
+        print("done: \(try engines.map { try $0.replica.rowCount }.reduce(0, +)) rows in \(engines.count) replicas")
         return 0
     }
 

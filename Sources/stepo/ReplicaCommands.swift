@@ -38,7 +38,7 @@ struct Client {
                 replica.discardIfEmpty()  // a refused token keeps no replica
                 throw error
             }
-            user = replica.user ?? "?"
+            user = try replica.user ?? "?"
         } else {
             guard arguments["token"] == nil else { throw UsageError(description: "--token goes with --server URL") }
             let store = try openStore(arguments)
@@ -47,7 +47,7 @@ struct Client {
             guard try store.user(user) != nil else { throw CommandError(description: "unknown user \(Preview.visible(user))") }
             // The replica belongs to this store (by its identity) and this user.
             replica = try Replica(path: try Replica.defaultPath(store: store.identity, user: user, in: replicaFolder))
-            replica.user = user
+            try replica.setUser(user)
             // A connection per concurrent call: the inbox long-polls and sends stamps at once.
             let storePath = store.path
             let transport = InProcessTransport(user: user) { Router(store: try Store(path: storePath)) }
@@ -63,19 +63,21 @@ struct Client {
     /// 503, a 429, an answer not understood) is asked again later.
     static func learnUser(_ replica: Replica, _ transport: HTTPTransport) throws {
         // Asked before anything is drawn: a server silent for three seconds is asked again later.
-        guard replica.user == nil,
+        guard try replica.user == nil,
               let (status, body) = try? transport.perform(method: "GET", path: "/v1/me", query: [:], body: nil, timeout: 3) else { return }
         if status == 401 || status == 403 {
             let message = (try? JSON.parse(body))?["error"]?["message"]?.string ?? "HTTP \(status)"
             throw CommandError(description: "the server refused the token: \(Preview.visible(message))")
         }
-        if status == 200, let me = (try? JSON.parse(body))?["user"]?.string { replica.user = me }
+        if status == 200, let me = (try? JSON.parse(body))?["user"]?.string { try replica.setUser(me) }
     }
 
     /// "104 unseen · 104 unread", marked stale when it may be out of date.
     var countsLine: String {
-        let counts = replica.counts
-        return "\(counts.unseen) unseen · \(counts.unread) unread" + (counts.stale ? " (stale)" : "")
+        get throws {
+            let counts = try replica.counts
+            return "\(counts.unseen) unseen · \(counts.unread) unread" + (counts.stale ? " (stale)" : "")
+        }
     }
 }
 
@@ -102,11 +104,10 @@ let syncCommand = Command(
             let applied = try client.engine.sync(wait: arguments.has("watch") ? 25 : 0)
             bar?.finish()
             backoff.reset()
-            Output.line("synced \(Plural.count(applied, "row")) · version \(client.replica.version) · \(client.countsLine)")
+            Output.line("synced \(Plural.count(applied, "row")) · version \(try client.replica.version) · \(try client.countsLine)")
         } catch let error as Unreachable {
             bar?.interrupt()
-            let pending = (try? client.replica.pendingCount()) ?? 0
-            Output.line("offline · \(pending) pending · \(client.countsLine) — \(error.description)")
+            Output.line("offline · \(try client.replica.pendingCount()) pending · \(try client.countsLine) — \(error.description)")
             if !arguments.has("watch") {
                 // Never reached, nothing held: no replica file is left for a wrong address.
                 if arguments["server"] != nil { client.replica.discardIfEmpty() }
@@ -121,8 +122,7 @@ let syncCommand = Command(
             bar?.interrupt()
             // Watching, only a refused token ends it: a server that cannot serve now, or
             // answers what it should not, is waited for.
-            let pending = (try? client.replica.pendingCount()) ?? 0
-            Output.line("server unavailable · \(pending) pending · \(client.countsLine) — \(error.description)")
+            Output.line("server unavailable · \(try client.replica.pendingCount()) pending · \(try client.countsLine) — \(error.description)")
             if !arguments.has("watch") {
                 if arguments["server"] != nil { client.replica.discardIfEmpty() }
                 Output.flush()
@@ -147,7 +147,7 @@ let syncCommand = Command(
 let replicaActivity: @Sendable (Arguments) throws -> Int32 = { arguments in
     let client = try Client(arguments)
     let limit = try arguments.integer("limit") ?? 500
-    if client.replica.version == 0 {
+    if try client.replica.version == 0 {
         do {
             try client.engine.sync()
         } catch {
@@ -160,14 +160,14 @@ let replicaActivity: @Sendable (Arguments) throws -> Int32 = { arguments in
     }
     let rows = try client.replica.rows(limit: limit)
     if arguments.has("json") {
-        Output.line(JSON.object([("user", .string(client.user)), ("version", .int(client.replica.version)),
-                                 ("counts", .object([("unseen", .int(client.replica.counts.unseen)),
-                                                     ("unread", .int(client.replica.counts.unread)),
-                                                     ("stale", .bool(client.replica.counts.stale))])),
+        let counts = try client.replica.counts
+        Output.line(JSON.object([("user", .string(client.user)), ("version", .int(try client.replica.version)),
+                                 ("counts", .object([("unseen", .int(counts.unseen)), ("unread", .int(counts.unread)),
+                                                     ("stale", .bool(counts.stale))])),
                                  ("rows", .array(rows.map(\.json)))]).serialized)
         return 0
     }
-    Output.line("Activity (replica) · @\(Preview.visible(client.user)) · \(client.countsLine) · version \(client.replica.version)")
+    Output.line("Activity (replica) · @\(Preview.visible(client.user)) · \(try client.countsLine) · version \(try client.replica.version)")
     let now = Int64(Date().timeIntervalSince1970 * 1000)
     for row in rows {
         Output.line(listingLine(seen: row.seenAt != nil, read: row.readAt != nil, at: row.createdAt, title: row.title,

@@ -70,7 +70,7 @@ struct KillTests {
         let me = try #require(try store.user("chaucao"))
         let fresh = try store.recount(for: me.key)
         let (unseen, unread) = (fresh.unseen, fresh.unread)
-        #expect(after.counts == ServerCounts(unseen: unseen, unread: unread, stale: false))
+        #expect(try after.counts == ServerCounts(unseen: unseen, unread: unread, stale: false))
         #expect(unseen == 0 && unread == 96)
         for row in rows.prefix(10) { #expect(try store.inboxes.row(row.id)?.readAt != nil) }
         #expect(try store.sync.lastApplied(client: try after.clientId, for: me) == 12)

@@ -140,7 +140,7 @@ struct PrivacyTests {
         let rows = try scene.replica.rows()
         #expect(!rows.isEmpty)
         let fan = try #require(try scene.store.user("fan"))
-        #expect(scene.replica.counts == ServerCounts(unseen: try scene.store.inboxes.counts(for: fan.key).unseen,
+        #expect(try scene.replica.counts == ServerCounts(unseen: try scene.store.inboxes.counts(for: fan.key).unseen,
                                                       unread: try scene.store.inboxes.counts(for: fan.key).unread, stale: false))
     }
 

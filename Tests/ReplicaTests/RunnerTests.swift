@@ -7,6 +7,7 @@ import Wire
 @testable import Backend
 @testable import Replica
 @testable import Inbox
+import SQLite
 
 /// The inbox's runner — the state, the reducer, the effects — against the real API in this
 /// process (the embedded default's transport) over a real SQLite store of the sample world:
@@ -43,6 +44,22 @@ struct RunnerTests {
         return runner
     }
 
+    @Test("a replica whose own record cannot be read says so in the header and when the tab opens, never as zero counts")
+    func unreadableRecord() throws {
+        try engine.sync()
+        #expect(try replica.version > 0 && replica.firstSyncDone)
+        // Another hand breaks the file under the replica: its record of itself is gone.
+        try Database(path: folder + "/chaucao.db").execute("DROP TABLE meta")
+        #expect(throws: (any Error).self) { try replica.counts }
+        #expect(throws: (any Error).self) { try replica.version }
+        #expect(throws: (any Error).self) { try replica.user }
+        let runner = InboxRunner(replica: replica, engine: engine, host: host)
+        runner.send(.resized(width: 100, height: 30))
+        runner.open()
+        #expect(runner.state.sync.status == "local copy unreadable" && runner.state.sync.counts.stale)
+        #expect(runner.state.notice?.hasPrefix("Your activity cannot be read from its local copy") == true, "\(runner.state.notice ?? "no notice")")
+    }
+
     var serverCounts: Counts {
         get throws { try store.recount(for: try #require(try store.user("chaucao")).key) }
     }
@@ -61,15 +78,15 @@ struct RunnerTests {
     @Test("a stamp waits for the frame that earned it: nothing is written before the screen is drawn")
     func stampsAfterTheFrame() throws {
         try engine.sync()
-        let before = replica.seenThrough
+        let before = try replica.seenThrough
         let runner = InboxRunner(replica: replica, engine: engine, host: host)
         runner.send(.resized(width: 100, height: 30))
         runner.open()
         #expect(runner.state.list.loaded)
-        #expect(replica.seenThrough == before, "the seen stamp was written before the tab was drawn")
+        #expect(try replica.seenThrough == before, "the seen stamp was written before the tab was drawn")
         _ = runner.render()
         runner.drawn()
-        #expect(replica.seenThrough > before)
+        #expect(try replica.seenThrough > before)
         let row = try #require(try replica.rows(limit: 500).first { $0.kind == .comment && !$0.deleted && $0.readAt == nil })
         runner.send(.openRow(row))
         #expect(try replica.row(row.id)?.readAt == nil, "the read stamp was written before its screen was drawn")
