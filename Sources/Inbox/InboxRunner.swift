@@ -167,7 +167,15 @@ public final class InboxRunner {
     /// sync is done and it still does not.
     private func land() {
         guard let id = landOn else { return }
-        if let row = try? replica.row(id) {
+        let row: ActivityRow?
+        do {
+            row = try replica.row(id)
+        } catch {
+            landOn = nil
+            send(.failed(InboxRunner.unreadable(error)))
+            return
+        }
+        if let row {
             landOn = nil
             send(.openRow(row))
         } else if !awaitingFirstSync {
@@ -323,7 +331,7 @@ public final class InboxRunner {
             let rows = try replica.rows(matching: filter, before: before, limit: limit)
             cards = rows.map { ListCard(single: $0, newAbove: newAbove) }
             var page = ListPage(request: request == .bottom ? .top : request, cards: cards, reachedEnd: rows.count < limit)
-            page.answered = answered(cards, replica: replica)
+            page.answered = try answered(cards, replica: replica)
             return page
         }
         switch request {
@@ -337,18 +345,18 @@ public final class InboxRunner {
             cards = try replica.cards(after: 0, limit: limit, newAbove: newAbove).reversed()
         }
         var page = ListPage(request: request, cards: cards, reachedEnd: cards.count < limit)
-        page.answered = answered(cards, replica: replica)
+        page.answered = try answered(cards, replica: replica)
         return page
     }
 
     /// Of the cards' people who asked to follow or followed, those already answered or followed
     /// back (as the replica knows them): their rows offer nothing more.
-    static func answered(_ cards: [ListCard], replica: Replica) -> Set<String> {
+    static func answered(_ cards: [ListCard], replica: Replica) throws -> Set<String> {
         var answered = Set<String>()
         for card in cards {
             let row = card.newest
             guard row.kind == .followRequest || row.kind == .newFollower, let actor = row.actor,
-                  let person = try? replica.person(actor) else { continue }
+                  let person = try replica.person(actor) else { continue }
             let r = person.relationship
             if row.kind == .followRequest ? !r.requestedYou : (r.following || r.requested) { answered.insert(actor) }
         }
@@ -364,9 +372,9 @@ public final class InboxRunner {
                 send(.destinationLoaded(.push(.unavailable("Its content was deleted, so no push goes out for it.")), for: request))
                 return
             }
-            let others = (try? replica.rows(inThread: row.thread, limit: 4)) ?? []
             background { engine in
                 do {
+                    let others = try replica.rows(inThread: row.thread, limit: 4)
                     guard case .found(let apns) = try engine.pushPreview(row: row.id, platform: .apns),
                           case .found(let fcm) = try engine.pushPreview(row: row.id, platform: .fcm) else {
                         // The rules withhold it now, or its content is gone: said on the screen.
