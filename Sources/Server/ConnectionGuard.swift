@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Foundation
+import Synchronization
 
 /// How much of the server one client may hold, and for how long it may dawdle.
 public struct ServerLimits: Sendable {
@@ -39,9 +40,10 @@ public struct ServerLimits: Sendable {
 /// request. A connection past its deadline (headers dripping in, a body that never ends) is
 /// shut down from a reaper thread; libmicrohttpd then closes it. Parked long-polls have no
 /// deadline: they wait for a change, not for their client.
-final class ConnectionGuard: @unchecked Sendable {  // keyed by libmicrohttpd connection pointers; its lock guards them
-    /// One connection's state.
-    final class Tracked {
+final class ConnectionGuard: Sendable {
+    /// One connection's state: libmicrohttpd holds it as the connection's context, and the
+    /// guard's lock guards its changing fields.
+    final class Tracked: @unchecked Sendable {  // its `var`s are read and written under the guard's lock only
         enum Stage { case awaitingHeaders, receivingBody, answering, parked }
         let address: String
         let socket: Int32
@@ -61,12 +63,20 @@ final class ConnectionGuard: @unchecked Sendable {  // keyed by libmicrohttpd co
     }
 
     let limits: ServerLimits
-    private let lock = NSLock()
-    private var tracked: [UnsafeMutableRawPointer: Tracked] = [:]
-    private var perAddress: [String: Int] = [:]
-    private var stopped = false
+
+    private struct State {
+        /// By connection pointer (as an address: only ever compared, never followed here).
+        var tracked: [UInt: Tracked] = [:]
+        var perAddress: [String: Int] = [:]
+        var stopped = false
+        /// Connections shut down for dawdling, since the start.
+        var reaped = 0
+    }
+
+    private let state = Mutex(State())
+
     /// Connections shut down for dawdling, since the start (for the log and tests).
-    private(set) var reaped = 0
+    var reaped: Int { state.withLock { $0.reaped } }
 
     let lingerer: Lingerer
 
@@ -77,9 +87,7 @@ final class ConnectionGuard: @unchecked Sendable {  // keyed by libmicrohttpd co
     }
 
     func stop() {
-        lock.lock()
-        stopped = true
-        lock.unlock()
+        state.withLock { $0.stopped = true }
         lingerer.stop()
     }
 
@@ -88,28 +96,30 @@ final class ConnectionGuard: @unchecked Sendable {  // keyed by libmicrohttpd co
         var buffer = [CChar](repeating: 0, count: 64)
         let address = stepo_mhd_client_address(connection, &buffer, socklen_t(buffer.count)) == 0
             ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
-        lock.lock()
-        let count = (perAddress[address] ?? 0) + 1
-        perAddress[address] = count
-        let item = Tracked(address: address, socket: stepo_mhd_connection_fd(connection),
-                           overCap: limits.perAddress > 0 && count > limits.perAddress)
-        tracked[UnsafeMutableRawPointer(connection)] = item
-        lock.unlock()
+        let socket = stepo_mhd_connection_fd(connection)
+        let key = UInt(bitPattern: UnsafeMutableRawPointer(connection))
+        let cap = limits.perAddress
+        let item = state.withLock { state -> Tracked in
+            let count = (state.perAddress[address] ?? 0) + 1
+            state.perAddress[address] = count
+            let item = Tracked(address: address, socket: socket, overCap: cap > 0 && count > cap)
+            state.tracked[key] = item
+            return item
+        }
         context.pointee = Unmanaged.passRetained(item).toOpaque()
     }
 
     /// A connection is gone: it no longer counts.
     func closed(_ connection: OpaquePointer, context: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
-        lock.lock()
-        let item = tracked.removeValue(forKey: UnsafeMutableRawPointer(connection))
-        if let item {
-            let left = (perAddress[item.address] ?? 1) - 1
-            perAddress[item.address] = left > 0 ? left : nil
+        let key = UInt(bitPattern: UnsafeMutableRawPointer(connection))
+        let lingering = state.withLock { state -> Int32? in
+            guard let item = state.tracked.removeValue(forKey: key) else { return nil }
+            let left = (state.perAddress[item.address] ?? 1) - 1
+            state.perAddress[item.address] = left > 0 ? left : nil
+            return item.lingers ? item.socket : nil
         }
-        let lingers = item?.lingers ?? false
-        lock.unlock()
         // libmicrohttpd closes the socket after this returns; the lingerer's copy outlives it.
-        if lingers, let item { lingerer.linger(item.socket) }
+        if let socket = lingering { lingerer.linger(socket) }
         if let raw = context.pointee { Unmanaged<Tracked>.fromOpaque(raw).release() }
         context.pointee = nil
     }
@@ -123,49 +133,48 @@ final class ConnectionGuard: @unchecked Sendable {  // keyed by libmicrohttpd co
     /// The server will end `connection` after its answer: let it linger when it closes.
     func lingerAfterClose(_ connection: OpaquePointer) {
         guard let item = item(connection) else { return }
-        lock.lock()
-        item.lingers = true
-        lock.unlock()
+        state.withLock { _ in item.lingers = true }
     }
 
     func move(_ connection: OpaquePointer, to stage: Tracked.Stage) {
         guard let item = item(connection) else { return }
-        lock.lock()
-        item.stage = stage
-        item.since = Date()
-        lock.unlock()
+        state.withLock { _ in
+            item.stage = stage
+            item.since = Date()
+        }
     }
 
     /// Connections of `address` held now.
     func connections(from address: String) -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return perAddress[address] ?? 0
+        state.withLock { $0.perAddress[address] ?? 0 }
     }
 
     /// Every half second: shut down connections past their deadline.
     private func reap() {
         while true {
             Thread.sleep(forTimeInterval: 0.5)
-            lock.lock()
-            if stopped { lock.unlock(); return }
-            let now = Date()
-            for item in tracked.values {
-                let limit: Double
-                switch item.stage {
-                case .awaitingHeaders: limit = limits.headerTimeout
-                case .receivingBody: limit = limits.bodyTimeout
-                case .answering, .parked: continue
+            let limits = self.limits
+            let stopped = state.withLock { state -> Bool in
+                guard !state.stopped else { return true }
+                let now = Date()
+                for item in state.tracked.values {
+                    let limit: Double
+                    switch item.stage {
+                    case .awaitingHeaders: limit = limits.headerTimeout
+                    case .receivingBody: limit = limits.bodyTimeout
+                    case .answering, .parked: continue
+                    }
+                    if now.timeIntervalSince(item.since) > limit, item.socket >= 0 {
+                        // The socket stays libmicrohttpd's to close: shutting it down ends the
+                        // connection, and its next read sees that.
+                        shutdown(item.socket, Int32(SHUT_RDWR))
+                        item.stage = .answering
+                        state.reaped += 1
+                    }
                 }
-                if now.timeIntervalSince(item.since) > limit, item.socket >= 0 {
-                    // The socket stays libmicrohttpd's to close: shutting it down ends the
-                    // connection, and its next read sees that.
-                    shutdown(item.socket, Int32(SHUT_RDWR))
-                    item.stage = .answering
-                    reaped += 1
-                }
+                return false
             }
-            lock.unlock()
+            if stopped { return }
         }
     }
 

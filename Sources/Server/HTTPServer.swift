@@ -362,91 +362,93 @@ final class RequestState {
 }
 
 /// Suspended long-polls, waiting for the waker, counted per token and per user.
-final class Waiters: @unchecked Sendable {  // holds libmicrohttpd connection pointers; its lock guards them
-    private let lock = NSLock()
-    /// `fresh`: not yet asked about by the waker; `socket`: the connection's, to notice a hang-up.
-    private var parked: [(connection: OpaquePointer, poll: LongPoll, fresh: Bool, token: String?, socket: Int32)] = []
-    private var perToken: [String: Int] = [:]
-    private var perUser: [Int: Int] = [:]
-    private var closed = false
-
-    var isClosed: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return closed
+final class Waiters: Sendable {
+    /// One parked poll. `fresh`: not yet asked about by the waker; `socket`: the connection's,
+    /// to notice a hang-up.
+    struct Parked: @unchecked Sendable {  // a libmicrohttpd connection pointer: only resumed through its daemon
+        let connection: OpaquePointer
+        let poll: LongPoll
+        var fresh: Bool
+        let token: String?
+        let socket: Int32
     }
+
+    private struct State {
+        var parked: [Parked] = []
+        var perToken: [String: Int] = [:]
+        var perUser: [Int: Int] = [:]
+        var closed = false
+
+        /// Forgets the counts of a poll leaving.
+        mutating func uncount(_ entry: Parked) {
+            let users = (perUser[entry.poll.userKey] ?? 1) - 1
+            perUser[entry.poll.userKey] = users > 0 ? users : nil
+            if let token = entry.token {
+                let tokens = (perToken[token] ?? 1) - 1
+                perToken[token] = tokens > 0 ? tokens : nil
+            }
+        }
+    }
+
+    private let state = Mutex(State())
+
+    var isClosed: Bool { state.withLock { $0.closed } }
 
     /// Long-polls parked now.
-    var count: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return parked.count
-    }
+    var count: Int { state.withLock { $0.parked.count } }
 
     /// Long-polls parked now under `token`.
     func parked(token: String?) -> Int {
         guard let token else { return 0 }
-        lock.lock()
-        defer { lock.unlock() }
-        return perToken[token] ?? 0
+        return state.withLock { $0.perToken[token] ?? 0 }
     }
 
     /// Parks `poll` unless its token, its user or the server (`total`) is at its cap.
     func add(_ connection: OpaquePointer, _ poll: LongPoll, token: String?, socket: Int32, limits: ServerLimits, total: Int) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if parked.count >= total || (perUser[poll.userKey] ?? 0) >= limits.parkedPerUser { return false }
-        if let token, (perToken[token] ?? 0) >= limits.parkedPerToken { return false }
-        parked.append((connection, poll, true, token, socket))
-        perUser[poll.userKey, default: 0] += 1
-        if let token { perToken[token, default: 0] += 1 }
-        return true
-    }
-
-    /// Forgets the counts of polls leaving (under the lock).
-    private func uncount(_ entry: (connection: OpaquePointer, poll: LongPoll, fresh: Bool, token: String?, socket: Int32)) {
-        let users = (perUser[entry.poll.userKey] ?? 1) - 1
-        perUser[entry.poll.userKey] = users > 0 ? users : nil
-        if let token = entry.token {
-            let tokens = (perToken[token] ?? 1) - 1
-            perToken[token] = tokens > 0 ? tokens : nil
+        let entry = Parked(connection: connection, poll: poll, fresh: true, token: token, socket: socket)
+        return state.withLock { state in
+            if state.parked.count >= total || (state.perUser[poll.userKey] ?? 0) >= limits.parkedPerUser { return false }
+            if let token, (state.perToken[token] ?? 0) >= limits.parkedPerToken { return false }
+            state.parked.append(entry)
+            state.perUser[poll.userKey, default: 0] += 1
+            if let token { state.perToken[token, default: 0] += 1 }
+            return true
         }
     }
 
     /// Removes and returns the connections whose poll is ready: `ready` answers for all of
-    /// them at once, in order.
+    /// them at once, in order (asked outside the lock: it reads the store).
     func take(where ready: ([(poll: LongPoll, fresh: Bool, socket: Int32)]) -> [Bool]) -> [OpaquePointer] {
-        lock.lock()
-        let current = parked
-        lock.unlock()
+        let current = state.withLock { $0.parked }
         guard !current.isEmpty else { return [] }
         let answers = ready(current.map { (poll: $0.poll, fresh: $0.fresh, socket: $0.socket) })
         let asked = Set(current.map { UnsafeRawPointer($0.connection) })
         let chosen = Set(zip(current, answers).filter { $0.1 }.map { UnsafeRawPointer($0.0.connection) })
-        lock.lock()
-        defer { lock.unlock() }
-        for index in parked.indices where asked.contains(UnsafeRawPointer(parked[index].connection)) { parked[index].fresh = false }
-        guard !chosen.isEmpty else { return [] }
-        let leaving = parked.filter { chosen.contains(UnsafeRawPointer($0.connection)) }
-        for entry in leaving { uncount(entry) }
-        parked.removeAll { chosen.contains(UnsafeRawPointer($0.connection)) }
+        let leaving = state.withLock { state -> [Parked] in
+            for index in state.parked.indices where asked.contains(UnsafeRawPointer(state.parked[index].connection)) {
+                state.parked[index].fresh = false
+            }
+            guard !chosen.isEmpty else { return [] }
+            let leaving = state.parked.filter { chosen.contains(UnsafeRawPointer($0.connection)) }
+            for entry in leaving { state.uncount(entry) }
+            state.parked.removeAll { chosen.contains(UnsafeRawPointer($0.connection)) }
+            return leaving
+        }
         return leaving.map(\.connection)
     }
 
     func takeAll() -> [OpaquePointer] {
-        lock.lock()
-        defer { lock.unlock() }
-        let all = parked.map(\.connection)
-        parked.removeAll()
-        perToken.removeAll()
-        perUser.removeAll()
-        return all
+        state.withLock { state -> [Parked] in
+            let all = state.parked
+            state.parked.removeAll()
+            state.perToken.removeAll()
+            state.perUser.removeAll()
+            return all
+        }.map(\.connection)
     }
 
     func close() {
-        lock.lock()
-        closed = true
-        lock.unlock()
+        state.withLock { $0.closed = true }
     }
 }
 
