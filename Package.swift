@@ -8,9 +8,6 @@ import PackageDescription
 // warning about `mktemp`, used inside the static Foundation. The toolchain's lld would not print
 // it, but its layout costs the inbox 1.7 MB more at its peak (29.6 → 31.4 MB), so gold stays.
 let staticInRelease: [SwiftSetting] = [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
-// Swift 6 language mode (complete concurrency checking), moved to target by target from the
-// bottom of the graph up; the targets without it are still in Swift 5 mode.
-let swift6: [SwiftSetting] = staticInRelease + [.swiftLanguageMode(.v6)]
 
 // Arrows point down only: C libraries → SQLite, Postgres → Storage (the store's seam); Notifications (the engine) → Wire (what the API
 // carries) → Backend (the store) → API → Server; Wire → Replica → Inbox; all of them → stepo.
@@ -35,33 +32,33 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // The pseudo-terminal the benches run the inbox in (libc alone).
         .systemLibrary(name: "CPseudoTerminal", path: "Sources/CPseudoTerminal"),
-        .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: swift6),
-        .target(name: "Postgres", dependencies: ["CLibPQ"], swiftSettings: swift6),
+        .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: staticInRelease),
+        .target(name: "Postgres", dependencies: ["CLibPQ"], swiftSettings: staticInRelease),
         // The seam between the backend's SQL and its two engines.
-        .target(name: "Storage", dependencies: ["SQLite", "Postgres"], swiftSettings: swift6),
-        .target(name: "Notifications", swiftSettings: swift6),
-        .target(name: "Wire", dependencies: ["Notifications"], swiftSettings: swift6),
-        .target(name: "Backend", dependencies: ["Storage", "SQLite", "Postgres", "Notifications", "Wire", "CCrypto"], swiftSettings: swift6),
-        .target(name: "API", dependencies: ["Backend", "Storage", "Notifications", "Wire"], swiftSettings: swift6),
-        .target(name: "Server", dependencies: ["API", "Backend", "CMicroHTTPD"], swiftSettings: swift6),
-        .target(name: "HTTPClient", dependencies: ["CCurl"], swiftSettings: swift6),
-        .target(name: "Deliver", dependencies: ["Backend", "Notifications", "HTTPClient", "CCrypto"], swiftSettings: swift6),
-        .target(name: "Replica", dependencies: ["Wire", "SQLite", "Notifications", "HTTPClient"], swiftSettings: swift6),
-        .target(name: "Inbox", dependencies: ["Replica", "Notifications", "CNcursesw"], swiftSettings: swift6),
+        .target(name: "Storage", dependencies: ["SQLite", "Postgres"], swiftSettings: staticInRelease),
+        .target(name: "Notifications", swiftSettings: staticInRelease),
+        .target(name: "Wire", dependencies: ["Notifications"], swiftSettings: staticInRelease),
+        .target(name: "Backend", dependencies: ["Storage", "SQLite", "Postgres", "Notifications", "Wire", "CCrypto"], swiftSettings: staticInRelease),
+        .target(name: "API", dependencies: ["Backend", "Storage", "Notifications", "Wire"], swiftSettings: staticInRelease),
+        .target(name: "Server", dependencies: ["API", "Backend", "CMicroHTTPD"], swiftSettings: staticInRelease),
+        .target(name: "HTTPClient", dependencies: ["CCurl"], swiftSettings: staticInRelease),
+        .target(name: "Deliver", dependencies: ["Backend", "Notifications", "HTTPClient", "CCrypto"], swiftSettings: staticInRelease),
+        .target(name: "Replica", dependencies: ["Wire", "SQLite", "Notifications", "HTTPClient"], swiftSettings: staticInRelease),
+        .target(name: "Inbox", dependencies: ["Replica", "Notifications", "CNcursesw"], swiftSettings: staticInRelease),
         // Argument parsing, commands and output, shared by the two executables.
-        .target(name: "CLI", dependencies: ["Notifications"], swiftSettings: swift6),
+        .target(name: "CLI", dependencies: ["Notifications"], swiftSettings: staticInRelease),
         .executableTarget(name: "stepo",
                           dependencies: ["CLI", "Inbox", "Replica", "Server", "API", "Backend", "Deliver", "Wire", "Notifications", "SQLite", "HTTPClient", "CNcursesw", "CMicroHTTPD"],
-                          swiftSettings: swift6,
+                          swiftSettings: staticInRelease,
                           linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
         // What the benches and the tests share and the product does not carry: bulk worlds, the
         // throwaway PostgreSQL cluster, the pseudo-terminal.
         .target(name: "BenchSupport", dependencies: ["Backend", "Storage", "SQLite", "Postgres", "Notifications", "Inbox", "CPseudoTerminal"],
-                swiftSettings: swift6),
+                swiftSettings: staticInRelease),
         // The benchmarks: they measure the `stepo` binary built beside them.
         .executableTarget(name: "stepo-bench",
                           dependencies: ["stepo", "CLI", "BenchSupport", "Backend", "Replica", "API", "Wire", "Notifications", "SQLite", "Postgres", "HTTPClient", "Storage"],
-                          swiftSettings: swift6,
+                          swiftSettings: staticInRelease,
                           linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
         // What the tests share: running the real binary, a tmux of their own.
         .target(name: "TestSupport", dependencies: ["Postgres", "BenchSupport"], path: "Tests/TestSupport"),
@@ -73,5 +70,6 @@ let package = Package(
         .testTarget(name: "InboxTests", dependencies: ["Inbox", "Replica", "Wire", "Notifications"]),
         .testTarget(name: "ReplicaTests", dependencies: ["BenchSupport", "Replica", "Inbox", "Server", "API", "Backend", "Wire", "Notifications", "SQLite", "TestSupport"]),
     ],
-    swiftLanguageModes: [.v5]
+    // Every target, the tests too, in Swift 6 mode: complete concurrency checking.
+    swiftLanguageModes: [.v6]
 )

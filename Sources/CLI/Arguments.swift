@@ -78,6 +78,7 @@ public struct Arguments: Sendable {
 
 /// Writing to the standard streams, buffered for speed where output is large.
 public enum Output {
+    /// What waits to be written: commands write from their main thread only.
     nonisolated(unsafe) private static var buffer = ""
 
     public static func line(_ text: String) {

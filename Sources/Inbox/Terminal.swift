@@ -17,6 +17,9 @@ enum Terminal {
         case woken
     }
 
+    // ncurses drives one terminal per process, from the inbox's own thread: these statics are
+    // its state, set at start and read and changed on that thread only (`wake()` writes to the
+    // pipe made at start, from any thread, and changes nothing here).
     nonisolated(unsafe) static var window: UnsafeMutablePointer<WINDOW>?
     nonisolated(unsafe) static var screen: OpaquePointer?
     nonisolated(unsafe) static var palette = Palette(theme: .mono, colours: 0, colourful: false)

@@ -27,7 +27,8 @@ public struct ClusterWidths: Equatable, Sendable {
 /// emoji take two, and the clusters terminals disagree on what this terminal said. Text is cut
 /// only between characters (whole grapheme clusters), never inside one.
 public enum TextWidth {
-    /// What this terminal answered when measured (Unicode's widths until then).
+    /// What this terminal answered when measured (Unicode's widths until then). Measured once
+    /// at start, before any other thread draws or measures.
     nonisolated(unsafe) public static var clusters = ClusterWidths()
 
     /// The cells `character` takes: one decision for the whole cluster.

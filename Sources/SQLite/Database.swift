@@ -92,7 +92,11 @@ public final class Database {
 
     /// When set, told every SQL text any connection prepares (for a test that checks every
     /// statement's query plan). Set it before opening the connections to watch.
-    nonisolated(unsafe) public static var witness: StatementWitness?
+    public static var witness: StatementWitness? {
+        get { watching.withLock { $0 } }
+        set { watching.withLock { $0 = newValue } }
+    }
+    private static let watching = Mutex<StatementWitness?>(nil)
 
     // MARK: Profiling
 

@@ -107,7 +107,7 @@ func seconds(_ arguments: Arguments, _ name: String) throws -> Double? {
     return value
 }
 
-/// Kept alive for the life of `stepo serve`.
+/// Kept alive for the life of `stepo serve` (set once, on the main thread, before serving).
 nonisolated(unsafe) var signalSources: [DispatchSourceSignal] = []
 
 let tokenCommand = Command(

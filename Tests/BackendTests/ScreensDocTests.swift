@@ -18,11 +18,11 @@ struct ScreensDocTests {
 
     /// One screen of the tour: what to press from where the previous one left off, what the
     /// screen must show before it is captured, and the words around it.
-    struct Stop {
+    struct Stop: Sendable {
         let title: String
         let prose: String
-        let press: (Tmux) throws -> Void
-        let ready: (String) -> Bool
+        let press: @Sendable (Tmux) throws -> Void
+        let ready: @Sendable (String) -> Bool
     }
 
     static let tour: [Stop] = [
