@@ -119,7 +119,12 @@ let checkCommand = Command(
     options: ["db", "database"]
 ) { arguments in
     guard arguments.positionals.isEmpty else { throw UsageError(description: "stepo check takes no EVENT or ROW") }
-    let store = try openStore(arguments)
+    // A check reads what is there: it never makes a new, empty store where none was.
+    let location = try storeLocation(arguments)
+    guard Store.isPostgresURL(location) || FileManager.default.fileExists(atPath: location) else {
+        throw CommandError(description: "there is no store at \(Preview.visible(location))")
+    }
+    let store = try Store(location: location)
     let problems = try store.audit.problems()
     let events = try store.audit.eventsApplied(), rows = try store.audit.rowsStored()
     Output.line("\(Preview.visible(Store.redacted(store.path))): \(events) event\(events == 1 ? "" : "s"), \(rows) row\(rows == 1 ? "" : "s")")

@@ -36,4 +36,14 @@ struct AuditTests {
         let damaged = try Stepo.run(["check"] + TestEngine.storeArguments(w.path))
         #expect(damaged.status == 1 && damaged.stdout.contains("problem: notifications"), "\(damaged.stdout)\(damaged.stderr)")
     }
+
+    @Test("stepo check of a file that is not there says so and makes no store there")
+    func nothingThere() throws {
+        let folder = NSTemporaryDirectory() + "stepo-check-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let run = try Stepo.run(["check", "--db", folder + "/none.db"])
+        #expect(run.status == 1 && run.stderr.contains("there is no store at"), "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/none.db"))
+    }
 }
