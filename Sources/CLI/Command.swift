@@ -1,4 +1,5 @@
 import Foundation
+import Notifications
 
 /// One subcommand (of `stepo` or `stepo-bench`): its name, what it does, its usage, and how it runs.
 public struct Command: Sendable {
@@ -43,11 +44,19 @@ public struct Command: Sendable {
             Output.flush()
             return status
         } catch let error as UsageError {
-            Output.error("\(title): \(error.description)\nusage: \(usage)\n(see \(title) --help)")
+            Output.error("\(title): \(Command.visible(error.description))\nusage: \(usage)\n(see \(title) --help)")
             return 2
         } catch {
-            Output.error("\(title): \(error)")
+            // An error may quote what the user gave (a path, a URL) or what a library said of
+            // it: its control characters are shown, never sent to the terminal.
+            Output.error("\(title): \(Command.visible("\(error)"))")
             return 1
         }
+    }
+
+    /// `text` with its line breaks kept and every other control character made visible.
+    public static func visible(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { Preview.visible($0.replacingOccurrences(of: "\t", with: "    ")) }.joined(separator: "\n")
     }
 }

@@ -96,7 +96,7 @@ let pushCommand = Command(
         content = try store.outbox.pushContent(row: id)
         content.silent = arguments.has("silent")
     } catch let error as PushUnavailable {
-        throw CommandError(description: error.description)
+        throw CommandError(description: Preview.visible(error.description))
     }
     switch arguments["platform"] {
     case "apns": Output.line(Payload.apns(content, deviceToken: token).pretty)
@@ -114,21 +114,36 @@ let checkCommand = Command(
     details: """
     Reads the whole store and changes nothing: run it after a crash, a full disk or a restore.
     Prints how many events and rows the store holds and every problem found; exits 1 when
-    there is one (SQLite's integrity check, then references that point at nothing).
+    there is one (SQLite's integrity check, then references that point at nothing, counted by
+    table and column), or when what is there is not a stepo store.
     """,
     options: ["db", "database"]
 ) { arguments in
     guard arguments.positionals.isEmpty else { throw UsageError(description: "stepo check takes no EVENT or ROW") }
-    // A check reads what is there: it never makes a new, empty store where none was.
     let location = try storeLocation(arguments)
-    guard Store.isPostgresURL(location) || FileManager.default.fileExists(atPath: location) else {
-        throw CommandError(description: "there is no store at \(Preview.visible(location))")
+    guard !location.isEmpty else { throw UsageError(description: "--db takes a FILE") }
+    // Opened to read only: a check never makes, migrates or writes a store.
+    let store: Store, problems: [String], events: Int, rows: Int
+    do {
+        store = try Store(inspecting: location)
+        problems = try store.audit.problems()
+        (events, rows) = (try store.audit.eventsApplied(), try store.audit.rowsStored())
+    } catch let error as NotAStore {
+        throw CommandError(description: Preview.visible(error.description))
+    } catch where !Store.isPostgresURL(location) {
+        // A file the engine cannot even read through is damaged: that is the check's answer.
+        Output.line("\(Preview.visible(location)): cannot be read whole")
+        Output.line("  problem: \(Command.visible("\(error)"))")
+        Output.line("  1 problem")
+        return 1
     }
-    let store = try Store(location: location)
-    let problems = try store.audit.problems()
-    let events = try store.audit.eventsApplied(), rows = try store.audit.rowsStored()
     Output.line("\(Preview.visible(Store.redacted(store.path))): \(events) event\(events == 1 ? "" : "s"), \(rows) row\(rows == 1 ? "" : "s")")
-    for problem in problems { Output.line("  problem: \(Preview.visible(problem))") }
+    if !store.pending.isEmpty {
+        Output.line("  its schema lacks \(store.pending.count) migration\(store.pending.count == 1 ? "" : "s") of this build (the next stepo command that writes applies them)")
+    }
+    let shown = 50
+    for problem in problems.prefix(shown) { Output.line("  problem: \(Preview.visible(problem))") }
+    if problems.count > shown { Output.line("  … and \(problems.count - shown) more") }
     Output.line(problems.isEmpty ? "  sound" : "  \(problems.count) problem\(problems.count == 1 ? "" : "s")")
     return problems.isEmpty ? 0 : 1
 }

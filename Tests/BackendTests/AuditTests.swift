@@ -2,6 +2,7 @@ import Foundation
 import Notifications
 import Testing
 import TestSupport
+import SQLite
 @_spi(Bench) @testable import Backend
 
 /// `stepo check` and the audit behind it: a sound store says so, a reference to nothing is
@@ -43,7 +44,35 @@ struct AuditTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let run = try Stepo.run(["check", "--db", folder + "/none.db"])
-        #expect(run.status == 1 && run.stderr.contains("there is no store at"), "\(run.stderr)")
+        #expect(run.status == 1 && run.stderr.contains("is not a stepo store: there is no file there"), "\(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: folder + "/none.db"))
+
+        // An empty file, and another program's database: said, and left exactly as they were.
+        #expect(FileManager.default.createFile(atPath: folder + "/empty.db", contents: Data()))
+        let other = try Database(path: folder + "/other.db")
+        try other.execute("CREATE TABLE foo(x); INSERT INTO foo VALUES (1)")
+        let before = try Data(contentsOf: URL(fileURLWithPath: folder + "/other.db"))
+        for (name, why) in [("empty.db", "the file is empty"), ("other.db", "it holds no stepo schema")] {
+            let refused = try Stepo.run(["check", "--db", folder + "/" + name])
+            #expect(refused.status == 1 && refused.stderr.contains(why), "\(name): \(refused.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/empty.db")).isEmpty)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/other.db")) == before)
+    }
+
+    @Test("stepo check of a store cut short says it cannot be read whole, exits 1, and leaves it as it was")
+    func truncated() throws {
+        let folder = NSTemporaryDirectory() + "stepo-check-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("sample-data/events.ndjson").path
+        #expect(try Stepo.run(["ingest", "--db", folder + "/whole.db", "--quiet", sample]).status == 0)
+        let whole = try Data(contentsOf: URL(fileURLWithPath: folder + "/whole.db"))
+        let cut = whole.prefix(whole.count / 2)
+        try cut.write(to: URL(fileURLWithPath: folder + "/cut.db"))
+        let run = try Stepo.run(["check", "--db", folder + "/cut.db"])
+        #expect(run.status == 1 && run.stdout.contains("cannot be read whole") && run.stdout.contains("problem:"), "\(run.stdout)\(run.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/cut.db")) == cut)
     }
 }

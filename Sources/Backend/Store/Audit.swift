@@ -1,5 +1,12 @@
 import Storage
 
+/// What is at a location given as a store, when it is not one.
+public struct NotAStore: Error, CustomStringConvertible {
+    public let location: String
+    public let why: String
+    public var description: String { "\(location) is not a stepo store: \(why)" }
+}
+
 extension Store {
     /// What an operator (`stepo check`) or a test asks of a whole store: is it sound, and how
     /// much does it hold.
@@ -22,24 +29,47 @@ public struct Audit {
         return found + (try referenceViolations())
     }
 
-    /// References that point at nothing. SQLite declares them without enforcing them per write
-    /// (the store looks every reference up first): `PRAGMA foreign_key_check` reads them all.
-    /// PostgreSQL enforces the declared ones at each write; its partitioned per-recipient
-    /// tables declare none, so they are checked here row by row.
+    /// References that point at nothing, one line per kind: the table and column, what they
+    /// should point at, and how many rows do not. SQLite declares its foreign keys without
+    /// enforcing them per write (the store looks every reference up first): `PRAGMA
+    /// foreign_key_check` reads them all. PostgreSQL enforces the declared ones at each write;
+    /// its partitioned per-recipient tables declare none. A row's step, comment and journey are
+    /// declared on neither. Those are counted here one by one.
     public func referenceViolations() throws -> [String] {
-        guard !db.dialect.isOneFile else {
-            return try db.query("PRAGMA foreign_key_check") { "\($0.string(0)) row \($0.int(1)) → \($0.string(2))" }
+        var found: [(what: String, rows: Int)] = []
+        if db.dialect.isOneFile {
+            var columns: [String: [Int: String]] = [:]
+            var counts: [String: Int] = [:]
+            var order: [String] = []
+            for (table, parent, key) in try db.query("PRAGMA foreign_key_check", [], { ($0.string(0), $0.string(2), $0.int(3)) }) {
+                if columns[table] == nil {
+                    columns[table] = Dictionary(try db.query("PRAGMA foreign_key_list(\"\(table)\")") { ($0.int(0), $0.string(3)) },
+                                                uniquingKeysWith: { first, _ in first })
+                }
+                let what = "\(table).\(columns[table]?[key] ?? "?") → \(parent)"
+                if counts[what] == nil { order.append(what) }
+                counts[what, default: 0] += 1
+            }
+            found += order.map { ($0, counts[$0] ?? 0) }
         }
-        return try Audit.postgresReferences.flatMap { try db.query($0) { $0.string(0) } }
+        let undeclared = db.dialect.isOneFile ? Audit.undeclared.filter { $0.table == "notifications" && $0.column != "recipient"
+                                                                          && $0.column != "event" && $0.column != "actor" }
+                                              : Audit.undeclared
+        for check in undeclared {
+            let rows = try db.scalar("""
+                SELECT count(*) FROM \(check.table) AS c WHERE c.\(check.column) IS NOT NULL
+                AND NOT EXISTS (SELECT 1 FROM \(check.parent) AS p WHERE p.id = c.\(check.column))
+                """) ?? 0
+            if rows > 0 { found.append(("\(check.table).\(check.column) → \(check.parent)", rows)) }
+        }
+        return found.map { "\($0.what): \($0.rows) row\($0.rows == 1 ? "" : "s") point\($0.rows == 1 ? "s" : "") at nothing" }
     }
 
-    private static let postgresReferences = [
-        "SELECT 'notifications ' || id || ' → users' FROM notifications n WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = n.recipient)",
-        "SELECT 'notifications ' || id || ' → events' FROM notifications n WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = n.event)",
-        "SELECT 'notifications ' || id || ' → actor' FROM notifications n WHERE n.actor IS NOT NULL AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = n.actor)",
-        "SELECT 'inboxes ' || \"user\" || ' → users' FROM inboxes i WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = i.\"user\")",
-        "SELECT 'marks ' || \"user\" || ' → users' FROM marks m WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = m.\"user\")",
-        "SELECT 'batches ' || row || ' → notifications' FROM batches b WHERE NOT EXISTS (SELECT 1 FROM notifications n WHERE n.id = b.row)",
+    /// References no engine checks by itself (see `referenceViolations`).
+    private static let undeclared: [(table: String, column: String, parent: String)] = [
+        ("notifications", "recipient", "users"), ("notifications", "event", "events"), ("notifications", "actor", "users"),
+        ("notifications", "step", "steps"), ("notifications", "comment", "comments"), ("notifications", "journey", "journeys"),
+        ("inboxes", "\"user\"", "users"), ("marks", "\"user\"", "users"), ("batches", "row", "notifications"),
     ]
 
     /// How many events have been applied, each counted once by its id (a device's mutations

@@ -23,6 +23,9 @@ public final class Store {
     var knownHorizon = 0
     /// This store's identity, made with it (see `identity`).
     public let identity: String
+    /// Migrations this build would apply that the store lacks: none, but for a store opened
+    /// by `init(inspecting:)`, which changes nothing.
+    public private(set) var pending: [String] = []
     /// The counter slot this connection adds to (see `Schema.statsSlots`): one of 32 by the
     /// server process on PostgreSQL, so writers side by side seldom share a counter row; 0 on
     /// SQLite, whose writers take turns anyway.
@@ -109,6 +112,40 @@ public final class Store {
         }
         timeline = try replayState(position).received
         guard timeline != nil else { throw EventError("the standby at \(db.path) is not receiving from a primary") }
+    }
+
+    /// Opens the store at `location` to read it and nothing else (`stepo check`): nothing is
+    /// created, migrated or written. Throws `NotAStore` when what is there is not a stepo store
+    /// (an empty file, another program's database, a database with no schema yet). `pending`:
+    /// the migrations this build would still apply to it.
+    public init(inspecting location: String) throws {
+        if Store.isPostgresURL(location) {
+            db = try Connection(postgres: location)
+        } else {
+            var directory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: location, isDirectory: &directory) else {
+                throw NotAStore(location: location, why: "there is no file there")
+            }
+            guard !directory.boolValue else { throw NotAStore(location: location, why: "it is a folder") }
+            let size = (try? FileManager.default.attributesOfItem(atPath: location)[.size] as? Int) ?? nil
+            guard size != 0 else { throw NotAStore(location: location, why: "the file is empty") }
+            db = Connection(try Database(path: location, readOnly: true, create: false, foreignKeys: false))
+        }
+        let catalogue = db.dialect.isOneFile
+            ? "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+            : "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'schema_migrations'"
+        guard try db.scalar(catalogue) == 1 else {
+            throw NotAStore(location: location, why: "it holds no stepo schema (another program's database, or one never opened by stepo)")
+        }
+        let done = Set(try db.query("SELECT id FROM schema_migrations") { $0.string(0) })
+        let known = db.dialect.isOneFile ? Schema.migrator.migrations.map(\.id) : PostgresSchema.migrations.map(\.id)
+        if let unknown = done.subtracting(known).sorted().first {
+            throw NotAStore(location: location, why: "it has migration \(unknown), unknown to this build: it was written by a newer stepo")
+        }
+        pending = known.filter { !done.contains($0) }
+        identity = try db.first("SELECT value FROM settings WHERE key = 'identity'") { $0.string(0) } ?? ""
+        slot = 0
+        primary = nil
     }
 
     /// The migration that made the trust budget's counters: a store it was applied to has
