@@ -114,7 +114,10 @@ extension Replica {
                     try db.run("UPDATE users SET following = NOT private, requested = private WHERE id = ?", user)
                 case let .alert(target, mode):
                     try setAlertLocked(target, mode)
-                default: break
+                case .seen, .readAll, .read, .preferences:
+                    // Stamps change the replica through their own calls (`markAllSeen`,
+                    // `markRead`); a switch is shown from the server's answer. Here they only wait.
+                    break
                 }
                 try enqueueLocked(action)
             }
