@@ -145,7 +145,10 @@ struct SyncBench {
             let at = Timestamp.format(Timestamp.parse("2026-11-29T01:00:00Z")! + Int64(i) * 1000)
             let event = #"{"id":"inc\#(i)","type":"heart","at":"\#(at)","actor":"u\#(100 + i)","step":"s1"}"#
             start = DispatchTime.now()
-            _ = try adminTransport.perform(method: "POST", path: "/v1/events", query: [:], body: Data(event.utf8))
+            let posted = try adminTransport.perform(method: "POST", path: "/v1/events", query: [:], body: Data(event.utf8))
+            guard posted.status == 200 else {
+                throw CommandError(description: "the server refused an event (\(posted.status)): \(String(decoding: posted.body, as: UTF8.self))")
+            }
             done.wait()
             wakes.append(Double((box.end ?? start).uptimeNanoseconds - start.uptimeNanoseconds) / 1e6)
         }
@@ -159,8 +162,9 @@ struct SyncBench {
         let tokenFile = folder + "/tokens.txt"
         try tokens.joined(separator: "\n").write(toFile: tokenFile, atomically: true, encoding: .utf8)
         let clients = Process()
-        clients.executableURL = URL(fileURLWithPath: Bench.stepo)
-        clients.arguments = ["bench", "sync", "--role", "clients", "--port", String(port), "--tokens", tokenFile,
+        // The clients are this program again (`stepo-bench sync --role clients`), not the product.
+        clients.executableURL = URL(fileURLWithPath: CommandLine.executablePath)
+        clients.arguments = ["sync", "--role", "clients", "--port", String(port), "--tokens", tokenFile,
                              "--seconds", String(seconds), "--dir", folder + "/clients"]
         try FileManager.default.createDirectory(atPath: folder + "/clients", withIntermediateDirectories: true)
         let ready = Pipe()
