@@ -129,6 +129,11 @@ struct SyncBench {
         let engine = SyncEngine(replica: replica, transport: HTTPTransport(baseURL: base, token: tokens[0]))
         _ = try engine.sync()
         var start = DispatchTime.now()
+        // A step of the replica's reader (u1): each heart on it is a row for them, and wakes them.
+        guard let reader = try store.user("u1"),
+              let own = try (1...50).compactMap({ try store.step("s\($0)") }).first(where: { $0.ownerKey == reader.key }) else {
+            throw CommandError(description: "the bench's world has no step of u1")
+        }
 
         // 2. Incremental: an event posted, the long-poll wakes, the row is in the replica.
         let adminTransport = HTTPTransport(baseURL: base, token: admin)
@@ -143,7 +148,7 @@ struct SyncBench {
             }
             Thread.sleep(forTimeInterval: 0.05)
             let at = Timestamp.format(Timestamp.parse("2026-11-29T01:00:00Z")! + Int64(i) * 1000)
-            let event = #"{"id":"inc\#(i)","type":"heart","at":"\#(at)","actor":"u\#(100 + i)","step":"s1"}"#
+            let event = #"{"id":"inc\#(i)","type":"heart","at":"\#(at)","actor":"u\#(100 + i)","step":"\#(own.id)"}"#
             start = DispatchTime.now()
             let posted = try adminTransport.perform(method: "POST", path: "/v1/events", query: [:], body: Data(event.utf8))
             guard posted.status == 200 else {
