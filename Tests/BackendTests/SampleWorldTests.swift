@@ -147,6 +147,7 @@ struct EventsDocTests {
     }
 }
 
+/// Filled by one thread, read by another after it is joined (the join orders the two).
 final class Box2<T>: @unchecked Sendable {
     var value: T
     init(_ value: T) { self.value = value }

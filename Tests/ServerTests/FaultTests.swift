@@ -1,5 +1,6 @@
 import BenchSupport
 import Foundation
+import Synchronization
 import HTTPClient
 import Notifications
 import Postgres
@@ -324,12 +325,10 @@ extension DatabaseRestartTests {
 }
 
 /// Answers collected from several threads.
-final class Answers: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [HTTPAnswer?] = []
-    private var lines: [String] = []
-    func add(_ item: HTTPAnswer?) { lock.lock(); items.append(item); lock.unlock() }
-    func note(_ line: String) { lock.lock(); lines.append(line); lock.unlock() }
-    var notes: [String] { lock.lock(); defer { lock.unlock() }; return lines }
-    var all: [HTTPAnswer?] { lock.lock(); defer { lock.unlock() }; return items }
+final class Answers: Sendable {
+    private let state = Mutex<(items: [HTTPAnswer?], lines: [String])>(([], []))
+    func add(_ item: HTTPAnswer?) { state.withLock { $0.items.append(item) } }
+    func note(_ line: String) { state.withLock { $0.lines.append(line) } }
+    var notes: [String] { state.withLock { $0.lines } }
+    var all: [HTTPAnswer?] { state.withLock { $0.items } }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HTTPClient
 import Notifications
 import Testing
@@ -238,23 +239,14 @@ struct ScaleOutTests {
 }
 
 /// A value shared between threads.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
+final class Locked<Value: Sendable>: Sendable {
+    private let stored: Mutex<Value>
 
-    init(_ value: Value) { stored = value }
+    init(_ value: Value) { stored = Mutex(value) }
 
-    var value: Value {
-        lock.lock()
-        defer { lock.unlock() }
-        return stored
-    }
+    var value: Value { stored.withLock { $0 } }
 
     func set(_ value: Value) { mutate { $0 = value } }
 
-    func mutate(_ body: (inout Value) -> Void) {
-        lock.lock()
-        body(&stored)
-        lock.unlock()
-    }
+    func mutate(_ body: (inout Value) -> Void) { stored.withLock { body(&$0) } }
 }

@@ -1,13 +1,13 @@
 import Foundation
+import Synchronization
 
 /// Errors collected from several threads.
-public final class Failures: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [String] = []
+public final class Failures: Sendable {
+    private let items = Mutex<[String]>([])
 
     public init() {}
 
-    public func add(_ item: String) { lock.lock(); items.append(item); lock.unlock() }
+    public func add(_ item: String) { items.withLock { $0.append(item) } }
 
-    public var all: [String] { lock.lock(); defer { lock.unlock() }; return items }
+    public var all: [String] { items.withLock { $0 } }
 }
