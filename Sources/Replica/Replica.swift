@@ -183,12 +183,26 @@ public final class Replica: @unchecked Sendable {  // owns a SQLite handle; its 
 
     public func pendingCount() throws -> Int { try locked { try db.scalar("SELECT count(*) FROM pending") ?? 0 } }
 
-    /// The mutations waiting for the server, in order.
+    /// The mutations waiting for the server, in order (those that cannot be read are taken
+    /// out by `discardUnreadable`, which says how many).
     public func pending() throws -> [Mutation] {
         try locked {
             try db.query("SELECT mutation FROM pending ORDER BY seq") { row in
                 (try? JSON.parse(row.string(0))).flatMap { try? Mutation(json: $0) }
             }.compactMap { $0 }
+        }
+    }
+
+    /// Removes the queued mutations that cannot be read back (a damaged local copy): they can
+    /// never be sent, and left in place they would keep the counts stale for ever. Returns how
+    /// many went, for the reader to be told.
+    public func discardUnreadable() throws -> Int {
+        try locked {
+            let unreadable = try db.query("SELECT seq, mutation FROM pending ORDER BY seq") { row in
+                (seq: row.int(0), readable: (try? JSON.parse(row.string(1))).flatMap { try? Mutation(json: $0) } != nil)
+            }.filter { !$0.readable }.map(\.seq)
+            for seq in unreadable { try db.run("DELETE FROM pending WHERE seq = ?", seq) }
+            return unreadable.count
         }
     }
 

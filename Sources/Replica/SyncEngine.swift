@@ -122,6 +122,10 @@ public final class SyncEngine: @unchecked Sendable {  // its replica owns a SQLi
     /// says what it refused; a refused mutation is dropped (and told to the reader). A batch
     /// the server cannot read at all is sent one by one, and what it cannot read dropped.
     private func push() throws {
+        let lost = try replica.discardUnreadable()
+        if lost > 0 {
+            note("\(lost == 1 ? "A change" : "\(lost) changes") waiting to be sent could not be read back from the local copy, and \(lost == 1 ? "was" : "were") dropped")
+        }
         while true {
             let pending = Array(try replica.pending().prefix(SyncEngine.batchSize))
             guard !pending.isEmpty else { return }

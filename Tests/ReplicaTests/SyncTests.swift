@@ -48,6 +48,22 @@ struct SyncTests {
         #expect(try local.journey("guitar")?.title == "Learn to play guitar")
     }
 
+    @Test("a queued change the local copy cannot read back is dropped and said, and the rest still go: the counts do not stay stale")
+    func unreadableQueuedChange() throws {
+        let local = try replica("q")
+        let engine = SyncEngine(replica: local, transport: InProcessTransport(router: Router(store: try Store(location: storePath)), user: "chaucao"))
+        try engine.sync()
+        let row = try #require(try local.rows(limit: 1).first)
+        try local.markRead(row.id, at: 1_000)
+        // Another hand damages the queue: a second change that is no longer a mutation.
+        try Database(path: folder + "/q.db").run("INSERT INTO pending(seq, mutation) VALUES (99, 'not a mutation')")
+        #expect(try local.pendingCount() == 2)
+        try engine.sync()
+        #expect(try local.pendingCount() == 0 && !(try local.counts.stale))
+        #expect(try store.inboxes.row(row.id)?.readAt != nil)
+        #expect(engine.takeRefusals() == ["A change waiting to be sent could not be read back from the local copy, and was dropped"])
+    }
+
     @Test("two clients of one user converge, and every count agrees with a server COUNT")
     func twoClients() throws {
         let a = try replica("a"), b = try replica("b")
