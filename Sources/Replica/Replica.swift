@@ -187,10 +187,13 @@ public final class Replica: @unchecked Sendable {  // owns a SQLite handle; its 
     /// out by `discardUnreadable`, which says how many).
     public func pending() throws -> [Mutation] {
         try locked {
-            try db.query("SELECT mutation FROM pending ORDER BY seq") { row in
-                (try? JSON.parse(row.string(0))).flatMap { try? Mutation(json: $0) }
-            }.compactMap { $0 }
+            try db.query("SELECT mutation FROM pending ORDER BY seq") { Replica.mutation($0.string(0)) }.compactMap { $0 }
         }
+    }
+
+    /// A queued mutation as stored, or nil when it cannot be read back.
+    private static func mutation(_ text: String) -> Mutation? {
+        (try? JSON.parse(text)).flatMap { try? Mutation(json: $0) }
     }
 
     /// Removes the queued mutations that cannot be read back (a damaged local copy): they can
@@ -199,8 +202,8 @@ public final class Replica: @unchecked Sendable {  // owns a SQLite handle; its 
     public func discardUnreadable() throws -> Int {
         try locked {
             let unreadable = try db.query("SELECT seq, mutation FROM pending ORDER BY seq") { row in
-                (seq: row.int(0), readable: (try? JSON.parse(row.string(1))).flatMap { try? Mutation(json: $0) } != nil)
-            }.filter { !$0.readable }.map(\.seq)
+                Replica.mutation(row.string(1)) == nil ? row.int(0) : nil
+            }.compactMap { $0 }
             for seq in unreadable { try db.run("DELETE FROM pending WHERE seq = ?", seq) }
             return unreadable.count
         }

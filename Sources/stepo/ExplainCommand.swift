@@ -137,13 +137,13 @@ let checkCommand = Command(
         Output.line("  1 problem")
         return 1
     }
-    Output.line("\(Preview.visible(Store.redacted(store.path))): \(events) event\(events == 1 ? "" : "s"), \(rows) row\(rows == 1 ? "" : "s")")
+    Output.line("\(Preview.visible(Store.redacted(store.path))): \(Plural.count(events, "event")), \(Plural.count(rows, "row"))")
     if !store.pending.isEmpty {
-        Output.line("  its schema lacks \(store.pending.count) migration\(store.pending.count == 1 ? "" : "s") of this build (the next stepo command that writes applies them)")
+        Output.line("  its schema lacks \(Plural.count(store.pending.count, "migration")) of this build (the next stepo command that writes applies them)")
     }
     let shown = 50
     for problem in problems.prefix(shown) { Output.line("  problem: \(Preview.visible(problem))") }
     if problems.count > shown { Output.line("  … and \(problems.count - shown) more") }
-    Output.line(problems.isEmpty ? "  sound" : "  \(problems.count) problem\(problems.count == 1 ? "" : "s")")
+    Output.line(problems.isEmpty ? "  sound" : "  \(Plural.count(problems.count, "problem"))")
     return problems.isEmpty ? 0 : 1
 }
