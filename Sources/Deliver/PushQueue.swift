@@ -9,16 +9,17 @@ public protocol PushQueue {
     func claimDue(worker: String, now: Int64, lease: Int64, limit: Int, platforms: [DeviceRecord.Platform]) throws -> [OutboxEntry]
     /// Whether anything is due (or claimed and its lease run out) at `now`.
     func anythingDue(now: Int64) throws -> Bool
-    /// The push of a row as it would go now (the rules asked again at send time).
-    func pushContent(row id: Int) throws -> PushContent
+    /// The push of an entry as it would go now to its device (the rules asked again at send
+    /// time, the device still its recipient's).
+    func pushContent(for entry: OutboxEntry) throws -> PushContent
     /// The provider's answer to an entry, and what becomes of the entry.
     func settle(_ entry: OutboxEntry, attempt: DeliveryAttempt, next: OutboxEntry.State, retryAt: Int64?) throws
     /// An entry given back unsent, due again at `dueAt`.
     func release(_ entry: OutboxEntry, dueAt: Int64) throws
     /// An entry that cannot go (expired, its content unavailable).
     func abandon(_ entry: OutboxEntry, reason: String, at: Int64) throws
-    /// An entry the rules withhold at send time.
-    func drop(_ entry: OutboxEntry, reason: Reason, at: Int64) throws
+    /// An entry the rules withhold at send time, with `PushUnavailable.dropReason`.
+    func drop(_ entry: OutboxEntry, reason: String, at: Int64) throws
     /// A device the provider says is gone since `since`, or (FCM) whose token is unregistered.
     func disableDevice(_ token: String, since: Int64, at: Int64) throws
     func forgetDevice(_ token: String) throws

@@ -138,9 +138,9 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
                 // The rules judged again, now: what they forbid since the row was made is dropped.
                 var content: PushContent
                 do {
-                    content = try queue.pushContent(row: entry.row)
+                    content = try queue.pushContent(for: entry)
                 } catch let unavailable as PushUnavailable {
-                    if let reason = unavailable.reason {
+                    if let reason = unavailable.dropReason {
                         try queue.drop(entry, reason: reason, at: at)
                         pass.dropped += 1
                     } else {

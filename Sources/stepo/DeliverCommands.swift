@@ -77,7 +77,7 @@ let deliverCommand = Command(
         for entry in due {
             var content: PushContent
             do {
-                content = try store.outbox.pushContent(row: entry.row)
+                content = try store.outbox.pushContent(for: entry)
             } catch let unavailable as PushUnavailable {
                 // The send-time rules drop it: not printed, only reported.
                 withheld += 1

@@ -157,7 +157,7 @@ struct StatsTests {
         let again = try w.store.outbox.claimDue(worker: "test", now: far, lease: 3_600_000, limit: 10)
         #expect(again.map(\.id) == [claimed[1].id])
         try w.store.outbox.settle(again[0], attempt: DeliveryAttempt(at: rowTimes[1] + 5_000, status: 200, reason: nil, providerId: "b", latencyMs: 200), next: .sent)
-        try w.store.outbox.drop(claimed[2], reason: .blocked, at: far)
+        try w.store.outbox.drop(claimed[2], reason: Reason.blocked.rawValue, at: far)
         try w.store.outbox.abandon(claimed[3], reason: "expired", at: far)
         let d = try w.store.stats.trustBudget(since: Self.at("2026-10-26T02:00:00Z"), until: Self.at("2026-11-02T02:00:00Z")).delivery
         #expect(d.entries == 5 && d.sent == 2 && d.dropped == ["blocked": 1] && d.failed == 1 && d.pending == 1 && d.retried == 1)

@@ -121,6 +121,30 @@ final class PushDeliveryTests {
         }
     }
 
+    @Test("a push queued for a phone whose owner signed out, or on which another person signed in, is dropped unsent",
+          arguments: ["removed", "moved"])
+    func deviceChangedHands(change: String) throws {
+        try register(["phone-a"], .apns)
+        try register(["phone-f"], .fcm)
+        let comment = #"{"id":"c-f1","type":"comment","at":"\#(Timestamp.format(now))","actor":"f1","step":"s","comment":{"id":"c1","text":"PRIVATEWORDS from f1"}}"#
+        let row = try #require(try Ingestor(store: store).apply(Data(comment.utf8))?.writtenRows.first?.id)
+        let owner = try #require(try store.user("o"))
+        for token in ["phone-a", "phone-f"] { #expect(try store.devices.remove(token, of: owner)) }
+        if change == "moved" {
+            let other = try #require(try store.user("f2"))
+            try store.devices.register("phone-a", platform: .apns, environment: .production, for: other, at: now)
+            try store.devices.register("phone-f", platform: .fcm, environment: .production, for: other, at: now)
+        }
+        let (worker, _) = try worker()
+        let pass = try worker.runOnce()
+        #expect(pass.sent == 0 && pass.dropped == 2)
+        let seen = try requests().filter { $0["token"] != nil }
+        #expect(seen.isEmpty, "the stand-ins were sent \(seen.count) pushes for a device that changed hands")
+        let entries = try store.outbox.entries(ofRow: row)
+        #expect(entries.count == 2 && entries.allSatisfy { $0.state == .dropped })
+        #expect(try entries.allSatisfy { try store.outbox.attempts(of: $0.id).last?.reason == "deviceChanged" })
+    }
+
     @Test("each answer does what the providers document: sent, token gone, retried later as asked")
     func answers() throws {
         try register(["apns-ok", "gone-a", "down-a", "bad-a"], .apns)
@@ -274,7 +298,6 @@ extension PushDeliveryTests {
             _ = try Ingestor(store: store).apply(Data(fan.utf8))
             let line = #"{"id":"kh\#(run)","type":"share","at":"\#(Timestamp.format(now))","actor":"kf\#(run)","step":"s"}"#
             let row = try #require(try Ingestor(store: store).apply(Data(line.utf8))?.writtenRows.first?.id)
-            for token in tokens { _ = try store.devices.remove(token, of: owner) }  // only this run's entries are new
             var kills = 0
             var settled = false
             let deadline = Date().addingTimeInterval(60)
@@ -292,6 +315,8 @@ extension PushDeliveryTests {
                 if left == 0 { settled = true } else if kills % 4 == 0 { usleep(350_000) }  // let claims lapse now and then
             }
             #expect(settled, "run \(run): entries still waiting after \(kills) kills")
+            // Signed out once delivered: the next run's row goes to its own tokens only.
+            for token in tokens { _ = try store.devices.remove(token, of: owner) }
             let sent = try requests().compactMap { $0["token"]?.string }.filter { $0.hasPrefix("k\(run)-") }
             let perToken = Dictionary(grouping: sent, by: { $0 }).mapValues(\.count)
             #expect(Set(perToken.keys) == Set(tokens), "run \(run): a token got nothing")

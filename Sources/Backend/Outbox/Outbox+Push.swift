@@ -8,10 +8,18 @@ public enum PushUnavailable: Error, CustomStringConvertible {
     /// The rules, judged now, forbid the push: a block, an inactive account, a deletion, a
     /// switch turned off, a mention its reader may no longer see.
     case withheld(Int, Reason)
+    /// The entry's device is no longer its recipient's: removed (they signed out), or
+    /// registered since by someone else (another person signed in on that phone).
+    case notRecipientsDevice(row: Int)
+
+    /// What an outbox entry's drop records as its reason when its device changed hands.
+    public static let deviceChangedReason = "deviceChanged"
 
     public var description: String {
         switch self {
         case .noSuchRow(let id): return "no notification row \(id)"
+        case .notRecipientsDevice(let id):
+            return "row \(id)'s push is withheld from this device: \(PushUnavailable.deviceChangedReason) — the device no longer belongs to its recipient"
         case .withheld(let id, .deleted):
             return "row \(id) is suppressed:deleted — its content was deleted, so no push goes out"
         case .withheld(let id, let reason):
@@ -23,15 +31,26 @@ public enum PushUnavailable: Error, CustomStringConvertible {
     public var sentence: String {
         switch self {
         case .noSuchRow: return "There is no such row."
+        case .notRecipientsDevice: return "That device is no longer its recipient's, so no push goes out to it."
         case .withheld(_, .deleted): return "Its content was deleted, so no push goes out for it."
         case .withheld(_, let reason): return "No push goes out for it now: \(PushUnavailable.explain(reason))."
         }
     }
 
-    /// The reason a push was withheld, when it was.
+    /// The quiet rule that withheld a push, when one did.
     public var reason: Reason? {
         if case .withheld(_, let reason) = self { return reason }
         return nil
+    }
+
+    /// Why an outbox entry is dropped unsent, as its attempt records it: the quiet rule's name,
+    /// or `deviceChanged`; nil when there is nothing to drop for (the row is gone).
+    public var dropReason: String? {
+        switch self {
+        case .withheld(_, let reason): return reason.rawValue
+        case .notRecipientsDevice: return PushUnavailable.deviceChangedReason
+        case .noSuchRow: return nil
+        }
     }
 
     static func explain(_ reason: Reason) -> String {
@@ -48,6 +67,21 @@ public enum PushUnavailable: Error, CustomStringConvertible {
 }
 
 extension Outbox {
+    /// The push of `entry` as it goes out now to its device: the row's push as every surface
+    /// draws it (`pushContent(row:)`), and only while the device is still registered to the
+    /// row's recipient. A token removed, or registered since by another person, carries
+    /// nothing that was queued for the one before (docs/delivery.md). Throws
+    /// `PushUnavailable.notRecipientsDevice` when it is not.
+    public func pushContent(for entry: OutboxEntry) throws -> PushContent {
+        let content = try pushContent(row: entry.row)
+        let owned = try db.cached("""
+            SELECT EXISTS (SELECT 1 FROM devices AS d JOIN notifications AS n ON n.recipient = d.user
+                           WHERE d.token = ? AND n.id = ?)
+            """).bind([entry.token, entry.row]).first { $0.bool(0) } ?? false
+        guard owned else { throw PushUnavailable.notRecipientsDevice(row: entry.row) }
+        return content
+    }
+
     /// The push of row `id` as it goes out now — the one answer for every surface that draws a
     /// push (`stepo push`, `GET /v1/rows/{id}/push`, the inbox's preview, the delivery worker):
     /// the quiet rules judged again at this moment (`QuietRules.atSend`), a masked copy when the

@@ -138,9 +138,10 @@ public struct Outbox {
     }
 
     /// An entry the rules, judged again now, forbid (a block, an inactive account, a deletion,
-    /// a switch turned off since): dropped unsent, its reason recorded as its attempt's.
-    public func drop(_ entry: OutboxEntry, reason: Reason, at: Int64) throws {
-        try settle(entry, attempt: DeliveryAttempt(at: at, status: nil, reason: reason.rawValue, providerId: nil, latencyMs: nil),
+    /// a switch turned off since, a device no longer its recipient's): dropped unsent, its
+    /// reason (`PushUnavailable.dropReason`) recorded as its attempt's.
+    public func drop(_ entry: OutboxEntry, reason: String, at: Int64) throws {
+        try settle(entry, attempt: DeliveryAttempt(at: at, status: nil, reason: reason, providerId: nil, latencyMs: nil),
                    next: .dropped)
     }
 
