@@ -14,6 +14,16 @@ extension Router {
         let limit = try integer(request, "limit", default: 500, range: 1...Router.largestPage)
         let wait = try integer(request, "wait", default: 0, range: 0...60)
         let afterRow = try request.query["afterRow"].map { _ in try integer(request, "afterRow", default: 0, range: 0...Int.max) }
+        if let mark = request.query["history"] {
+            guard !mark.isEmpty, mark.utf8.count <= 16, mark.unicodeScalars.allSatisfy({ $0.isASCII && Character($0).isHexDigit }) else {
+                throw APIError.invalid("history must be the mark a page answered (up to 16 hexadecimal digits)")
+            }
+            do {
+                try reading(caughtUp: true) { try $0.sync.requireHistory(mark, at: after) }
+            } catch let diverged as HistoryDiverged {
+                throw APIError(409, "historyDiverged", diverged.description)
+            }
+        }
         let deadline = request.deadline ?? Date().addingTimeInterval(TimeInterval(wait))
         let parking = wait > 0 && deadline > Date()
         // A long-poll that comes back for more usually finds nothing yet: one look at the

@@ -167,7 +167,8 @@ extension Replica {
     }
 
     /// Forgets everything of another store — rows, entities, marks, the queue — and belongs
-    /// to `identity` from now on.
+    /// to `identity` from now on. Also what a replica does when its store went back in time
+    /// (the same identity): what it held may name rows the store no longer has.
     public func reset(for identity: String) throws {
         try locked {
             try db.transaction {
@@ -175,7 +176,11 @@ extension Replica {
                               "journey_steps", "supporters", "pending"] {
                     try db.execute("DELETE FROM \(table)")
                 }
-                for key in ["version", "afterRow", "unseen", "unread", "initialTotal", "initialReceived", "initialDone", "nextSeq"] { try clearMeta(key) }
+                // The mutation numbers go on: the store may remember this client's earlier ones
+                // (a store restored from a copy does), and numbers below those are ignored.
+                for key in ["version", "afterRow", "history", "unseen", "unread", "initialTotal", "initialReceived", "initialDone"] {
+                    try clearMeta(key)
+                }
                 try setMeta("store", identity)
                 markCache = nil
             }
@@ -224,13 +229,19 @@ extension Replica {
                 for journey in page.entities.journeys { try upsert(journey) }
                 for mark in page.marks { try add(mark) }
                 try drop(page.drops)
+                let held = try number("version")
                 if let row = page.nextRow {
                     // Inside a version: go on after this row of the version after `next`.
                     try setMeta("version", String(page.next))
                     try setMeta("afterRow", String(row))
                 } else {
-                    try setMeta("version", String(max(page.next, try number("version"))))
+                    try setMeta("version", String(max(page.next, held)))
                     try setMeta("afterRow", "0")
+                }
+                // The store's mark at the version kept, asked back with it next time; a server
+                // that gives none leaves none (a stale one would name another version).
+                if page.nextRow != nil || page.next >= held {
+                    if let history = page.history { try setMeta("history", history) } else { try clearMeta("history") }
                 }
                 if !page.more { try setMeta("initialDone", "1") }
                 try store(page.counts)

@@ -139,8 +139,9 @@ public final class Replica: @unchecked Sendable {  // owns a SQLite handle; its 
     /// Where this replica stands: the version applied, the row reached inside the next one, and
     /// the store its rows came from. What a sync starts from and checks each page against: a
     /// failure to read it throws, never reads as "empty" (which would reset the replica).
-    public func place() throws -> (version: Int, afterRow: Int, store: String?) {
-        try locked { (try number("version"), try number("afterRow"), try meta("store")) }
+    /// `history`: the store's mark at that version, to be asked back with it.
+    public func place() throws -> (version: Int, afterRow: Int, store: String?, history: String?) {
+        try locked { (try number("version"), try number("afterRow"), try meta("store"), try meta("history")) }
     }
 
     public var clientId: String {

@@ -20,13 +20,19 @@ public struct SyncError: Error, CustomStringConvertible {
     public var message: String
     /// Seconds the server asked to wait before trying again, when it said.
     public var retryAfter: Double?
+    /// The server's machine code for it (`historyDiverged`, `unauthorized`, …), when it gave one.
+    public var code: String?
 
-    public init(status: Int, description: String, message: String? = nil, retryAfter: Double? = nil) {
+    public init(status: Int, description: String, message: String? = nil, retryAfter: Double? = nil, code: String? = nil) {
         self.status = status
         self.description = description
         self.message = message ?? description
         self.retryAfter = retryAfter
+        self.code = code
     }
+
+    /// The store went back in time under this replica (409 `historyDiverged`).
+    public var historyDiverged: Bool { status == 409 && code == "historyDiverged" }
 
     /// A 503 (the server's store cannot answer just now), 502/504 (a proxy's), or 429.
     public var isRetryable: Bool { status == 503 || status == 502 || status == 504 || status == 429 }
@@ -43,6 +49,10 @@ public final class SyncEngine: @unchecked Sendable {  // its replica owns a SQLi
     public var onChange: (@Sendable () -> Void)?
     /// Called (on the sync thread) after each page of a first sync: rows received, rows in all.
     public var onProgress: (@Sendable (Int, Int) -> Void)?
+
+    /// How many times one sync may start again from the beginning (another store answered, or
+    /// the store went back in time) before it gives up with an error.
+    public static let resetsPerSync = 3
 
     /// Rows per page: large pages keep a first sync of a million rows to a few hundred trips.
     public static let pageSize = 5000
@@ -78,17 +88,37 @@ public final class SyncEngine: @unchecked Sendable {  // its replica owns a SQLi
             // The next page is fetched and read while this one is written: the server and the
             // replica work side by side.
             let start = try replica.place()
-            var pages = PagePipe(engine: self, after: start.version, afterRow: start.afterRow, wait: wait)
+            var pages = PagePipe(engine: self, after: start.version, afterRow: start.afterRow, history: start.history, wait: wait)
             defer { pages.close() }
+            var resets = 0
+            /// Forgets what is held and pulls from the beginning; a server whose store keeps
+            /// changing under one sync is an error after a few times, not a loop.
+            func startAgain(for store: String, because why: String) throws {
+                resets += 1
+                guard resets <= SyncEngine.resetsPerSync else {
+                    throw SyncError(status: 200, description: "the server's store changed \(resets) times during one sync (\(why)): not syncing until it holds still")
+                }
+                try replica.reset(for: store)
+                pages.close()
+                pages = PagePipe(engine: self, after: 0, afterRow: 0, history: nil, wait: 0)
+            }
             while true {
-                let page = try pages.take()
+                let page: ActivityPage
+                do {
+                    page = try pages.take()
+                } catch let error as SyncError where error.historyDiverged {
+                    // The store was restored from an older copy: what is held here may name
+                    // rows it no longer has, and later changes could never reach it.
+                    let held = try replica.place()
+                    try startAgain(for: held.store ?? "", because: "it went back in time")
+                    note("The server's store was restored from an earlier copy: the local copy started again from it")
+                    continue
+                }
                 let held = try replica.place()
                 if let store = page.store, store != held.store {
                     if held.store != nil || held.version > 0 {
                         // Another store answers now: what is held here belongs to the old one.
-                        try replica.reset(for: store)
-                        pages.close()
-                        pages = PagePipe(engine: self, after: 0, afterRow: 0, wait: 0)
+                        try startAgain(for: store, because: "another store answered")
                         continue
                     }
                     try replica.reset(for: store)
@@ -226,18 +256,20 @@ public final class SyncEngine: @unchecked Sendable {  // its replica owns a SQLi
         private var waiting: Result<ActivityPage, Error>?
         private var closed = false
 
-        init(engine: SyncEngine, after: Int, afterRow: Int, wait: Int) {
-            Thread { [self] in run(engine, ask: (after, afterRow), wait: wait) }.start()
+        init(engine: SyncEngine, after: Int, afterRow: Int, history: String?, wait: Int) {
+            Thread { [self] in run(engine, ask: (after, afterRow), history: history, wait: wait) }.start()
         }
 
-        private func run(_ engine: SyncEngine, ask first: (Int, Int), wait: Int) {
+        private func run(_ engine: SyncEngine, ask first: (Int, Int), history: String?, wait: Int) {
             var ask = first
+            var history = history
             var wait = wait
             while true {
-                var result = Result { try engine.page(after: ask.0, afterRow: ask.1, wait: wait) }
+                var result = Result { try engine.page(after: ask.0, afterRow: ask.1, history: history, wait: wait) }
                 var next: (Int, Int)?
                 if case .success(let page) = result, page.more {
                     next = (page.next, page.nextRow ?? 0)
+                    history = page.history
                     // A server that answers "more" without moving on would keep this loop forever.
                     if next! == ask {
                         result = .failure(SyncError(status: 200, description: "the server answered more rows after \(ask.0) but did not move past it"))
@@ -277,9 +309,11 @@ public final class SyncEngine: @unchecked Sendable {  // its replica owns a SQLi
     }
 
     /// One page of changes from the server, read straight from its bytes.
-    private func page(after: Int, afterRow: Int, wait: Int) throws -> ActivityPage {
+    private func page(after: Int, afterRow: Int, history: String?, wait: Int) throws -> ActivityPage {
         var query = ["after": String(after), "afterRow": String(afterRow), "limit": String(pageSize)]
         if wait > 0 { query["wait"] = String(wait) }
+        // The store's mark at `after`, so a store that went back in time says so (409).
+        if after > 0, let history { query["history"] = history }
         let (status, data) = try transport.perform(method: "GET", path: "/v1/activity", query: query, body: nil)
         guard status == 200 else { throw error(status, data) }
         do { return try ActivityPage(data: data) } catch let error as JSON.ParseError {
@@ -298,7 +332,7 @@ public final class SyncEngine: @unchecked Sendable {  // its replica owns a SQLi
         let message = json?["error"]?["message"]?.string ?? "HTTP \(status)"
         let retryAfter = json?["error"]?["retryAfter"]?.int.map(Double.init)
         return SyncError(status: status, description: "the server answered \(status): \(Preview.visible(message))",
-                         message: Preview.visible(message), retryAfter: retryAfter)
+                         message: Preview.visible(message), retryAfter: retryAfter, code: json?["error"]?["code"]?.string)
     }
 
     private func setStatus(_ new: SyncStatus) {

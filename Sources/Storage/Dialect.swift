@@ -21,10 +21,20 @@ public struct Dialect: Sendable, Equatable {
     /// A locking read that passes over rows another writer holds instead of waiting for them.
     public var lockingReadSkippingLocked: String { writersSideBySide ? " FOR UPDATE SKIP LOCKED" : "" }
 
-    /// The column, and its value, an insert into `events` names to take its version: SQLite's
-    /// rowid is the version; PostgreSQL takes one registered as in flight (`stepo_version()`).
-    public var versionColumn: String { writersSideBySide ? "id, " : "" }
-    public var versionValue: String { writersSideBySide ? "stepo_version(), " : "" }
+    /// The columns, and their values, an insert into `events` names to take its place in the
+    /// store's history: its version (SQLite's rowid is the version; PostgreSQL takes one
+    /// registered as in flight, `stepo_version()`) and its history mark, a random number that
+    /// no later change at the same version repeats (see `SyncPages.historyMark`).
+    public var versionColumn: String { writersSideBySide ? "id, nonce, " : "nonce, " }
+    public var versionValue: String { writersSideBySide ? "stepo_version(), \(randomInteger), " : "\(randomInteger), " }
+
+    /// A random 64-bit integer (PostgreSQL's: 53 random bits).
+    public var randomInteger: String {
+        switch engine {
+        case .sqlite: return "random()"
+        case .postgresql: return "floor(random() * 9.0e18)::bigint"
+        }
+    }
 
     /// `column`, a blob, as lower-case hexadecimal text.
     public func hex(_ column: String) -> String {

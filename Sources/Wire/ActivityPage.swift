@@ -91,6 +91,9 @@ public struct ActivityPage: Equatable, Sendable {
     public var more: Bool
     /// When the page ended inside a version: the last row sent, to ask `afterRow` with.
     public var nextRow: Int?
+    /// The store's history mark at `next`: asked again with `history`, it tells a replica
+    /// whose store went back in time (restored from an older copy) from one that is behind.
+    public var history: String?
 
     public init(rows: [ActivityRow], entities: Entities, counts: Counts, next: Int, marks: [Mark] = [], drops: Drops = Drops(),
                 store: String? = nil, total: Int? = nil, more: Bool = false) {
@@ -127,6 +130,7 @@ public struct ActivityPage: Equatable, Sendable {
         if let total { w.key("total"); w.int(total) }
         w.key("more"); w.bool(more)
         if let nextRow { w.key("nextRow"); w.int(nextRow) }
+        if let history { w.key("history"); w.string(history) }
         w.endObject()
         return w.bytes
     }
@@ -160,5 +164,6 @@ public struct ActivityPage: Equatable, Sendable {
                   marks: try m.array("marks", optional: true).map(Mark.init(json:)), drops: try Drops(json: json["drops"]),
                   store: try m.optionalString("store"), total: try m.optionalInt("total"), more: try m.bool("more", default: false))
         nextRow = try m.optionalInt("nextRow")
+        history = try m.optionalString("history")
     }
 }

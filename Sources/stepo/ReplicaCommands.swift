@@ -105,6 +105,7 @@ let syncCommand = Command(
             bar?.finish()
             backoff.reset()
             Output.line("synced \(Plural.count(applied, "row")) · version \(try client.replica.version) · \(try client.countsLine)")
+            for note in client.engine.takeRefusals() { Output.error("stepo sync: \(note)") }
         } catch let error as Unreachable {
             bar?.interrupt()
             Output.line("offline · \(try client.replica.pendingCount()) pending · \(try client.countsLine) — \(error.description)")

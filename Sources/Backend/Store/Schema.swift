@@ -1,4 +1,5 @@
 import struct SQLite.Migrator
+import struct Storage.Dialect
 
 /// The backend's schema, as append-only migrations.
 ///
@@ -443,6 +444,7 @@ enum Schema {
         m.register("0010-stats-counters", Schema.statsCounters(user: "user", rowid: " WITHOUT ROWID"))
         m.register("0011-stats-slots", Schema.statsSlots(rowid: " WITHOUT ROWID"))
         m.register("0013-pushes-by-day", PushDays.migration(user: "user"))
+        m.register("0014-history-marks", Schema.historyMarks(random: Dialect(.sqlite).randomInteger))
         return m
     }
 
@@ -500,5 +502,18 @@ enum Schema {
             ALTER TABLE \(t.name)_slotted RENAME TO \(t.name);
             """
         }.joined(separator: "\n")
+    }
+}
+
+extension Schema {
+    /// Every change gets a history mark: a random number beside its version, so a replica can
+    /// tell the store's history from its own. A store restored from an older copy reuses the
+    /// versions it had lost, but with other marks (see `SyncPages.historyMark`). The changes
+    /// made before this migration are marked now.
+    static func historyMarks(random: String) -> String {
+        """
+        ALTER TABLE events ADD COLUMN nonce BIGINT;
+        UPDATE events SET nonce = \(random);
+        """
     }
 }

@@ -177,6 +177,28 @@ public struct SyncPages {
         try db.scalar("SELECT last_seq FROM client_mutations WHERE client = ? AND user = ?", client, user.key) ?? 0
     }
 
+    /// The store's history mark at `version`: the mark of the newest change at or below it
+    /// ("0" before the first). Versions only grow, so a replica's version names a point in the
+    /// store's history, and the mark names which history: a store restored from an older copy
+    /// hands out the versions it lost again, with other marks, and one that has not reached
+    /// the replica's version yet answers the mark of an older change. Raft checks a log the
+    /// same way (the index and the term of the entry before).
+    public func historyMark(at version: Int) throws -> String {
+        let mark = try db.cached("SELECT coalesce(nonce, 0) FROM events WHERE id <= ? ORDER BY id DESC LIMIT 1")
+            .bind([version]).first { $0.int64(0) } ?? 0
+        return String(UInt64(bitPattern: mark), radix: 16)
+    }
+
+    /// Throws `HistoryDiverged` unless `mark` — what a replica was handed with `version` — is
+    /// still the store's mark there. Asked after the horizon, so a standby has replayed the
+    /// replica's version before it answers.
+    public func requireHistory(_ mark: String, at version: Int) throws {
+        guard version > 0 else { return }
+        _ = try store.horizon()
+        let ours = try historyMark(at: version)
+        guard ours == mark else { throw HistoryDiverged(version: version) }
+    }
+
     /// The reader's changes after `version`, at most about `limit` rows, evaluated now.
     ///
     /// One snapshot gives the rows changed (oldest change first), the marks and revocations up
@@ -266,6 +288,7 @@ public struct SyncPages {
                                     marks: try store.marks(of: user.key, after: version, through: next), drops: collector.drops,
                                     store: store.identity, total: version == 0 && (afterRow ?? 0) == 0 ? counters.total : nil, more: more)
             page.nextRow = nextRow
+            page.history = try historyMark(at: next)
             return page
         }
     }
@@ -361,5 +384,15 @@ public struct SyncPages {
             body = .alert(user: user.id, target: target, mode: mode)
         }
         try store.apply(Event(id: "mutation:\(client):\(user.id):\(mutation.seq)", at: at, body: body))
+    }
+}
+
+/// A replica's version is not a point of this store's history: the store went back in time
+/// (restored from an older copy) after the replica synced, so what the replica holds may name
+/// rows the store no longer has. The replica starts again (docs/operations.md).
+public struct HistoryDiverged: Error, CustomStringConvertible {
+    public let version: Int
+    public var description: String {
+        "the store's history is not the one this copy synced from at version \(version) (it was restored from an older copy): start again from the beginning"
     }
 }
