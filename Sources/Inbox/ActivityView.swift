@@ -331,9 +331,10 @@ public enum ActivityView {
     }
 
     /// The keys a row offers: a/d on a follow request not yet answered, f on a new follower
-    /// not yet followed back (this session's acts count: `state.answered`).
+    /// not yet followed back (this session's acts count: `state.answered`); none on a row
+    /// withheld, whose person is out of reach.
     static func actionHints(_ row: ActivityRow?, _ state: InboxState) -> [Hint] {
-        guard let row, let actor = row.actor, !state.answered.contains(actor) else { return [] }
+        guard let row, let actor = row.actor, !row.withheld, !state.answered.contains(actor) else { return [] }
         switch row.kind {
         case .followRequest: return [Hint("a accept", 1), Hint("d decline", 1)]
         case .newFollower: return [Hint("f follow back", 1)]

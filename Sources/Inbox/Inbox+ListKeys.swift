@@ -35,8 +35,15 @@ extension Inbox {
     }
 
     /// a accepts and d (after a y) declines a follow request; f follows back a new follower.
-    static func act(_ state: inout InboxState, _ key: Key, kind: Kind, actor: String?, name: String) -> [Effect] {
+    /// A row the server withheld (its person banned, deactivated or behind a block) offers
+    /// neither: there is no one to follow or accept now.
+    static func act(_ state: inout InboxState, _ key: Key, kind: Kind, actor: String?, name: String,
+                    reachable: Bool = true) -> [Effect] {
         guard let actor else { return [] }
+        if !reachable, kind == .followRequest || kind == .newFollower {
+            state.notice = "\(name) can no longer be followed or answered"
+            return []
+        }
         if state.answered.contains(actor), kind == .followRequest || kind == .newFollower {
             state.notice = kind == .followRequest ? "\(name)'s request is answered already" : "You follow \(name) already"
             return []
@@ -95,7 +102,7 @@ extension Inbox {
         switch key {
         case .character("a"), .character("d"), .character("f"):
             guard let row = selected?.row else { break }
-            return act(&state, key, kind: row.kind, actor: row.actor, name: row.title)
+            return act(&state, key, kind: row.kind, actor: row.actor, name: row.title, reachable: !row.withheld)
         case .wheelDown: move(&state, by: 3)
         case .wheelUp: move(&state, by: -3)
         case .click(let screenRow), .doubleClick(let screenRow):

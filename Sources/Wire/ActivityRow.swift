@@ -89,11 +89,12 @@ public struct ActivityRow: Equatable, Sendable {
     public var effectiveKind: Kind { action ?? kind }
 
     /// This row with its quoted content taken out: the verb alone, no photo — and, when its
-    /// actor is someone the reader may no longer see at all, no face either. The name stays:
-    /// the row is the record of what happened.
+    /// actor is someone the reader may no longer see at all, no face either, and the row is
+    /// withheld whatever its kind (a new follower out of reach offers no follow back). The
+    /// name stays: the row is the record of what happened.
     public func withholding(face: Bool = false) -> ActivityRow {
         var row = self
-        if face { row.media.face = nil; row.media.facepile = nil }
+        if face { row.media.face = nil; row.media.facepile = nil; row.withheld = true }
         guard Copy.quotesContent(kind) else { return row }
         // A batch quotes nothing but the step's photo: its body is the verb already.
         if kind != .batch { row.body = Copy.withheld(kind, tier: subject.tier) }

@@ -51,6 +51,37 @@ struct RouterTests {
         try store.recount(for: try #require(try store.user(user)).key).json
     }
 
+    @Test("following back or accepting a banned, deactivated or blocked person is refused with its reason, and nothing is stored",
+          arguments: ["banned", "deactivated", "blocked", "blockedBy"])
+    func actsTowardsSomeoneOutOfReach(change: String) throws {
+        let lines = """
+        {"id":"q1","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"quinn","username":"quinn","name":"Quinn Avery"}}
+        {"id":"q2","type":"follow","at":"2026-11-20T10:10:00Z","actor":"quinn","target":"chaucao"}
+        """
+        for line in lines.split(separator: "\n") { _ = try Ingestor(store: store).apply(Data(line.utf8)) }
+        let event = switch change {
+        case "blocked": #"{"id":"x","type":"block","at":"2026-11-20T11:00:00Z","actor":"chaucao","target":"quinn"}"#
+        case "blockedBy": #"{"id":"x","type":"block","at":"2026-11-20T11:00:00Z","actor":"quinn","target":"chaucao"}"#
+        default: #"{"id":"x","type":"account","at":"2026-11-20T11:00:00Z","user":"quinn","state":"\#(change)"}"#
+        }
+        _ = try Ingestor(store: store).apply(Data(event.utf8))
+        // chaucao is private: Quinn's follow was a request. Accept it, and follow Quinn back.
+        let body = #"{"client":"c-q","mutations":[{"seq":1,"type":"acceptRequest","user":"quinn"},{"seq":2,"type":"followBack","user":"quinn"}]}"#
+        let (status, json) = call("POST", "/v1/mutations", as: "chaucao", body: body)
+        #expect(status == 200 && json["applied"]?.int == 2)
+        let refused = json["refused"]?.array ?? []
+        #expect(refused.count == 2, "\(json)")
+        let expected = change.hasPrefix("blocked") ? "a block stands between chaucao and quinn" : "quinn is \(change) now"
+        #expect(refused.allSatisfy { $0["reason"]?.string?.contains(expected) == true }, "\(refused)")
+        let chau = try #require(try store.user("chaucao")), quinn = try #require(try store.user("quinn"))
+        #expect(try !store.follows(chau.key, quinn.key) && !store.follows(quinn.key, chau.key))
+        // A decline only takes the request away: it stands (a block took the request away already).
+        guard !change.hasPrefix("blocked") else { return }
+        let decline = call("POST", "/v1/mutations", as: "chaucao",
+                           body: #"{"client":"c-q","mutations":[{"seq":3,"type":"declineRequest","user":"quinn"}]}"#)
+        #expect(decline.1["refused"]?.array?.isEmpty ?? true, "\(decline.1)")
+    }
+
     @Test("a row's push endpoint draws what the rules allow now: after a block, 410 pushWithheld with the reason, no words")
     func pushAfterBlock() throws {
         let chau = try #require(try store.user("chaucao"))

@@ -290,6 +290,25 @@ struct InboxStateTests {
         #expect(Inbox.reduce(&state, .keyPressed(.character("f"))) == [])
     }
 
+    @Test("a request or a new follower whose person is out of reach (the row withheld) offers neither a, d nor f, and says so")
+    func outOfReach() {
+        var withheld = Fixture.an
+        withheld.withheld = true
+        var state = InboxState(now: Fixture.now)
+        _ = Inbox.reduce(&state, .resized(width: 80, height: 20))
+        _ = Inbox.reduce(&state, .opened(seenThrough: 2))
+        _ = Inbox.reduce(&state, .listLoaded(ListPage(request: .top, cards: [Fixture.thread, ListCard(single: withheld, newAbove: 2)],
+                                                      reachedEnd: true)))
+        _ = Inbox.reduce(&state, .keyPressed(.character("j")))
+        #expect(state.list.selectedLine?.row?.id == withheld.id)
+        #expect(!ActivityView.render(state).lines.last!.contains("a accept"))
+        for key in ["a", "d", "f"] {
+            #expect(Inbox.reduce(&state, .keyPressed(.character(Character(key)))) == [])
+            #expect(state.confirming == nil)
+            #expect(state.notice == "An Nguyễn can no longer be followed or answered")
+        }
+    }
+
     static let anProfile = ProfilePage(id: "an", person: PersonEntity(
         id: "an", username: "an.nguyen", name: "An Nguyễn", avatarUrl: nil, isPrivate: false, state: .active,
         relationship: Relationship(requestedYou: true)), offered: .acceptDecline)

@@ -373,8 +373,10 @@ public struct SyncPages {
             guard try store.inboxes.markRead(user, row: row, at: at) != nil else { throw EventError("no row \(row)") }
             return
         case .followBack(let other):
+            try requireReachable(other, from: user, "followed")
             body = .relation(.follow, actor: user.id, target: other)
         case .acceptRequest(let other):
+            try requireReachable(other, from: user, "accepted")
             body = .relation(.followRequestAccepted, actor: user.id, target: other)
         case .declineRequest(let other):
             body = .relation(.followRequestDeclined, actor: user.id, target: other)
@@ -384,6 +386,18 @@ public struct SyncPages {
             body = .alert(user: user.id, target: target, mode: mode)
         }
         try store.apply(Event(id: "mutation:\(client):\(user.id):\(mutation.seq)", at: at, body: body))
+    }
+}
+
+extension SyncPages {
+    /// A relationship a person makes towards `other` (following back, accepting their request)
+    /// needs `other` to be there for them: not banned or deactivated, and no block between the
+    /// two either way. A decline, which only takes a request away, needs none of it.
+    func requireReachable(_ other: String, from user: UserRecord, _ done: String) throws {
+        // (`done`: what would be done to them, in the refusal's words.)
+        let target = try store.requireUser(other)
+        guard target.isActive else { throw EventError("\(other) is \(target.state.rawValue) now, and cannot be \(done)") }
+        if try store.blocked(user.key, target.key) { throw EventError("a block stands between \(user.id) and \(other)") }
     }
 }
 
