@@ -74,7 +74,20 @@ let qaCommand = Command(
         acting = arguments.has("act")
     }
     let client = try Client(walkArguments, replicaFolder: scratch)
-    do { try client.engine.sync() } catch { throw CommandError(description: "cannot sync: \(error)") }
+    do {
+        try client.engine.sync()
+    } catch let refused as SyncError where refused.code == "accountInactive" {
+        // A banned or deactivated account has no inbox to open: the rules say so, and there
+        // is nothing on a screen that could differ from them.
+        Output.error("stepo qa walk · @\(Preview.visible(client.user)) · \(refused.message): no inbox to open, nothing to walk")
+        if let junit = arguments["junit"] {
+            try? Data(QAReport.junit([], user: client.user).utf8).write(to: URL(fileURLWithPath: junit))
+        }
+        if arguments.has("json") { Output.line(QAReport.json([], user: client.user, acted: acting).serialized) }
+        return 0
+    } catch {
+        throw CommandError(description: "cannot sync: \(error)")
+    }
     var rows = try client.replica.rows(limit: 100_000)
     if let only {
         rows = rows.filter { $0.id == only }
@@ -329,8 +342,20 @@ struct QAWalk {
            shown.contains(board.detail) || shown.contains(board.detail + " (done already)") || (board.detail.isEmpty && !shown.isEmpty) {
             return result
         }
-        if title == screenTitles["gone"], row.withheld {
-            return result  // content the reader may no longer see: gone is right
+        if row.withheld {
+            // Content (or a person) the reader may no longer see: the board's fallback is right
+            // — no longer available — and so is the destination without what is withheld (a
+            // reply's step, still theirs to see, without the comment they may not). Drawing
+            // what is withheld would be the failure.
+            if title == screenTitles["gone"] { return result }
+            if title == expectedTitle, !board.detail.isEmpty, !shown.contains(board.detail) {
+                result.reached += " (\(board.detail) withheld)"
+                return result
+            }
+            if title == expectedTitle {
+                result.problems.append("\(result.label): \(title) shows \(board.detail), which the reader may no longer see")
+                return result
+            }
         }
         if title != expectedTitle {
             result.problems.append("\(result.label): Enter reached \(title.isEmpty ? "no screen" : title), the board says \(expectedTitle)")

@@ -253,6 +253,62 @@ struct CommandLineTests {
         #expect(try store.hasPendingRequest(from: an.key, to: me.key))
     }
 
+    @Test("the sample world passes its own walk for every one of its people, acts included; a banned account has nothing to walk")
+    func qaWalkEveryUser() throws {
+        let env = ["XDG_DATA_HOME": folder + "/xdg", "XDG_STATE_HOME": folder + "/state"]
+        #expect(try Stepo.run(["demo"], environment: env).status == 0)
+        let store = try Store(path: folder + "/xdg/stepo/stepo.db")
+        let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("sample-data/events.ndjson")
+        let ids = Set(try String(contentsOf: sample, encoding: .utf8).split(separator: "\n").compactMap { line -> String? in
+            let event = try JSON.parse(Data(line.utf8))
+            return event["type"]?.string == "user" ? event["user"]?["id"]?.string : nil
+        })
+        let people = try ids.sorted().map { try #require(try store.user($0)) }
+        #expect(people.count >= 40)
+        var failed: [String] = []
+        for person in people {
+            let walked = try Stepo.run(["qa", "walk", "--user", person.id], environment: env)
+            if walked.status != 0 { failed.append("\(person.id): \(walked.stdout.split(separator: "\n").filter { $0.contains("MISMATCH") }) \(walked.stderr)") }
+            if !person.isActive {
+                #expect(walked.stderr.contains("nothing to walk"), "\(person.id): \(walked.stderr)")
+            }
+        }
+        #expect(failed.isEmpty, "\(failed)")
+    }
+
+    @Test("after a block either way, a ban or a deactivation, the walk expects the board's fallback: the step without the withheld comment, or no longer available",
+          arguments: ["block alice bob", "block bob alice", "block carol alice", "ban bob", "deactivated bob", "private carol"])
+    func qaWalkAfterLosingSight(change: String) throws {
+        let db = folder + "/lost.db"
+        let words = change.split(separator: " ").map(String.init)
+        let last: String = switch words[0] {
+        case "block": #"{"id":"x","type":"block","at":"2026-11-20T10:00:00Z","actor":"\#(words[1])","target":"\#(words[2])"}"#
+        case "private": #"{"id":"x","type":"privacy","at":"2026-11-20T10:00:00Z","user":"\#(words[1])","private":true}"#
+        default: #"{"id":"x","type":"account","at":"2026-11-20T10:00:00Z","user":"\#(words[1])","state":"\#(words[0] == "ban" ? "banned" : "deactivated")"}"#
+        }
+        let world = """
+        {"id":"u1","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"alice","username":"alice","name":"Alice Ames"}}
+        {"id":"u2","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"bob","username":"bob","name":"Bob Brandt"}}
+        {"id":"u3","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"carol","username":"carol","name":"Carol Chen"}}
+        {"id":"j1","type":"journey","at":"2026-11-20T08:01:00Z","journey":{"id":"jc","owner":"carol","title":"Carol's runs"}}
+        {"id":"s1","type":"step","at":"2026-11-20T08:02:00Z","step":{"id":"sc","journey":"jc","caption":"ridge"}}
+        {"id":"m1","type":"mediaReady","at":"2026-11-20T08:03:00Z","step":"sc"}
+        {"id":"c1","type":"comment","at":"2026-11-20T09:00:00Z","actor":"bob","step":"sc","comment":{"id":"cb","text":"@alice look at this"}}
+        {"id":"c2","type":"comment","at":"2026-11-20T09:01:00Z","actor":"alice","step":"sc","comment":{"id":"ca","text":"nice one"}}
+        {"id":"c3","type":"comment","at":"2026-11-20T09:02:00Z","actor":"bob","step":"sc","comment":{"id":"cr","text":"thanks","parent":"ca"}}
+        {"id":"f1","type":"follow","at":"2026-11-20T09:03:00Z","actor":"bob","target":"alice"}
+        \(last)
+
+        """
+        #expect(try Stepo.run(["ingest", "--db", db, "-"], stdin: Data(world.utf8)).status == 0)
+        let env = ["XDG_STATE_HOME": folder + "/state"]
+        for user in ["alice", "carol"] {
+            let walked = try Stepo.run(["qa", "walk", "--db", db, "--user", user], environment: env)
+            #expect(walked.status == 0, "\(change) / \(user): \(walked.stdout) \(walked.stderr)")
+        }
+    }
+
     @Test("demo --reset starts afresh: every row New again, the store's replicas gone; not while another process holds the store")
     func demoReset() throws {
         let env = ["XDG_DATA_HOME": folder + "/xdg", "XDG_STATE_HOME": folder + "/state"]
