@@ -56,6 +56,35 @@ struct QuietRuleStoreTests {
         #expect(try w.explain(outcome) == ["a": "no row: notVisible", "f": "mention sent", "p": "no row: self"])
     }
 
+    @Test("one person, one request ping: 20 cycles of request and withdraw to a private account, a decline and a second accept ping once each")
+    func requestCycles() throws {
+        let w = try World()
+        try w.user("pat", private: true)
+        try w.user("bob")
+        for _ in 0..<20 {
+            try w.follow("bob", "pat")
+            try w.relation("unfollow", "bob", "pat")
+        }
+        // Asked again after a decline: still the one ping.
+        try w.follow("bob", "pat")
+        try w.event("followRequestDeclined", [("actor", "pat"), ("target", "bob")])
+        try w.follow("bob", "pat")
+        let requests = try w.activity("pat").filter { $0.kind == .followRequest }
+        #expect(requests.count == 1 && requests.allSatisfy { $0.push == .sent })
+        // The request asked last still stands, and is answered from that one row.
+        #expect(try w.store.hasPendingRequest(from: try w.record("bob").key, to: try w.record("pat").key))
+        try w.event("followRequestAccepted", [("actor", "pat"), ("target", "bob")])
+        try w.relation("unfollow", "bob", "pat")
+        try w.follow("bob", "pat")
+        try w.event("followRequestAccepted", [("actor", "pat"), ("target", "bob")])
+        #expect(try w.activity("bob").filter { $0.kind == .followRequestAccepted }.count == 1)
+        #expect(try w.store.follows(try w.record("bob").key, try w.record("pat").key))
+        // Another person's request is their own first ping.
+        try w.user("ana")
+        try w.follow("ana", "pat")
+        #expect(try w.activity("pat").filter { $0.kind == .followRequest }.count == 2)
+    }
+
     @Test("a re-heart is a re-ping: no second row")
     func duplicate() throws {
         let w = try world()

@@ -18,17 +18,18 @@ extension Store {
                 if !already {
                     try db.run("INSERT INTO follow_requests(target, requester, created_at) VALUES (?, ?, ?)", target.key, actor.key, at)
                 }
+                // Request, withdraw, request again (or again after a decline): one person, one
+                // request ping. The request stands; the row that asked the first time answers it.
                 let n = Notification(kind: .followRequest, actor: actor.person, subject: Subject())
-                try d.deliver(n, to: target, actor: actor, refs: RowRefs(), duplicate: already, blocked: false)
+                try d.deliver(n, to: target, actor: actor, refs: RowRefs(),
+                              duplicate: already || pinged(target, by: actor, .followRequest), blocked: false)
             } else {
                 let already = try follows(actor.key, target.key)
                 try db.run("INSERT INTO follows(followee, follower, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", target.key, actor.key, at)
                 // Follow, unfollow, follow again: the second follow is a re-ping and stays silent.
-                let pingedBefore = try db.scalar("""
-                    SELECT EXISTS (SELECT 1 FROM notifications WHERE kind = 'newFollower' AND recipient = ? AND actor = ?)
-                    """, target.key, actor.key) == 1
                 let n = Notification(kind: .newFollower, actor: actor.person, subject: Subject())
-                try d.deliver(n, to: target, actor: actor, refs: RowRefs(), duplicate: already || pingedBefore, blocked: false)
+                try d.deliver(n, to: target, actor: actor, refs: RowRefs(),
+                              duplicate: already || pinged(target, by: actor, .newFollower), blocked: false)
             }
         case .unfollow:
             let wasFollowing = try follows(actor.key, target.key)
@@ -44,8 +45,10 @@ extension Store {
             try db.run("DELETE FROM follow_requests WHERE target = ? AND requester = ?", actor.key, target.key)
             if relation == .followRequestAccepted {
                 try db.run("INSERT INTO follows(followee, follower, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", actor.key, target.key, at)
+                // Accepted once already (then unfollowed, asked again): that was the ping.
                 let n = Notification(kind: .followRequestAccepted, actor: actor.person, subject: Subject())
-                try d.deliver(n, to: target, actor: actor, refs: RowRefs())
+                try d.deliver(n, to: target, actor: actor, refs: RowRefs(),
+                              duplicate: try pinged(target, by: actor, .followRequestAccepted))
             }
         case .block:
             try db.run("INSERT INTO blocks(blocker, blocked) VALUES (?, ?) ON CONFLICT DO NOTHING", actor.key, target.key)
@@ -66,6 +69,14 @@ extension Store {
         case .unmute:
             try db.run("DELETE FROM mutes WHERE muter = ? AND muted = ?", actor.key, target.key)
         }
+    }
+
+    /// Whether `recipient` has had a row of `kind` from `actor` before: the relationship kinds
+    /// ping once per pair, whatever the cycles of follow and unfollow (each kind has a partial
+    /// index on its pairs).
+    func pinged(_ recipient: UserRecord, by actor: UserRecord, _ kind: Kind) throws -> Bool {
+        try db.scalar("SELECT EXISTS (SELECT 1 FROM notifications WHERE kind = '\(kind.rawValue)' AND recipient = ? AND actor = ?)",
+                      recipient.key, actor.key) == 1
     }
 
     /// Media is ready: the step is published and the ladder picks its one rung.

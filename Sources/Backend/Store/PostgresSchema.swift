@@ -37,7 +37,8 @@ enum PostgresSchema {
          ("0011-stats-slots", Schema.statsSlots(rowid: "")),
          ("0012-room-for-updates", roomForUpdates),
          ("0013-pushes-by-day", PushDays.migration(user: "\"user\"")),
-         ("0014-history-marks", Schema.historyMarks(random: Dialect(.postgresql).randomInteger))]
+         ("0014-history-marks", Schema.historyMarks(random: Dialect(.postgresql).randomInteger)),
+         ("0015-request-pings", Schema.requestPings)]
     }
 
     /// Applies the migrations the database lacks, each in its own transaction. Several servers

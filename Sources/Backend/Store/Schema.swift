@@ -445,6 +445,7 @@ enum Schema {
         m.register("0011-stats-slots", Schema.statsSlots(rowid: " WITHOUT ROWID"))
         m.register("0013-pushes-by-day", PushDays.migration(user: "user"))
         m.register("0014-history-marks", Schema.historyMarks(random: Dialect(.sqlite).randomInteger))
+        m.register("0015-request-pings", Schema.requestPings)
         return m
     }
 
@@ -516,4 +517,13 @@ extension Schema {
         UPDATE events SET nonce = \(random);
         """
     }
+}
+
+extension Schema {
+    /// Who has already asked whom to follow them, and who has already been told "accepted":
+    /// like "started following you", one ping per pair, ever (see `Store.pinged`).
+    static let requestPings = """
+        CREATE INDEX notifications_request_pings ON notifications(recipient, actor) WHERE kind = 'followRequest';
+        CREATE INDEX notifications_accepted_pings ON notifications(recipient, actor) WHERE kind = 'followRequestAccepted';
+        """
 }
