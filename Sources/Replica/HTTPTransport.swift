@@ -38,7 +38,11 @@ public final class HTTPTransport: Transport, Sendable {
     /// As `perform`, giving up after `timeout` seconds.
     public func perform(method: String, path: String, query: [String: String], body: Data?,
                         timeout: TimeInterval) throws -> (status: Int, body: Data) {
-        guard var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false) else {
+        // The path is encoded already (`Transport.segment`): joined to the base as it is, never
+        // encoded a second time (`appendingPathComponent` turned an id's "%C3" into "%25C3").
+        var base = baseURL.absoluteString
+        while base.hasSuffix("/") { base.removeLast() }
+        guard var components = URLComponents(string: base + path) else {
             throw Unreachable(description: "\(serverName) is not a URL this client can use")
         }
         if !query.isEmpty { components.queryItems = query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) } }

@@ -64,8 +64,6 @@ extension SyncEngine {
         }
     }
 
-    /// An id as one path segment: a `/`, `?` or `%` in it stays part of it.
-    static func segment(_ id: String) -> String {
-        id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?%;"))) ?? id
-    }
+    /// An id as one path segment (see `Transport.segment`).
+    static func segment(_ id: String) -> String { HTTPTransport.segment(id) }
 }

@@ -186,7 +186,7 @@ public final class SyncEngine: @unchecked Sendable {  // its replica owns a SQLi
         for mutation in sent {
             switch mutation.action {
             case .acceptRequest(let user), .declineRequest(let user), .followBack(let user):
-                if let json = try? call("GET", "/v1/users/\(user)", query: [:], body: nil), let person = json["user"],
+                if let json = try? call("GET", "/v1/users/\(Self.segment(user))", query: [:], body: nil), let person = json["user"],
                    let entity = try? PersonEntity(json: person) {
                     try replica.update(entity)
                 }
