@@ -53,6 +53,10 @@ public struct Theme: Equatable, Sendable {
     public var styles: [Role: Style]
 
     public static let attributes: Set<String> = ["bold", "dim", "reverse", "underline", "italic", "normal"]
+    /// The largest theme file read (the shipped ones are under 2 KiB).
+    static let largestFile = 64 * 1024
+    /// The longest line of a theme file.
+    static let longestLine = 1024
 
     /// Parses `color ELEMENT FG BG [ATTR…]` lines; `#` starts a comment. Every role must be given.
     public static func parse(_ text: String, name: String, file: String) throws -> Theme {
@@ -73,24 +77,36 @@ public struct Theme: Equatable, Sendable {
         let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
         guard !words.isEmpty else { return [:] }
         func fail(_ message: String) -> ThemeError { ThemeError(file: file, line: number, message: message) }
-        guard words[0] == "color" else { throw fail("expected `color ELEMENT FG BG [ATTR…]`, found \"\(words[0])\"") }
+        guard raw.utf8.count <= Theme.longestLine else { throw fail("the line is \(raw.utf8.count) bytes; at most \(Theme.longestLine)") }
+        guard words[0] == "color" else { throw fail("expected `color ELEMENT FG BG [ATTR…]`, found \"\(Theme.echo(words[0]))\"") }
         guard words.count >= 4 else { throw fail("`color` needs an element, a foreground and a background") }
         guard let role = Role(rawValue: words[1]) else {
-            throw fail("unknown element \"\(words[1])\" (one of: \(Role.allCases.map(\.rawValue).joined(separator: ", ")))")
+            throw fail("unknown element \"\(Theme.echo(words[1]))\" (one of: \(Role.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
-        guard let fg = ThemeColor(words[2]) else { throw fail("unknown colour \"\(words[2])\"") }
-        guard let bg = ThemeColor(words[3]) else { throw fail("unknown colour \"\(words[3])\"") }
+        guard let fg = ThemeColor(words[2]) else { throw fail("unknown colour \"\(Theme.echo(words[2]))\"") }
+        guard let bg = ThemeColor(words[3]) else { throw fail("unknown colour \"\(Theme.echo(words[3]))\"") }
         let attributes = Set(words.dropFirst(4))
-        if let bad = attributes.subtracting(Theme.attributes).first { throw fail("unknown attribute \"\(bad)\"") }
+        if let bad = attributes.subtracting(Theme.attributes).first { throw fail("unknown attribute \"\(Theme.echo(bad))\"") }
         return [role: Style(foreground: fg, background: bg, attributes: attributes)]
     }
+
+    /// A word of a broken line, as an error quotes it: at most 40 characters.
+    static func echo(_ word: String) -> String { word.count > 40 ? word.prefix(40) + "…" : word }
 
     /// Loads a theme by name (from the themes folders) or by path.
     public static func load(_ nameOrPath: String, folders: [String]) throws -> Theme {
         let path = nameOrPath.contains("/") ? nameOrPath
             : folders.map { "\($0)/\(nameOrPath).theme" }.first { FileManager.default.isReadableFile(atPath: $0) }
-        guard let path, let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+        guard let path, FileManager.default.isReadableFile(atPath: path) else {
             throw ThemeError(file: nameOrPath, line: 0, message: "no such theme (looked in \(folders.joined(separator: ", ")))")
+        }
+        // A theme is a few hundred bytes: a huge file is a mistake, refused before it is read.
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        if let size, size > Theme.largestFile {
+            throw ThemeError(file: path, line: 0, message: "the file is \(size) bytes; a theme is at most \(Theme.largestFile / 1024) KiB")
+        }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw ThemeError(file: path, line: 0, message: "cannot be read as UTF-8 text")
         }
         return try parse(text, name: URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent, file: path)
     }

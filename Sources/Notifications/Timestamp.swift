@@ -62,7 +62,9 @@ public enum Timestamp {
         let rest = Int(seconds - Int64(days) * 86_400)
         let (y, m, d) = civilFromDays(days)
         func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        var text = "\(y)-\(two(m))-\(two(d))T\(two(rest / 3600)):\(two(rest / 60 % 60)):\(two(rest % 60))"
+        // RFC 3339 years have four digits: year 1 is 0001.
+        let year = (0...999).contains(y) ? String(String(y + 10_000).dropFirst()) : "\(y)"
+        var text = "\(year)-\(two(m))-\(two(d))T\(two(rest / 3600)):\(two(rest / 60 % 60)):\(two(rest % 60))"
         if ms != 0 { text += "." + String(String(ms + 1000).dropFirst()) }
         return text + "Z"
     }

@@ -19,10 +19,23 @@ public struct Migrator {
         migrations.append(Migration(id, sql))
     }
 
+    /// Throws `ForeignDatabase` when `db` holds tables but no migrations: another program's.
+    public static func requireOwn(_ db: Database) throws {
+        let tables = try db.query("""
+            SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name
+            """) { $0.string(0) }
+        if !tables.isEmpty, !tables.contains("schema_migrations") { throw ForeignDatabase(path: db.path, tables: tables) }
+    }
+
     /// Applies, in order and each in its own transaction, the migrations the file lacks.
-    /// Returns the ids applied now.
+    /// Returns the ids applied now. Several processes opening one new file at once take turns:
+    /// each migration is looked for again under the write lock, so it runs once.
+    ///
+    /// A database that already holds tables but never had migrations is another program's:
+    /// it is left as it is (`ForeignDatabase`) unless `adopting`.
     @discardableResult
-    public func migrate(_ db: Database) throws -> [String] {
+    public func migrate(_ db: Database, adopting: Bool = false) throws -> [String] {
+        if !adopting { try Migrator.requireOwn(db) }
         try db.execute("CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY NOT NULL)")
         let done = Set(try db.query("SELECT id FROM schema_migrations") { $0.string(0) })
         let known = Set(migrations.map(\.id))
@@ -31,13 +44,27 @@ public struct Migrator {
         }
         var applied: [String] = []
         for (index, migration) in migrations.enumerated() where !done.contains(migration.id) {
-            try db.transaction {
+            let ran = try db.transaction { () -> Bool in
+                // Another process may have applied it since the look above.
+                guard try db.scalar("SELECT count(*) FROM schema_migrations WHERE id = ?", migration.id) == 0 else { return false }
                 try db.execute(migration.sql)
                 try db.run("INSERT INTO schema_migrations(id) VALUES (?)", migration.id)
                 try db.execute("PRAGMA user_version = \(index + 1)")
+                return true
             }
-            applied.append(migration.id)
+            if ran { applied.append(migration.id) }
         }
         return applied
+    }
+}
+
+/// A database that holds another program's tables and no migrations of ours: never migrated
+/// into one of ours unless asked outright.
+public struct ForeignDatabase: Error, CustomStringConvertible {
+    public let path: String
+    public let tables: [String]
+    public var description: String {
+        let named = tables.prefix(5).joined(separator: ", ") + (tables.count > 5 ? ", …" : "")
+        return "\(path) is another program's database (its tables: \(named)): left as it is"
     }
 }

@@ -147,3 +147,24 @@ let checkCommand = Command(
     Output.line(problems.isEmpty ? "  sound" : "  \(Plural.count(problems.count, "problem"))")
     return problems.isEmpty ? 0 : 1
 }
+
+let initCommand = Command(
+    name: "init",
+    summary: "Make a store, or bring one to this build's schema; the one command that adopts another program's database.",
+    usage: "stepo init [--db FILE | --database URL]",
+    details: """
+    Creates the store at FILE (the default store without --db) or in the PostgreSQL database at
+    URL, or applies the migrations an existing store lacks. Every other command makes a store
+    of a new or empty file too, but refuses a file or database that holds another program's
+    tables and leaves it as it was; init is how to make a store there all the same (its tables
+    stay beside the store's).
+    """,
+    options: ["db", "database"]
+) { arguments in
+    guard arguments.positionals.isEmpty else { throw UsageError(description: "stepo init takes no FILE: use --db FILE") }
+    let location = try storeLocation(arguments)
+    guard !location.isEmpty else { throw UsageError(description: "--db takes a FILE") }
+    let store = try Store(location: location, adopting: true)
+    Output.line("\(Preview.visible(Store.redacted(store.path))): a stepo store (identity \(store.identity))")
+    return 0
+}

@@ -6,7 +6,7 @@ import Foundation
 import SQLite
 
 let commands: [Command] = [
-    demoCommand, ingestCommand, rowsCommand, explainCommand, checkCommand, pushCommand, activityCommand, seenCommand, readCommand,
+    demoCommand, initCommand, ingestCommand, rowsCommand, explainCommand, checkCommand, pushCommand, activityCommand, seenCommand, readCommand,
     inboxCommand, syncCommand, serveCommand, tokenCommand, devicesCommand, deliverCommand, statsCommand, qaCommand,
 ]
 

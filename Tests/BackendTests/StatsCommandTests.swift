@@ -90,6 +90,11 @@ struct StatsCommandTests {
         let backwards = try Stepo.run(["stats"] + TestEngine.storeArguments(store)
                                       + ["--since", "2026-11-29T00:00:00Z", "--until", "2026-11-28T00:00:00Z"])
         #expect(backwards.status == 2 && backwards.stderr.contains("after"))
+        // Year 1 is said in RFC 3339 as 0001, and read back as such.
+        let early = try Stepo.run(["stats"] + TestEngine.storeArguments(store)
+                                  + ["--json", "--since", "0001-01-01T00:00:00Z", "--until", "0001-06-01T00:00:00Z"])
+        #expect(early.status == 0)
+        #expect(try JSON.parse(Data(early.stdout.utf8))["since"]?.string == "0001-01-01T00:00:00Z")
         let escape = try Stepo.run(["stats"] + TestEngine.storeArguments(store) + ["--since", "\u{1B}[2J"])
         #expect(escape.status == 2 && !escape.stderr.contains("\u{1B}"))
         let option = try Stepo.run(["stats"] + TestEngine.storeArguments(store) + ["--\u{1B}[2Jx"])

@@ -14,6 +14,27 @@ struct ThemeTests {
         #expect(Set(theme.styles.keys) == Set(Role.allCases))
     }
 
+    @Test("a huge theme file is refused before it is read, a long line is refused, and an error quotes at most 40 characters of it")
+    func hugeThemes() throws {
+        let folder = NSTemporaryDirectory() + "stepo-theme-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let huge = folder + "/huge.theme"
+        try Data(repeating: UInt8(ascii: "x"), count: 8 << 20).write(to: URL(fileURLWithPath: huge))
+        let started = Date()
+        #expect { try Theme.load(huge, folders: []) } throws: { error in
+            let text = "\(error)"
+            return text.contains("8388608 bytes; a theme is at most 64 KiB") && text.count < 200
+        }
+        #expect(Date().timeIntervalSince(started) < 1)
+        let long = folder + "/long.theme"
+        try ("color " + String(repeating: "y", count: 5000) + "\n").write(toFile: long, atomically: true, encoding: .utf8)
+        #expect { try Theme.load(long, folders: []) } throws: { "\($0)".contains("the line is 5006 bytes; at most 1024") && "\($0)".count < 200 }
+        let word = folder + "/word.theme"
+        try ("color " + String(repeating: "z", count: 900) + " red black\n").write(toFile: word, atomically: true, encoding: .utf8)
+        #expect { try Theme.load(word, folders: []) } throws: { "\($0)".contains("unknown element \"" + String(repeating: "z", count: 40) + "…\"") }
+    }
+
     @Test("tangerine is colour 208, and degrades to yellow on 8 colours")
     func degrade() throws {
         let theme = try Theme.load("tangerine", folders: [Self.folder])

@@ -68,6 +68,16 @@ struct TimestampTests {
         #expect(Timestamp.parse("1970-01-01T00:00:00Z") == 0)
     }
 
+    @Test("every year from 0000 to 9999 formats with four digits, and parses back to the same instant")
+    func fourDigitYears() throws {
+        for text in ["0000-01-01T00:00:00Z", "0001-01-01T00:00:00Z", "0099-12-31T23:59:59Z", "0999-06-15T12:00:00.5Z", "9999-12-31T23:59:59Z"] {
+            let t = try #require(Timestamp.parse(text))
+            let formatted = Timestamp.format(t)
+            #expect(Timestamp.parse(formatted) == t, "\(text) → \(formatted)")
+            #expect(formatted.prefix(5) == text.prefix(5))
+        }
+    }
+
     @Test("what is not RFC 3339 is refused")
     func invalid() {
         for text in ["yesterday", "2026-11-29", "2026-13-01T00:00:00Z", "2026-02-30T00:00:00Z", "2026-11-29T12:00:00"] {

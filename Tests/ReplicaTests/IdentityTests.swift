@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Notifications
 import Testing
 import TestSupport
@@ -55,6 +56,39 @@ struct IdentityTests {
         #expect(try replica.person("maya") == nil)
         let me = try #require(try b.user("chaucao"))
         #expect(try replica.counts == ServerCounts(unseen: try b.inboxes.counts(for: me.key).unseen, unread: 1, stale: false))
+    }
+
+    @Test("a server whose store changes between pages (a proxy alternating two stores) ends the sync with an error after a few resets, not a loop")
+    func alternatingStores() throws {
+        let a = try store("a", fan: "maya"), b = try store("b", fan: "kofi")
+        for store in [a, b] {
+            for n in 1...3 {
+                _ = try Ingestor(store: store).apply(Data(#"{"id":"x\#(n)","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"x\#(n)","username":"x\#(n)","name":"X"}}"#.utf8))
+                _ = try Ingestor(store: store).apply(Data(#"{"id":"xh\#(n)","type":"share","at":"2026-11-20T10:06:00Z","actor":"x\#(n)","step":"s1"}"#.utf8))
+            }
+        }
+        let alternating = Alternating([engineTransport(a), engineTransport(b)])
+        let replica = try Replica(path: folder + "/alternating.db")
+        let engine = SyncEngine(replica: replica, transport: alternating, pageSize: 1)
+        #expect { try engine.sync() } throws: { "\($0)".contains("the server's store changed 4 times during one sync") }
+        #expect(alternating.calls.withLock { $0 } < 20)
+    }
+
+    func engineTransport(_ store: Store) -> Transport {
+        let path = store.path
+        return InProcessTransport(user: "chaucao") { Router(store: try Store(location: path)) }
+    }
+
+    /// Each request to the next of its transports in turn.
+    final class Alternating: Transport, Sendable {
+        let transports: [Transport]
+        let calls = Mutex(0)
+        init(_ transports: [Transport]) { self.transports = transports }
+        var serverName: String { "alternating" }
+        func perform(method: String, path: String, query: [String: String], body: Data?) throws -> (status: Int, body: Data) {
+            let n = calls.withLock { calls in defer { calls += 1 }; return calls }
+            return try transports[n % transports.count].perform(method: method, path: path, query: query, body: body)
+        }
     }
 
     @Test("the embedded default keeps --db A and --db B apart")

@@ -6,6 +6,17 @@ public struct NotAStore: Error, CustomStringConvertible {
     public let location: String
     public let why: String
     public var description: String { "\(location) is not a stepo store: \(why)" }
+
+    public init(location: String, why: String) {
+        self.location = location
+        self.why = why
+    }
+
+    /// Another program's database: its tables, and how to make a store of it all the same.
+    init(foreign tables: [String], at location: String) {
+        let named = tables.prefix(5).joined(separator: ", ") + (tables.count > 5 ? ", …" : "")
+        self.init(location: Store.redacted(location), why: "it holds another program's tables (\(named)) and was left as it is; `stepo init` makes a store of it")
+    }
 }
 
 extension Store {

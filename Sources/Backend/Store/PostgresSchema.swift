@@ -44,9 +44,16 @@ enum PostgresSchema {
     /// Applies the migrations the database lacks, each in its own transaction. Several servers
     /// starting at once take turns (an advisory lock), so each migration runs once.
     @discardableResult
-    static func migrate(_ db: Connection) throws -> [String] {
+    static func migrate(_ db: Connection, adopting: Bool = false) throws -> [String] {
         try db.execute("SELECT pg_advisory_lock(\(Connection.migrationLock))")
         defer { try? db.execute("SELECT pg_advisory_unlock(\(Connection.migrationLock))") }
+        if !adopting {
+            // Another program's tables and none of our migrations: not ours to change.
+            let tables = try db.query("""
+                SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name
+                """) { $0.string(0) }
+            if !tables.isEmpty, !tables.contains("schema_migrations") { throw NotAStore(foreign: tables, at: db.path) }
+        }
         try db.execute("CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY NOT NULL)")
         let done = Set(try db.query("SELECT id FROM schema_migrations") { $0.string(0) })
         if let unknown = done.subtracting(migrations.map(\.id)).sorted().first {

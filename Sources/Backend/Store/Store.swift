@@ -2,6 +2,8 @@ import Foundation
 import Notifications
 import Storage
 import class SQLite.Database
+import struct SQLite.ForeignDatabase
+import struct SQLite.Migrator
 import class Postgres.PGConnection
 
 /// The authoritative store: the world, the processed events and the notification rows.
@@ -47,10 +49,28 @@ public final class Store {
     /// Foreign keys are declared but not enforced per write: every write path looks its
     /// references up first (an unknown id is bad input), and enforcing them again cost ingest
     /// a fifth of its speed. Tests run `PRAGMA foreign_key_check` over whole worlds instead.
-    public init(path: String) throws {
+    ///
+    /// A file that is another program's database (tables of its own, no stepo schema) is
+    /// refused and left as it is (`NotAStore`), unless `adopting` (`stepo init`).
+    public init(path: String, adopting: Bool = false) throws {
+        if !adopting, (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 > 0 {
+            // Looked at read-only first: opening it to write would turn its journal to WAL.
+            do {
+                try Migrator.requireOwn(try Database(path: path, readOnly: true, create: false, foreignKeys: false))
+            } catch let foreign as ForeignDatabase {
+                throw NotAStore(foreign: foreign.tables, at: path)
+            } catch {
+                // Unreadable this way (a folder, a damaged file): the open below says why.
+            }
+        }
         let database = try Database(path: path, foreignKeys: false)
         try database.execute("PRAGMA cache_size = -65536; PRAGMA mmap_size = 1073741824")
-        let applied = try Schema.migrator.migrate(database)
+        let applied: [String]
+        do {
+            applied = try Schema.migrator.migrate(database, adopting: adopting)
+        } catch let foreign as ForeignDatabase {
+            throw NotAStore(foreign: foreign.tables, at: path)
+        }
         db = Connection(database)
         identity = try db.first("SELECT value FROM settings WHERE key = 'identity'") { $0.string(0) } ?? ""
         slot = 0
@@ -60,9 +80,9 @@ public final class Store {
 
     /// Connects to the store on the PostgreSQL server at `url` (`postgresql://…`), creating
     /// and migrating its schema when needed.
-    public init(postgres url: String) throws {
+    public init(postgres url: String, adopting: Bool = false) throws {
         db = try Connection(postgres: url)
-        let applied = try PostgresSchema.migrate(db)
+        let applied = try PostgresSchema.migrate(db, adopting: adopting)
         identity = try db.first("SELECT value FROM settings WHERE key = 'identity'") { $0.string(0) } ?? ""
         slot = try db.scalar("SELECT pg_backend_pid() % 32") ?? 0
         primary = nil
@@ -161,11 +181,11 @@ public final class Store {
 
     /// Opens the store at `location`: a PostgreSQL URL (`postgresql://…`, `postgres://…`), or
     /// else the path of a SQLite file.
-    public convenience init(location: String) throws {
+    public convenience init(location: String, adopting: Bool = false) throws {
         if Store.isPostgresURL(location) {
-            try self.init(postgres: location)
+            try self.init(postgres: location, adopting: adopting)
         } else {
-            try self.init(path: location)
+            try self.init(path: location, adopting: adopting)
         }
     }
 
