@@ -15,7 +15,7 @@ extension Router {
         let wait = try integer(request, "wait", default: 0, range: 0...60)
         let afterRow = try request.query["afterRow"].map { _ in try integer(request, "afterRow", default: 0, range: 0...Int.max) }
         if let mark = request.query["history"] {
-            guard !mark.isEmpty, mark.utf8.count <= 16, mark.unicodeScalars.allSatisfy({ $0.isASCII && Character($0).isHexDigit }) else {
+            guard Router.isMark(mark) else {
                 throw APIError.invalid("history must be the mark a page answered (up to 16 hexadecimal digits)")
             }
             do {
@@ -56,9 +56,27 @@ extension Router {
         guard let list = body["mutations"]?.array else { throw APIError.invalid("mutations must be an array") }
         guard list.count <= Router.largestBatch else { throw APIError.invalid("at most \(Router.largestBatch) mutations at once") }
         let mutations = try list.map(Mutation.init(json:))
-        let receipt = try writing { try store.sync.apply(mutations, client: client, for: user, at: now()) }
+        // Where the client's copy stands: its mutations apply only on the history it synced from.
+        var history: (mark: String, version: Int)?
+        if let since = body["history"] {
+            guard let mark = since["mark"]?.string, Router.isMark(mark), let version = since["version"]?.int, version >= 0 else {
+                throw APIError.invalid("history must be {\"version\": V, \"mark\": M}, the version and mark a page answered")
+            }
+            history = (mark, version)
+        }
+        let receipt: MutationReceipt
+        do {
+            receipt = try writing { try store.sync.apply(mutations, client: client, for: user, at: now(), history: history) }
+        } catch let diverged as HistoryDiverged {
+            throw APIError(409, "historyDiverged", diverged.description)
+        }
         ChangeSignal.shared.signal()
         return .ok(receipt.json)
+    }
+
+    /// Whether `mark` can be a history mark: 1–16 hexadecimal digits.
+    static func isMark(_ mark: String) -> Bool {
+        !mark.isEmpty && mark.utf8.count <= 16 && mark.unicodeScalars.allSatisfy { $0.isASCII && Character($0).isHexDigit }
     }
 
     /// The most mutations one request may carry.

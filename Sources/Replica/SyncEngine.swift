@@ -83,14 +83,22 @@ public final class SyncEngine: @unchecked Sendable {  // its replica owns a SQLi
     @discardableResult
     public func sync(wait: Int = 0) throws -> Int {
         do {
-            try push()
+            var resets = 0
+            do {
+                try push()
+            } catch let error as SyncError where error.historyDiverged {
+                // The store went back in time: the queue may name rows that are other rows now.
+                // It is dropped with everything else held, and the pull below starts afresh.
+                try replica.reset(for: try replica.place().store ?? "")
+                resets += 1
+                note("The server's store was restored from an earlier copy: the local copy started again from it, and the changes waiting to be sent were dropped")
+            }
             var applied = 0
             // The next page is fetched and read while this one is written: the server and the
             // replica work side by side.
             let start = try replica.place()
             var pages = PagePipe(engine: self, after: start.version, afterRow: start.afterRow, history: start.history, wait: wait)
             defer { pages.close() }
-            var resets = 0
             /// Forgets what is held and pulls from the beginning; a server whose store keeps
             /// changing under one sync is an error after a few times, not a loop.
             func startAgain(for store: String, because why: String) throws {
@@ -236,7 +244,13 @@ public final class SyncEngine: @unchecked Sendable {  // its replica owns a SQLi
     }
 
     private func send(_ mutations: [Mutation]) throws -> (Int, JSON) {
-        let body = JSON.object([("client", .string(try replica.clientId)), ("mutations", .array(mutations.map(\.json)))])
+        var members: [(String, JSON)] = [("client", .string(try replica.clientId)), ("mutations", .array(mutations.map(\.json)))]
+        // Applied only on the history this copy synced from (a 409 when the store went back).
+        let place = try replica.place()
+        if place.version > 0, let mark = place.history {
+            members.append(("history", .object([("version", .int(place.version)), ("mark", .string(mark))])))
+        }
+        let body = JSON.object(members)
         let (status, data) = try transport.perform(method: "POST", path: "/v1/mutations", query: [:], body: Data(body.serialized.utf8))
         guard status == 200 || status == 400 || status == 404 || status == 422 else { throw error(status, data) }
         return (status, (try? JSON.parse(data)) ?? .null)

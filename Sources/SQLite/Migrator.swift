@@ -19,12 +19,20 @@ public struct Migrator {
         migrations.append(Migration(id, sql))
     }
 
-    /// Throws `ForeignDatabase` when `db` holds tables but no migrations: another program's.
+    /// Throws `ForeignDatabase` unless `db` is new (nothing in it, no version or application
+    /// id set) or ours (a `schema_migrations` of our shape): a table, a view or a version set
+    /// by another program, or a `schema_migrations` of its own (a common name), is not ours.
     public static func requireOwn(_ db: Database) throws {
-        let tables = try db.query("""
-            SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name
+        let objects = try db.query("""
+            SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type = 'table' DESC, name
             """) { $0.string(0) }
-        if !tables.isEmpty, !tables.contains("schema_migrations") { throw ForeignDatabase(path: db.path, tables: tables) }
+        let columns = try db.query("SELECT name FROM pragma_table_info('schema_migrations')") { $0.string(0) }
+        if columns.isEmpty {
+            let stamped = try (db.scalar("PRAGMA user_version") ?? 0) != 0 || (db.scalar("PRAGMA application_id") ?? 0) != 0
+            if !objects.isEmpty || stamped { throw ForeignDatabase(path: db.path, tables: objects) }
+        } else if columns != ["id"] {
+            throw ForeignDatabase(path: db.path, tables: objects)
+        }
     }
 
     /// Applies, in order and each in its own transaction, the migrations the file lacks.
@@ -65,6 +73,6 @@ public struct ForeignDatabase: Error, CustomStringConvertible {
     public let tables: [String]
     public var description: String {
         let named = tables.prefix(5).joined(separator: ", ") + (tables.count > 5 ? ", …" : "")
-        return "\(path) is another program's database (its tables: \(named)): left as it is"
+        return "\(path) is another program's database (\(tables.isEmpty ? "its version stamped" : "its tables: " + named)): left as it is"
     }
 }

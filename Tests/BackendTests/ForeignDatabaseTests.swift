@@ -50,4 +50,20 @@ struct ForeignDatabaseTests {
             #expect(try Stepo.run(["ingest", "--db", folder + "/new.db", "-"], stdin: Data()).status == 0)
         }
     }
+
+    @Test("a file with a schema_migrations of another shape, only a view, or only a version stamped is another program's too, left byte for byte",
+          arguments: ["CREATE TABLE schema_migrations (version INTEGER)", "CREATE VIEW v AS SELECT 1", "PRAGMA user_version = 3", "PRAGMA application_id = 12345"])
+    func otherShapes(sql: String) throws {
+        let folder = NSTemporaryDirectory() + "stepo-foreign-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/other.db"
+        try Database(path: path).execute("PRAGMA journal_mode = DELETE; " + sql)
+        let before = FileManager.default.contents(atPath: path)
+        for command in [["stats"], ["activity", "--user", "x"], ["ingest", "-"]] {
+            let refused = try Stepo.run([command[0], "--db", path] + command.dropFirst(), stdin: Data())
+            #expect(refused.status == 1 && refused.stderr.contains("was left as it is"), "\(sql) / \(command[0]): \(refused.stderr)")
+        }
+        #expect(FileManager.default.contents(atPath: path) == before)
+    }
 }

@@ -144,6 +144,35 @@ struct RestoreTests {
         #expect(!replicaHolds("LOSTWORDS", folder + "/alice-replica.db"))
     }
 
+    @Test("a change queued against rows the restored store lost is never applied to the rows that took their ids")
+    func queuedChangeDropped() throws {
+        try ingest(Self.world)
+        try backUp()
+        try ingest(Self.afterBackup)
+        let replica = try Replica(path: folder + "/alice-replica.db")
+        try engine(replica).sync()
+        let lost = try #require(try replica.rows().first { $0.body.contains("LOSTWORDS two") })
+        try replica.markRead(lost.id, at: 1)
+        #expect(try replica.pendingCount() == 1)
+        try restore()
+        // New rows take the lost rows' ids.
+        try ingest("""
+        {"id":"r1","type":"comment","at":"2026-11-20T11:00:00Z","actor":"carol","step":"sa","comment":{"id":"rc1","text":"NEW one"}}
+        {"id":"r2","type":"comment","at":"2026-11-20T11:01:00Z","actor":"carol","step":"sa","comment":{"id":"rc2","text":"NEW two"}}
+        {"id":"r3","type":"comment","at":"2026-11-20T11:02:00Z","actor":"carol","step":"sa","comment":{"id":"rc3","text":"NEW three"}}
+        """)
+        let store = try Store(location: location)
+        let alice = try #require(try store.user("alice"))
+        let taken = try #require(try store.inboxes.row(lost.id, of: alice))
+        #expect(taken.body.contains("NEW"), "the id was not reused: \(taken.body)")
+        let sync = engine(replica)
+        try sync.sync()
+        #expect(try store.inboxes.row(lost.id, of: alice)?.readAt == nil, "a read queued for a lost row stamped the row that took its id")
+        #expect(try replica.pendingCount() == 0)
+        #expect(sync.takeRefusals().contains { $0.contains("dropped") })
+        #expect(try replica.rows().map(\.id).sorted() == (try store.inboxes.activityAsSeen(by: alice, limit: 100)).map(\.id).sorted())
+    }
+
     @Test("a replica the store has not gone back under is not reset: its mark matches, and new rows come as usual")
     func noFalseAlarm() throws {
         try ingest(Self.world)

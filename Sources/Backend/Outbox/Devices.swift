@@ -1,3 +1,4 @@
+import Foundation
 import Notifications
 import Storage
 import Wire
@@ -43,20 +44,41 @@ public struct Devices {
     }
 
     /// Registers `token` for `user`. A token registered again moves to its new owner, and a
-    /// token the provider had given up on is live again.
+    /// token the provider had given up on is live again. A token that changes hands takes
+    /// nothing of its former owner's with it: what was still waiting for it is dropped
+    /// (`deviceChanged`); the same person registering it again keeps theirs.
     public func register(_ token: String, platform: DeviceRecord.Platform, environment: DeviceRecord.Environment,
                          for user: UserRecord, at: Int64) throws {
-        try db.run("""
-            INSERT INTO devices(token, user, platform, environment, registered_at) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT (token) DO UPDATE SET user = excluded.user, platform = excluded.platform,
-                environment = excluded.environment, registered_at = excluded.registered_at, disabled_at = NULL
-            """, token, user.key, platform.rawValue, environment.rawValue, at)
+        try db.transaction {
+            let owner = try db.first("SELECT user FROM devices WHERE token = ?\(db.dialect.lockingRead)", [token]) { $0.int(0) }
+            if let owner, owner != user.key { try dropWaiting(for: token, at: at) }
+            try db.run("""
+                INSERT INTO devices(token, user, platform, environment, registered_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (token) DO UPDATE SET user = excluded.user, platform = excluded.platform,
+                    environment = excluded.environment, registered_at = excluded.registered_at, disabled_at = NULL
+                """, token, user.key, platform.rawValue, environment.rawValue, at)
+        }
     }
 
-    /// Removes one of `user`'s own tokens; false when it is not theirs (or not there).
-    public func remove(_ token: String, of user: UserRecord) throws -> Bool {
-        try db.run("DELETE FROM devices WHERE token = ? AND user = ?", token, user.key)
-        return db.changes > 0
+    /// Removes one of `user`'s own tokens (they signed out on that device); false when it is
+    /// not theirs (or not there). What was still waiting for it is dropped (`deviceChanged`):
+    /// a push queued in a session that ended does not arrive when they sign in again.
+    public func remove(_ token: String, of user: UserRecord, at: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) throws -> Bool {
+        try db.transaction {
+            try db.run("DELETE FROM devices WHERE token = ? AND user = ?", token, user.key)
+            guard db.changes > 0 else { return false }
+            try dropWaiting(for: token, at: at)
+            return true
+        }
+    }
+
+    /// Drops the entries still due for `token` (one being sent now is the worker's: the
+    /// send-time rule judges it). The send-time rule is the guarantee; this keeps a sign-out
+    /// final when the same token comes back.
+    private func dropWaiting(for token: String, at: Int64) throws {
+        for entry in try store.outbox.entries(ofDevice: token) where entry.state == .due {
+            try store.outbox.drop(entry, reason: PushUnavailable.deviceChangedReason, at: at)
+        }
     }
 
     /// `user`'s devices, newest registration first.

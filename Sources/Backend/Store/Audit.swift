@@ -15,7 +15,8 @@ public struct NotAStore: Error, CustomStringConvertible {
     /// Another program's database: its tables, and how to make a store of it all the same.
     init(foreign tables: [String], at location: String) {
         let named = tables.prefix(5).joined(separator: ", ") + (tables.count > 5 ? ", …" : "")
-        self.init(location: Store.redacted(location), why: "it holds another program's tables (\(named)) and was left as it is; `stepo init` makes a store of it")
+        let what = tables.isEmpty ? "another program stamped it (its user_version or application_id)" : "it holds another program's tables (\(named))"
+        self.init(location: Store.redacted(location), why: "\(what) and was left as it is; `stepo init` makes a store of it")
     }
 }
 

@@ -52,7 +52,10 @@ enum PostgresSchema {
             let tables = try db.query("""
                 SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name
                 """) { $0.string(0) }
-            if !tables.isEmpty, !tables.contains("schema_migrations") { throw NotAStore(foreign: tables, at: db.path) }
+            let columns = try db.query("""
+                SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'schema_migrations'
+                """) { $0.string(0) }
+            if columns.isEmpty ? !tables.isEmpty : columns != ["id"] { throw NotAStore(foreign: tables, at: db.path) }
         }
         try db.execute("CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY NOT NULL)")
         let done = Set(try db.query("SELECT id FROM schema_migrations") { $0.string(0) })

@@ -334,8 +334,15 @@ public struct SyncPages {
     /// that were not applied before (each at most once), and records the last sequence seen.
     /// A mutation the world refuses (a row that is not theirs, a request already answered) is
     /// consumed and reported in the receipt, not retried; the others apply.
-    public func apply(_ mutations: [Mutation], client: String, for user: UserRecord, at: Int64) throws -> MutationReceipt {
+    ///
+    /// With `history` (the version the client synced to and the mark it was handed there),
+    /// nothing is applied unless that is still a point of this store's history: a queue made
+    /// against a store since restored from an older copy may name rows that are other rows now
+    /// (`HistoryDiverged`).
+    public func apply(_ mutations: [Mutation], client: String, for user: UserRecord, at: Int64,
+                      history: (mark: String, version: Int)? = nil) throws -> MutationReceipt {
         try db.transaction {
+            if let history { try requireHistory(history.mark, at: history.version) }
             // On PostgreSQL the person's counters first, held: a person's mutations then apply one
             // request at a time, so a request a killed client left running and its retry never
             // both find the same mutations new; and the counters come before anything a mutation
