@@ -258,9 +258,7 @@ struct CommandLineTests {
         let env = ["XDG_DATA_HOME": folder + "/xdg", "XDG_STATE_HOME": folder + "/state"]
         #expect(try Stepo.run(["demo"], environment: env).status == 0)
         let store = try Store(path: folder + "/xdg/stepo/stepo.db")
-        let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("sample-data/events.ndjson")
-        let ids = Set(try String(contentsOf: sample, encoding: .utf8).split(separator: "\n").compactMap { line -> String? in
+        let ids = Set(try String(contentsOfFile: Stepo.sampleEvents, encoding: .utf8).split(separator: "\n").compactMap { line -> String? in
             let event = try JSON.parse(Data(line.utf8))
             return event["type"]?.string == "user" ? event["user"]?["id"]?.string : nil
         })

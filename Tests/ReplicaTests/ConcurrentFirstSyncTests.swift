@@ -12,9 +12,7 @@ struct ConcurrentFirstSyncTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let db = folder + "/store.db"
-        let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("sample-data/events.ndjson").path
-        #expect(try Stepo.run(["ingest", "--db", db, sample]).status == 0)
+        #expect(try Stepo.run(["ingest", "--db", db, Stepo.sampleEvents]).status == 0)
         for round in 0..<6 {
             let env = ["XDG_STATE_HOME": folder + "/state-\(round)"]
             let runs = try (0..<3).map { n in

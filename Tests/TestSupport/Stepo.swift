@@ -14,6 +14,10 @@ public enum Stepo {
 }
 
 extension Stepo {
+    /// The sample world's event stream, in the source tree.
+    public static let sampleEvents = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("sample-data/events.ndjson").path
+
     /// `stepo serve` on `database` on a port the system chooses, its log in `log`: the running
     /// server and its address, once it listens.
     public static func serve(_ database: String, log: String, _ extra: [String] = []) throws -> (server: Spawn.Background, address: String) {
