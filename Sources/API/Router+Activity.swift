@@ -18,11 +18,7 @@ extension Router {
             guard Router.isMark(mark) else {
                 throw APIError.invalid("history must be the mark a page answered (up to 16 hexadecimal digits)")
             }
-            do {
-                try reading(caughtUp: true) { try $0.sync.requireHistory(mark, at: after) }
-            } catch let diverged as HistoryDiverged {
-                throw APIError(409, "historyDiverged", diverged.description)
-            }
+            try reading(caughtUp: true) { try $0.sync.requireHistory(mark, at: after) }
         }
         let deadline = request.deadline ?? Date().addingTimeInterval(TimeInterval(wait))
         let parking = wait > 0 && deadline > Date()
@@ -64,12 +60,7 @@ extension Router {
             }
             history = (mark, version)
         }
-        let receipt: MutationReceipt
-        do {
-            receipt = try writing { try store.sync.apply(mutations, client: client, for: user, at: now(), history: history) }
-        } catch let diverged as HistoryDiverged {
-            throw APIError(409, "historyDiverged", diverged.description)
-        }
+        let receipt = try writing { try store.sync.apply(mutations, client: client, for: user, at: now(), history: history) }
         ChangeSignal.shared.signal()
         return .ok(receipt.json)
     }

@@ -151,6 +151,9 @@ public final class Router {
             return error.response
         } catch let error as WireError {
             return APIError.invalid(error.description).response
+        } catch let diverged as HistoryDiverged {
+            // A pull or a batch of mutations made on a history the store no longer has.
+            return APIError(409, "historyDiverged", diverged.description).response
         } catch {
             // A full disk, a database restarting: retryable, and said so. A connection that
             // broke without a word is the same fault.

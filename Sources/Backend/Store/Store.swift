@@ -53,10 +53,12 @@ public final class Store {
     /// A file that is another program's database (tables of its own, no stepo schema) is
     /// refused and left as it is (`NotAStore`), unless `adopting` (`stepo init`).
     public init(path: String, adopting: Bool = false) throws {
+        var looked = false
         if !adopting, (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 > 0 {
             // Looked at read-only first: opening it to write would turn its journal to WAL.
             do {
                 try Migrator.requireOwn(try Database(path: path, readOnly: true, create: false, foreignKeys: false))
+                looked = true
             } catch let foreign as ForeignDatabase {
                 throw NotAStore(foreign: foreign.tables, at: path)
             } catch {
@@ -67,7 +69,8 @@ public final class Store {
         try database.execute("PRAGMA cache_size = -65536; PRAGMA mmap_size = 1073741824")
         let applied: [String]
         do {
-            applied = try Schema.migrator.migrate(database, adopting: adopting)
+            // (Not looked at again when it was above; a new file is looked at here.)
+            applied = try Schema.migrator.migrate(database, adopting: adopting || looked)
         } catch let foreign as ForeignDatabase {
             throw NotAStore(foreign: foreign.tables, at: path)
         }
