@@ -11,7 +11,7 @@ import Wire
 /// accepted: the replica's row says so (withheld), and the server refuses the act if it comes.
 @Suite("Acts towards a person out of reach")
 struct ReachTests {
-    @Test("Quinn follows Maya, then is banned: Maya's row is withheld, and her follow back is refused with the reason",
+    @Test("Quinn follows Maya, then is banned or blocks her: a first pull gives the row withheld, and a follow back sent anyway is refused with the reason",
           arguments: ["banned", "blocked"])
     func followBackRefused(change: String) throws {
         let folder = NSTemporaryDirectory() + "stepo-reach-" + UUID().uuidString
