@@ -33,20 +33,24 @@ struct Child {
         return Child(pid: pid, started: started)
     }
 
-    /// Waits for it to exit: its status, seconds since it started, and peak resident memory.
+    /// Waits for it to exit: its status, seconds since it started, peak resident memory, and
+    /// the CPU seconds it spent (user and system, all its threads and the children it waited
+    /// for).
     ///
     /// The peak is the kernel's high-water mark of the child's own memory (`VmHWM`), read every
     /// 20 ms until it exits. Not `wait4`'s `ru_maxrss`: posix_spawn starts the child in this
     /// process's memory, and Linux carries that memory's peak across the exec, so `ru_maxrss`
-    /// would report the bench's own size.
-    func wait() -> (status: Int32, seconds: Double, megabytes: Double) {
+    /// would report the bench's own size. `wait4`'s times are the child's own.
+    func wait() -> (status: Int32, seconds: Double, megabytes: Double, cpu: Double) {
         var status: Int32 = 0
         var peak = 0.0
-        while waitpid(pid, &status, WNOHANG) == 0 {
+        var usage = rusage()
+        while wait4(pid, &status, WNOHANG, &usage) == 0 {
             peak = max(peak, Child.highWaterMB(pid))
             usleep(20_000)
         }
-        return ((status >> 8) & 0xff, BenchFigures.seconds(since: started), peak)
+        return ((status >> 8) & 0xff, BenchFigures.seconds(since: started), peak,
+                Guard.seconds(usage.ru_utime) + Guard.seconds(usage.ru_stime))
     }
 
     /// The peak resident memory of process `pid` so far, in MB (0 once it is gone).

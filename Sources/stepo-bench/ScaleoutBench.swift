@@ -18,6 +18,10 @@ import Postgres
 struct ScaleoutBench {
     let arguments: Arguments
 
+    /// CI's guard on PostgreSQL's own account of the throughput run, per event: recorded from
+    /// ten runs here and the threshold a quarter's rise crosses (docs/performance.md, "The guards").
+    static let statements = (recorded: 16.8, threshold: 18.5), pages = (recorded: 97.0, threshold: 115.0)
+
     func run() throws -> Int32 {
         let scales = try BenchFigures.scales(arguments)
         let only = arguments["only"]
@@ -195,10 +199,12 @@ struct ScaleoutBench {
             let events = Double(result.posted - result.errors)
             let calls = Double(totals.string(0, 0) ?? "0") ?? 0, pages = Double(totals.string(0, 1) ?? "0") ?? 0
             let milliseconds = Double(totals.string(0, 2) ?? "0") ?? 0
-            figures.line("  PostgreSQL per event: statements", String(format: "%.1f", calls / events), met: calls / events <= 17.5,
-                         target: "≤ 17.5")
-            figures.line("  PostgreSQL per event: buffer pages", String(format: "%.0f", pages / events), met: pages / events <= 130,
-                         target: "≤ 130")
+            // Counts, not times: ten runs here (five with `yes` on the other core) measured 16.7–16.8
+            // statements and 96–97 pages an event; a quarter more (21, 121) crosses the threshold.
+            figures.line("  PostgreSQL per event: statements", String(format: "%.1f (recorded %.1f)", calls / events, ScaleoutBench.statements.recorded),
+                         met: calls / events <= ScaleoutBench.statements.threshold, target: String(format: "≤ %.1f", ScaleoutBench.statements.threshold))
+            figures.line("  PostgreSQL per event: buffer pages", String(format: "%.0f (recorded %.0f)", pages / events, ScaleoutBench.pages.recorded),
+                         met: pages / events <= ScaleoutBench.pages.threshold, target: String(format: "≤ %.0f", ScaleoutBench.pages.threshold))
             print(String(format: "  PostgreSQL per event: %.3f ms of execution", milliseconds / events))
         }
         print("\(posters) clients posting hearts and comments through 3 servers for \(seconds) s (\(clients) step owners, \(scale)×): \(result.posted) events")
