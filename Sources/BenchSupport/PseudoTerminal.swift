@@ -88,7 +88,14 @@ public final class PseudoTerminal: @unchecked Sendable {  // owns a pseudo-termi
         _ = bytes.withUnsafeBufferPointer { Foundation.write(master, $0.baseAddress, $0.count) }
     }
 
-    /// Everything drawn so far.
+    /// Every byte written to the terminal so far.
+    public var bytes: [UInt8] {
+        condition.lock()
+        defer { condition.unlock() }
+        return output
+    }
+
+    /// How many bytes were drawn so far.
     public var count: Int {
         condition.lock()
         defer { condition.unlock() }

@@ -44,9 +44,6 @@ enum Terminal {
         pthread_sigmask(SIG_UNBLOCK, &winch, nil)
         setlocale(LC_ALL, "")
         asciiOnly = stepo_locale_is_utf8() == 0
-        let probed = probe(measuring: !asciiOnly)
-        if let measured = probed.widths { TextWidth.clusters = measured }
-        background = Background.chosen(answered: probed.background, environment: ProcessInfo.processInfo.environment)
         let asked = ProcessInfo.processInfo.environment["TERM"].flatMap { $0.isEmpty ? nil : $0 }
         var notice: String?
         var chosen: String?
@@ -62,6 +59,11 @@ enum Terminal {
             guard let chosen else { throw TerminalUnavailable(description: "no terminal description works here") }
             notice = asked.map { "TERM=\($0) is unknown here: drawing as \(chosen)" } ?? "TERM is not set: drawing as \(chosen)"
         }
+        // Asked only of a terminal that can place text: a dumb one (Emacs' shell) would show the
+        // questions as they are.
+        let probed = probe(measuring: !asciiOnly)
+        if let measured = probed.widths { TextWidth.clusters = measured }
+        background = Background.chosen(answered: probed.background, environment: ProcessInfo.processInfo.environment)
         guard let made = newterm(chosen, stepo_stdout(), stepo_stdin()) else {
             throw TerminalUnavailable(description: "the terminal could not be opened")
         }

@@ -388,6 +388,23 @@ struct TerminalTests {
         #expect(try tmux.screen().contains("Maya Okonkwo — Started following you"))
     }
 
+    @Test("TERM=dumb is asked nothing: no colour or cursor question reaches a terminal that would show it as text")
+    func dumbTermIsNotProbed() throws {
+        let terminal = try PseudoTerminal(rows: 24, columns: 80)
+        let pid = try terminal.spawn([Stepo.binary], environment: [
+            "TERM": "dumb", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "XDG_DATA_HOME": folder + "/data",
+            "XDG_STATE_HOME": folder + "/state", "XDG_CONFIG_HOME": folder + "/config", "HOME": folder,
+        ])
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        terminal.settle(quiet: 0.3, timeout: 5)
+        let text = String(decoding: terminal.bytes, as: UTF8.self)
+        #expect(text.contains("Maya Okonkwo"), "\(text.suffix(300))")
+        #expect(!text.contains("\u{1B}]11;?"), "the background was asked")
+        #expect(!text.contains("\u{1B}[6n"), "the cursor's place was asked")
+        #expect((status >> 8) & 0xff == 0)
+    }
+
     @Test("a server that accepts and never answers: the inbox draws within seconds, says it is waiting, and q quits")
     func silentServer() throws {
         let server = try FaultyServer(.silent)
