@@ -13,7 +13,7 @@ let benchCommand = Command(
     one account, a million hearts to one person over ten days, one publish to a million
     followers, counts for a person with a million rows. --fraction shrinks every world for a
     quick look (the targets are for 1). --guard is CI's short run: the ingest's CPU against a
-    raw insert of its rows, five pairs in turns, judged by the median ratio; --regress
+    raw insert of its rows, seven pairs in turns (three floors each), the median ratio; --regress
     savepoints runs it on the known regression it must fail (a savepoint per chunk).
     sync: a first sync of --rows rows (10000,100000,1000000) by the real `stepo sync` against a
     `stepo serve` child, timed from its start and with its peak memory; one new row from event
