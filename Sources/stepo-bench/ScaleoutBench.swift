@@ -20,7 +20,7 @@ struct ScaleoutBench {
 
     /// CI's guard on PostgreSQL's own account of the throughput run, per event: recorded from
     /// ten runs here and the threshold a quarter's rise crosses (docs/performance.md, "The guards").
-    static let statements = (recorded: 16.8, threshold: 18.5), pages = (recorded: 97.0, threshold: 115.0)
+    static let statements = (recorded: 16.8, threshold: 17.5), pages = (recorded: 97.0, threshold: 115.0)
 
     func run() throws -> Int32 {
         let scales = try BenchFigures.scales(arguments)
@@ -200,7 +200,8 @@ struct ScaleoutBench {
             let calls = Double(totals.string(0, 0) ?? "0") ?? 0, pages = Double(totals.string(0, 1) ?? "0") ?? 0
             let milliseconds = Double(totals.string(0, 2) ?? "0") ?? 0
             // Counts, not times: ten runs here (five with `yes` on the other core) measured 16.7–16.8
-            // statements and 96–97 pages an event; a quarter more (21, 121) crosses the threshold.
+            // statements and 96–97 pages an event; a quarter more (21, 121) crosses the threshold, and
+            // so does one statement more (the hundredth-push read coming back: 17.8).
             figures.line("  PostgreSQL per event: statements", String(format: "%.1f (recorded %.1f)", calls / events, ScaleoutBench.statements.recorded),
                          met: calls / events <= ScaleoutBench.statements.threshold, target: String(format: "≤ %.1f", ScaleoutBench.statements.threshold))
             figures.line("  PostgreSQL per event: buffer pages", String(format: "%.0f (recorded %.0f)", pages / events, ScaleoutBench.pages.recorded),
