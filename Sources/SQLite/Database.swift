@@ -46,7 +46,7 @@ public final class Database {
             return 1
         }, nil)
         do {
-            if !readOnly && path != ":memory:" { try execute("PRAGMA journal_mode = WAL") }
+            if !readOnly && path != ":memory:" { try enterWAL() }
             try execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = \(foreignKeys ? "ON" : "OFF"); PRAGMA temp_store = MEMORY")
         } catch {
             cache.removeAll()
@@ -58,6 +58,22 @@ public final class Database {
     deinit {
         cache.removeAll()
         sqlite3_close_v2(handle)
+    }
+
+    /// Puts a new file in WAL mode. Several processes opening one new file at once all read it
+    /// in its first (rollback) mode and ask for the write lock the change needs; SQLite answers
+    /// all but one BUSY at once, without the busy handler (waiting there could deadlock). The
+    /// others look again, as the busy handler would, for about 5 s: by then the file is in WAL
+    /// mode and the question costs no lock at all.
+    private func enterWAL() throws {
+        let deadline = DispatchTime.now().uptimeNanoseconds + 5_000_000_000
+        while true {
+            do {
+                return try execute("PRAGMA journal_mode = WAL")
+            } catch let error as SQLiteError where error.code & 0xff == SQLITE_BUSY && DispatchTime.now().uptimeNanoseconds < deadline {
+                usleep(1_000 + UInt32.random(in: 0..<1_000))
+            }
+        }
     }
 
     /// The SQLite library version this process linked, e.g. "3.40.1".
