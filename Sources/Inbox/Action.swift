@@ -47,6 +47,10 @@ public enum Action: Equatable, Sendable {
     case refused(String)
     /// Something the background could not do (offline, a failure): shown in the footer.
     case failed(String)
+    /// How many cards the whole list has (for the position beside it).
+    case cardsCounted(Int)
+    /// How many unread rows a filtered list holds, for the question a bulk read asks.
+    case unreadCounted(Int, filter: RowFilter)
 }
 
 /// Work for the outside world, run after the reducer: the reducer itself does no I/O.
@@ -59,6 +63,12 @@ public enum Effect: Equatable, Sendable {
     case markRead(Int)
     /// Every row held read (and seen): one mark.
     case markAllRead
+    /// Every unread row of a card read: opening a card from its header.
+    case markCardRead(String)
+    /// Every unread row the filter lets through read: a bulk read under a filter.
+    case markMatchingRead(RowFilter)
+    /// Count the unread rows the filter lets through (`unreadCounted`).
+    case countUnread(RowFilter)
     /// Build the destination from the replica (`destinationLoaded`), then ask the server for
     /// a live copy when it can answer (`destinationRefreshed`).
     case loadDestination(DestinationRequest)
@@ -89,6 +99,8 @@ public enum ListRequest: Equatable, Sendable {
     case older(before: Int)
     /// Cards newer than the card whose newest row is `after`.
     case newer(after: Int)
+    /// The cards around row `row`, with its line selected (`stepo inbox --open ROW`, then q).
+    case around(row: Int)
 }
 
 /// Cards read from the replica, for where they go in the list.
@@ -100,6 +112,14 @@ public struct ListPage: Equatable, Sendable {
     public var reachedEnd: Bool
     /// The cards' people whose request is answered, or who are followed back already.
     public var answered: Set<String> = []
+    /// The line to select once the cards are drawn (`ListLine.identity`), when asked around a row.
+    public var select: String?
+    /// Unread rows per category (read with the list's top).
+    public var unreadByCategory: [Category: Int]?
+    /// How many cards come before these in the whole list (asked around a row).
+    public var offset: Int?
+    /// How many cards the whole list has (read with its top and its bottom).
+    public var total: Int?
 
     public init(request: ListRequest, cards: [ListCard], reachedEnd: Bool) {
         self.request = request

@@ -70,11 +70,39 @@ public enum ActivityView {
         if let progress = state.sync.progress, progress.total > 0 {
             status = "syncing \(min(100, progress.received * 100 / progress.total))%"
         }
+        // The category tabs with their unread counts, as long as the sync words keep their room.
+        let statusWidth = min(TextWidth.cells(status), 24)
+        if state.showsList, let tabs = tabStrip(state, width: state.width - x - statusWidth - 4) {
+            x += 2
+            for (text, active) in tabs {
+                x += grid.put(text, x: x, y: 0, role: active ? .title : .status) + 2
+            }
+        }
         let room = state.width - x - 1
         if room > 0 {
             let text = TextWidth.fit(status, width: room)
             grid.put(text, x: state.width - TextWidth.cells(text) - 1, y: 0, role: .status)
         }
+    }
+
+    /// The tabs as the header shows them ("1 Step-with 3"), the one chosen marked; in shorter
+    /// words when the full ones do not fit `width`, only the chosen one when neither does.
+    static func tabStrip(_ state: InboxState, width: Int) -> [(String, Bool)]? {
+        func count(_ category: Category) -> String {
+            guard let n = state.unreadByCategory[category], n > 0 else { return "" }
+            return n > InboxState.unreadCounted ? " \(InboxState.unreadCounted)+" : " \(n)"
+        }
+        let short = ["Step-with": "With", "Engagement": "Engage", "Journeys": "Journ"]
+        for names in [InboxState.tabs.map(\.name), InboxState.tabs.map { short[$0.name] ?? $0.name }] {
+            var tabs = [("0 All", state.tab == nil)]
+            tabs += InboxState.tabs.enumerated().map { index, tab in
+                ("\(tab.key) \(names[index])\(count(tab.category))", state.tab == tab.category)
+            }
+            if tabs.map({ TextWidth.cells($0.0) + 2 }).reduce(0, +) <= width { return tabs }
+        }
+        guard let tab = state.tab, let chosen = InboxState.tabs.first(where: { $0.category == tab }) else { return nil }
+        let text = "\(chosen.key) \(chosen.name)\(count(tab))"
+        return TextWidth.cells(text) <= width ? [(text, true)] : nil
     }
 
     static func list(_ state: InboxState, _ grid: inout Grid) {
@@ -86,7 +114,11 @@ public enum ActivityView {
             return
         }
         let end = min(lines.count, state.list.top + state.listHeight)
-        for (offset, index) in (state.list.top..<end).enumerated() {
+        // Scrolled down, the first line holds the current section's heading, so a page always
+        // says which section it is in (the line under it stays out of sight until scrolled to).
+        let sticky = Inbox.stickySection(state)
+        if let sticky { draw(.header(sticky), state: state, y: 1, &grid) }
+        for (offset, index) in (state.list.top..<end).enumerated() where sticky == nil || offset > 0 {
             let y = 1 + offset
             draw(lines[index], state: state, y: y, &grid)
             if index == state.list.selection {
@@ -101,17 +133,16 @@ public enum ActivityView {
     /// The selected line's mark in the first column.
     public static let cursor = "›"
 
-    /// What an empty list says: no match, a first sync under way, or nothing yet.
+    /// What an empty list says: a filter it cannot read, no match, a first sync under way, or
+    /// nothing yet.
     static func emptyWords(_ state: InboxState) -> String {
         if let filter = state.filter, !filter.text.isEmpty {
-            if case .kind(let name)? = filter.rowFilter {
-                let kinds = Kind.allCases.map(\.rawValue)
-                guard kinds.contains(where: { $0.lowercased().hasPrefix(name.lowercased()) }) else {
-                    return "No kind begins with “\(name)”: kind: takes one of \(kinds.joined(separator: ", "))"
-                }
-                return "No rows of kind \(name)… here  (Esc clears the filter)"
-            }
-            return "No rows match /\(filter.text): names and words are searched, case and accents aside  (Esc clears)"
+            if case .failure(let error) = filter.parsed { return error.description + "  (Esc clears the filter)" }
+            let within = state.tab.map { tab in " in " + (InboxState.tabs.first { $0.category == tab }?.name ?? "") } ?? ""
+            return "No rows match /\(filter.text)\(within): every term must hold, names and words are searched, case and accents aside  (Esc clears)"
+        }
+        if let tab = state.tab, state.list.loaded {
+            return "Nothing in \(InboxState.tabs.first { $0.category == tab }?.name ?? "this tab") yet  (0 shows every row)"
         }
         if !state.list.loaded { return "Opening…" }
         if let reason = state.sync.unreachable {
@@ -145,10 +176,10 @@ public enum ActivityView {
                 title = newest.title
                 body = newest.body
             }
-            // A thread's header stands as its newest row (reading wins: once that is read,
-            // by Enter or by A, the dot goes); its members show their own.
-            let standing = Standing(isNew: isNew, read: newest.readAt != nil)
-            row(title: title, body: body, at: newest.createdAt, state: standing,
+            // A card stands unread while any row in it is (collapsed or not): ● when one of
+            // those arrived since the last visit, ○ otherwise; its members show their own.
+            let standing: Standing = card.unreadRows == 0 ? .read : (card.newUnread ? .new : .unread)
+            row(title: title, body: body + outcome(newest, state), at: newest.createdAt, state: standing,
                 deleted: card.allDeleted, carries: marks, y: y, now: state.now, width: state.width, &grid)
         case let .member(member, _):
             let isNew = member.id > newAbove
@@ -159,6 +190,14 @@ public enum ActivityView {
         case let .more(_, count):
             grid.put("      … \(count) more: open the step (i) to see everyone", x: 0, y: y, role: .dim)
         }
+    }
+
+    /// What this session did about a request or a follow, after the row's words: the row
+    /// changes at once when it is answered.
+    static func outcome(_ row: ActivityRow, _ state: InboxState) -> String {
+        guard row.kind == .followRequest || row.kind == .newFollower, let actor = row.actor,
+              let done = state.outcomes[actor] else { return "" }
+        return " · " + done
     }
 
     /// What a row carries, as small marks: the step photo; a recognition's tier chip.
@@ -347,6 +386,9 @@ public enum ActivityView {
     static func listHints(_ state: InboxState) -> [Hint] {
         var hints: [Hint] = []
         if let filter = state.filter, !filter.typing { hints.append(Hint("filter /\(filter.text) (Esc clears)", 0)) }
+        if let tab = state.tab, let name = InboxState.tabs.first(where: { $0.category == tab })?.name {
+            hints.append(Hint("\(name) only (0 all)", 0))
+        }
         // New rows came while the top was not on screen: say so, and how to see them.
         if state.arrivedUnseen && !Inbox.showsNewest(state) {
             hints.append(Hint(state.filter == nil ? "↑ new rows: g" : "new rows: Esc clears the filter", 0))
@@ -357,18 +399,33 @@ public enum ActivityView {
         }
         hints += [Hint("j/k move", 4), Hint("Enter open", 2), Hint("n next unread", 6), Hint("/ filter", 7), Hint("r sync", 8),
                   Hint("? help", 3), Hint("q quit", 1)]
+        if let position = position(state) { hints.append(Hint(position, 2)) }
         return hints
     }
 
+    /// Where the selection is in the list: "12/106" (cards), or "#12" in a narrowed list,
+    /// whose length is not counted.
+    static func position(_ state: InboxState) -> String? {
+        guard state.list.loaded, let offset = state.list.offset else { return nil }
+        let lines = state.list.lines
+        guard state.list.selection < lines.count, lines[state.list.selection].isSelectable else { return nil }
+        let cards = lines[...state.list.selection].filter { if case .card = $0 { return true }; return false }.count
+        let at = offset + max(1, cards)
+        if let total = state.list.total, !state.narrowed { return "\(at)/\(max(total, at))" }
+        return "#\(at)"
+    }
+
     static func listFooter(_ state: InboxState) -> String {
-        if let filter = state.filter, filter.typing { return "/" + filter.text + "▏  Enter keep  Esc clear  (text, or kind:NAME)" }
+        if let filter = state.filter, filter.typing {
+            return "/" + filter.text + "▏  Enter keep  Esc clear  (words, kind:A,B, from:NAME, category:NAME, is:unread, -TERM)"
+        }
         return footerLine(listHints(state), state)
     }
 
     /// The footer's words: the question waiting for y/n; else the last notice, then the hints
     /// that fit beside it (all of the notice when it needs the whole line).
     static func footerLine(_ hints: [Hint], _ state: InboxState) -> String {
-        if let question = state.confirming { return "Decline \(question.name)'s request? y / n" }
+        if let question = state.confirming { return question.words }
         // The reader's bindings name the keys: a key bound elsewhere is not offered for its old work.
         let hints = hints.compactMap { hint in relabel(hint.text, state.keyLabels).map { Hint($0, hint.rank) } }
         let width = max(10, state.width - 2)

@@ -33,6 +33,8 @@ public struct InboxConfig: Equatable, Sendable {
         ("preview", .character("p")), ("copy-link", .character("y")), ("open-link", .character("o")),
         ("sync", .character("r")), ("settings", .character("s")), ("theme", .character("t")),
         ("help", .character("?")), ("quit", .character("q")), ("back", .escape),
+        ("tab-all", .character("0")), ("tab-step-with", .character("1")), ("tab-social", .character("2")),
+        ("tab-engagement", .character("3")), ("tab-journeys", .character("4")), ("tab-stepo", .character("5")),
     ]
 
     static let keyNames: [String: Key] = [

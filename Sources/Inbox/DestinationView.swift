@@ -42,7 +42,7 @@ public enum DestinationView {
             var lines = [TextLine("This content is no longer available", .body), .blank]
             switch page.fallback {
             case .profile(let profile):
-                lines += [TextLine("Falling back to their profile:", .dim), .blank] + self.profile(profile)
+                lines += [TextLine("Falling back to their profile:", .dim), .blank] + self.profile(profile, offersAlerts: false)
             case .feed:
                 lines.append(TextLine("Falling back to the feed", .dim))
             }
@@ -93,7 +93,8 @@ public enum DestinationView {
         return lines
     }
 
-    static func profile(_ page: ProfilePage) -> [TextLine] {
+    /// A profile's lines; `offersAlerts` false where `b` cannot change them (a fallback).
+    static func profile(_ page: ProfilePage, offersAlerts: Bool = true) -> [TextLine] {
         guard let person = page.person else { return [TextLine("@\(page.id)", .actor), TextLine("(not synced yet)", .dim)] }
         let r = person.relationship
         var lines = [TextLine(person.name, .title), TextLine("@\(person.username)", .dim),
@@ -107,7 +108,7 @@ public enum DestinationView {
         case .acceptDecline: lines.append(TextLine("[ a  Accept ]   [ d  Decline ]", .badge))
         case .none: break
         }
-        lines += [.blank, alertLine(page.alert, whose: "their")]
+        lines += [.blank, alertLine(page.alert, whose: "their", offered: offersAlerts)]
         return lines
     }
 
@@ -127,14 +128,14 @@ public enum DestinationView {
     }
 
     /// The custom follow alert of a profile or a journey, with its bell.
-    static func alertLine(_ mode: AlertMode, whose: String) -> TextLine {
+    static func alertLine(_ mode: AlertMode, whose: String, offered: Bool = true) -> TextLine {
         let meaning: String
         switch mode {
         case .default: meaning = "default: \(whose) new steps push as your Journey updates setting says"
         case .all: meaning = "all: \(whose) new steps always push"
         case .off: meaning = "off: \(whose) new steps stay in Activity, without a push"
         }
-        return TextLine("\(DestinationView.bell) Alerts \(meaning)  (b changes)", mode == .default ? .dim : .badge)
+        return TextLine("\(DestinationView.bell) Alerts \(meaning)" + (offered ? "  (b changes)" : ""), mode == .default ? .dim : .badge)
     }
 
     /// "♥ 1 heart · ↗ 3 shares".

@@ -11,17 +11,60 @@ extension Inbox {
         return listKey(&state, key)
     }
 
-    /// A decline waits for y (from the list or from the requester's profile).
+    /// A decline or a bulk read waits for y; any other key keeps things as they are.
     private static func confirmed(_ state: inout InboxState, _ question: Confirmation, _ key: Key) -> [Effect] {
         state.confirming = nil
-        guard key == .character("y") else {
-            state.notice = "Kept the request"
-            return []
+        switch question {
+        case let .decline(user, name):
+            guard key == .character("y") else {
+                state.notice = "Kept the request"
+                return []
+            }
+            state.notice = "Declined \(name)'s request"
+            state.answered.insert(user)
+            state.outcomes[user] = "declined"
+            settleProfile(&state, user: user) { $0.requestedYou = false }
+            return [.act(.declineRequest(user: user))] + readRows(&state, of: user)
+        case let .markRead(count, filter):
+            guard key == .character("y") else {
+                state.notice = "Nothing marked"
+                return []
+            }
+            state.notice = "Marked \(Plural.count(count, "row")) read"
+            // Shown at once on what is held (under a filter, everything held matches it).
+            for index in state.list.cards.indices { readCard(&state.list.cards[index], at: state.now) }
+            for key in state.members.keys {
+                for index in state.members[key]!.rows.indices where state.members[key]!.rows[index].readAt == nil {
+                    state.members[key]!.rows[index].readAt = state.now
+                }
+            }
+            if filter == nil {
+                for category in state.unreadByCategory.keys { state.unreadByCategory[category] = 0 }
+            }
+            relist(&state)
+            return [filter.map { .markMatchingRead($0) } ?? .markAllRead]
         }
-        state.notice = "Declined \(question.name)'s request"
-        state.answered.insert(question.user)
-        settleProfile(&state, user: question.user) { $0.requestedYou = false }
-        return [.act(.declineRequest(user: question.user))]
+    }
+
+    /// A card shown read: its newest row stamped, nothing in it unread.
+    static func readCard(_ card: inout ListCard, at now: Int64) {
+        if card.newest.readAt == nil { card.newest.readAt = now }
+        card.unreadRows = 0
+        card.newUnread = false
+    }
+
+    /// The rows held of a person's request or follow, read once it is answered: the row changes
+    /// at once, and its read stamp goes to the server.
+    private static func readRows(_ state: inout InboxState, of user: String) -> [Effect] {
+        var effects: [Effect] = []
+        for index in state.list.cards.indices {
+            let row = state.list.cards[index].newest
+            guard row.actor == user, row.kind == .followRequest || row.kind == .newFollower, row.readAt == nil else { continue }
+            readCard(&state.list.cards[index], at: state.now)
+            effects.append(.markRead(row.id))
+        }
+        relist(&state)
+        return effects
     }
 
     /// An open profile of `user` shows at once what an act changed.
@@ -39,7 +82,11 @@ extension Inbox {
     /// neither: there is no one to follow or accept now.
     static func act(_ state: inout InboxState, _ key: Key, kind: Kind, actor: String?, name: String,
                     reachable: Bool = true) -> [Effect] {
-        guard let actor else { return [] }
+        guard let actor else {
+            state.notice = key == .character("f") ? "f follows back someone who started following you: this row is not one"
+                : "a and d answer a follow request: this row is not one"
+            return []
+        }
         if !reachable, kind == .followRequest || kind == .newFollower {
             state.notice = "\(name) can no longer be followed or answered"
             return []
@@ -52,17 +99,21 @@ extension Inbox {
         case (.character("a"), .followRequest):
             state.notice = "Accepted \(name)"
             state.answered.insert(actor)
+            state.outcomes[actor] = "accepted"
             settleProfile(&state, user: actor) { $0.requestedYou = false; $0.followsYou = true }
-            return [.act(.acceptRequest(user: actor))]
+            return [.act(.acceptRequest(user: actor))] + readRows(&state, of: actor)
         case (.character("d"), .followRequest):
-            state.confirming = Confirmation(user: actor, name: name)
+            state.confirming = .decline(user: actor, name: name)
         case (.character("f"), .newFollower):
             state.notice = "Following \(name)"
             state.answered.insert(actor)
+            state.outcomes[actor] = "followed back"
             settleProfile(&state, user: actor) { $0.following = true }
-            return [.act(.followBack(user: actor))]
+            return [.act(.followBack(user: actor))] + readRows(&state, of: actor)
+        case (.character("f"), _):
+            state.notice = "f follows back someone who started following you: this row is not one"
         default:
-            break
+            state.notice = "a and d answer a follow request: this row is not one"
         }
         return []
     }
@@ -75,8 +126,7 @@ extension Inbox {
             state.filter = filter.text.isEmpty ? nil : filter
             return state.filter == nil ? reloadTop(&state) : []
         case .escape:
-            state.filter = nil
-            return reloadTop(&state)
+            return clearFilter(&state)
         case .backspace: filter.text = String(filter.text.dropLast())
         case .space: filter.text += " "
         case .character(let c): filter.text.append(c)
@@ -86,13 +136,37 @@ extension Inbox {
         return reloadTop(&state)
     }
 
-    /// Reads the list from its top again (for a new filter, or none).
+    /// Reads the list from its top again (for a new filter, or none). A filter that cannot be
+    /// read shows nothing, and the empty list says why.
     private static func reloadTop(_ state: inout InboxState) -> [Effect] {
         guard let newAbove = state.newAbove else { return [] }
-        state.jump = .top
         state.list.top = 0
+        if case .failure? = state.filter?.parsed {
+            state.list = ListWindow()
+            state.list.loaded = true
+            relist(&state)
+            return []
+        }
+        state.jump = .top
         relist(&state)
-        return [.loadList(.top, newAbove: newAbove, filter: state.filter?.rowFilter)]
+        return [.loadList(.top, newAbove: newAbove, filter: state.listFilter)]
+    }
+
+    /// Esc on a filter: the whole list again, with the row that was selected still selected.
+    private static func clearFilter(_ state: inout InboxState) -> [Effect] {
+        let selected = state.list.selectedLine?.row?.id
+        state.filter = nil
+        guard let selected, state.tab == nil, let newAbove = state.newAbove else { return reloadTop(&state) }
+        state.list.top = 0
+        return [.loadList(.around(row: selected), newAbove: newAbove, filter: nil)]
+    }
+
+    /// A category's tab (`1`–`5`), or every row (`0`): read from the top.
+    private static func chooseTab(_ state: inout InboxState, _ tab: Category?) -> [Effect] {
+        guard tab != state.tab else { return [] }
+        state.tab = tab
+        state.notice = tab.map { tab in "Showing \(InboxState.tabs.first { $0.category == tab }?.name ?? "") only  (0 shows all)" }
+        return reloadTop(&state)
     }
 
     private static func listKey(_ state: inout InboxState, _ key: Key) -> [Effect] {
@@ -103,12 +177,16 @@ extension Inbox {
         case .character("a"), .character("d"), .character("f"):
             guard let row = selected?.row else { break }
             return act(&state, key, kind: row.kind, actor: row.actor, name: row.title, reachable: !row.withheld)
+        case .character(let digit) where digit == "0" || InboxState.tabs.contains { $0.key == digit }:
+            return chooseTab(&state, InboxState.tabs.first { $0.key == digit }?.category)
         case .wheelDown: move(&state, by: 3)
         case .wheelUp: move(&state, by: -3)
         case .click(let screenRow), .doubleClick(let screenRow):
-            // Screen row 1 is the first list line.
+            // Screen row 1 is the first list line; below the list's last screen row is the footer.
             let index = state.list.top + screenRow - 1
-            guard screenRow >= 1, index < lines.count, lines[index].isSelectable else { break }
+            let sticky = Inbox.stickySection(state) != nil
+            guard screenRow >= (sticky ? 2 : 1), screenRow <= state.listHeight, index < lines.count, lines[index].isSelectable
+            else { break }
             state.list.selection = index
             if case .doubleClick = key { return listKey(&state, .enter) }
         case .down, .character("j"): move(&state, by: 1)
@@ -120,22 +198,26 @@ extension Inbox {
                 state.list.selection = firstSelectable(lines) ?? 0
             } else if let newAbove = state.newAbove {
                 state.jump = .top
-                return [.loadList(.top, newAbove: newAbove, filter: state.filter?.rowFilter)]
+                return [.loadList(.top, newAbove: newAbove, filter: state.listFilter)]
             }
         case .end, .character("G"):
             if state.list.atEnd {
                 state.list.selection = lines.lastIndex(where: \.isSelectable) ?? 0
             } else if let newAbove = state.newAbove {
                 state.jump = .bottom
-                return [.loadList(.bottom, newAbove: newAbove, filter: state.filter?.rowFilter)]
+                return [.loadList(.bottom, newAbove: newAbove, filter: state.listFilter)]
             }
         case .space, .right, .left:
             return toggleThread(&state, key)
         case .enter:
-            guard let row = selected?.row else { return [] }
-            return (row.readAt == nil ? [.markRead(row.id)] : []) + open(&state, .tap(row))
+            guard let line = selected, let row = line.row else { return [] }
+            return read(&state, line) + open(&state, .tap(row))
         case .character("i"):
-            guard let step = selected?.row?.tap.stepId ?? selected?.row?.subject.step else { break }
+            guard let row = selected?.row else { break }
+            guard let step = row.tap.stepId ?? row.subject.step else {
+                state.notice = "i lists who hearted and shared a step: this row is about none"
+                break
+            }
             return open(&state, .interactions(step: step))
         case .character("p"):
             guard let row = selected?.row else { break }
@@ -143,19 +225,16 @@ extension Inbox {
         case .tab, .character("n"): moveToUnread(&state, forward: true)
         case .backTab, .character("N"): moveToUnread(&state, forward: false)
         case .character("A"):
-            // Mark all read, as mutt's and newsboat's readers do: the marks go at once.
-            state.notice = "Every row marked read"
-            // Shown at once on what is held; the replica's mark makes it so for the rest.
-            for index in state.list.cards.indices where state.list.cards[index].newest.readAt == nil {
-                state.list.cards[index].newest.readAt = state.now
+            // A bulk read changes what the list shows (under a filter or a tab, only that), says
+            // how much, and asks first: it cannot be undone.
+            if let filter = state.listFilter { return [.countUnread(filter)] }
+            if case .failure? = state.filter?.parsed { break }
+            let count = state.sync.counts.unread
+            if count == 0 {
+                state.notice = "Nothing is unread"
+            } else {
+                state.confirming = .markRead(count: count, filter: nil)
             }
-            for key in state.members.keys {
-                for index in state.members[key]!.rows.indices where state.members[key]!.rows[index].readAt == nil {
-                    state.members[key]!.rows[index].readAt = state.now
-                }
-            }
-            relist(&state)
-            return [.markAllRead]
         case .character("y"):
             guard let row = selected?.row else { break }
             return copyLink(&state, row.tap.deepLink)
@@ -176,8 +255,7 @@ extension Inbox {
         case .character("?"):
             state.screens.append(.help(top: 0))
         case .escape where state.filter != nil:
-            state.filter = nil
-            return reloadTop(&state)
+            return clearFilter(&state)
         case .escape, .character("q"): return [.quit]
         default: break
         }
@@ -227,12 +305,70 @@ extension Inbox {
         return []
     }
 
-    /// n / Tab: the next line whose row is not read yet; N / Shift-Tab: the previous one.
+    /// Opening a line reads it: a card from its header, every row it holds; a row, itself.
+    /// Shown at once on what is held; the replica's stamps follow once the frame is drawn.
+    private static func read(_ state: inout InboxState, _ line: ListLine) -> [Effect] {
+        switch line {
+        case .card(let card, _):
+            guard card.unreadRows > 0 || card.newest.readAt == nil,
+                  let index = state.list.cards.firstIndex(where: { $0.key == card.key }) else { return [] }
+            readCard(&state.list.cards[index], at: state.now)
+            if let rows = state.members[card.key]?.rows {
+                state.members[card.key]!.rows = rows.map { row in
+                    var row = row
+                    if row.readAt == nil { row.readAt = state.now }
+                    return row
+                }
+            }
+            countRead(&state, card.newest, rows: card.unreadRows)
+            relist(&state)
+            return card.isThread ? [.markCardRead(card.key)] : [.markRead(card.newest.id)]
+        case let .member(row, key):
+            guard row.readAt == nil, let at = state.members[key]?.rows.firstIndex(where: { $0.id == row.id }) else { return [] }
+            state.members[key]!.rows[at].readAt = state.now
+            if let index = state.list.cards.firstIndex(where: { $0.key == key }) {
+                var card = state.list.cards[index]
+                if card.newest.id == row.id { card.newest.readAt = state.now }
+                card.unreadRows = max(0, card.unreadRows - 1)
+                let members = state.members[key]!
+                if card.unreadRows == 0 {
+                    card.newUnread = false
+                } else if members.more == 0 {
+                    card.newUnread = members.rows.contains { $0.readAt == nil && $0.id > (state.newAbove ?? Int.max) }
+                }
+                state.list.cards[index] = card
+            }
+            countRead(&state, row, rows: 1)
+            relist(&state)
+            return [.markRead(row.id)]
+        case .header, .more:
+            return []
+        }
+    }
+
+    /// The tabs' unread counts, less what was just read.
+    private static func countRead(_ state: inout InboxState, _ row: ActivityRow, rows: Int) {
+        let category = row.kind == .batch ? (row.action ?? row.kind).category : row.kind.category
+        if let count = state.unreadByCategory[category], count < InboxState.unreadCounted {
+            state.unreadByCategory[category] = max(0, count - rows)
+        }
+    }
+
+    /// Whether a line still holds something unread: a card any of whose rows is, or a row.
+    static func isUnread(_ line: ListLine) -> Bool {
+        switch line {
+        case .card(let card, _): return card.unreadRows > 0
+        case .member(let row, _): return row.readAt == nil
+        case .header, .more: return false
+        }
+    }
+
+    /// n / Tab: the next line that holds an unread row; N / Shift-Tab: the previous one.
     private static func moveToUnread(_ state: inout InboxState, forward: Bool) {
         let lines = state.list.lines
         let start = state.list.selection
         let candidates = forward ? Array(lines.indices.filter { $0 > start }) : Array(lines.indices.filter { $0 < start }.reversed())
-        if let next = candidates.first(where: { lines[$0].isSelectable && lines[$0].row?.readAt == nil }) {
+        if let next = candidates.first(where: { isUnread(lines[$0]) }) {
             state.list.selection = next
             return
         }
@@ -260,7 +396,7 @@ extension Inbox {
     /// Near either end of the cards held: read more from the replica.
     static func nearEdges(_ state: inout InboxState) -> [Effect] {
         guard let newAbove = state.newAbove, state.list.loaded else { return [] }
-        let filter = state.filter?.rowFilter
+        let filter = state.listFilter
         var effects: [Effect] = []
         if !state.list.atEnd, state.list.selection >= state.list.lines.count - state.listHeight,
            let last = state.list.cards.last {

@@ -94,7 +94,10 @@ extension Inbox {
             return key == .character("y") ? copyLink(&state, link) : openLink(&state, link)
         case .character("i"):
             // From a step, the people behind its hearts and shares.
-            guard case .step(let page)? = screen.destination else { break }
+            guard case .step(let page)? = screen.destination else {
+                if screen.destination != nil { state.notice = "i lists who hearted and shared a step: open one to use it" }
+                break
+            }
             return open(&state, .interactions(step: page.step.id))
         case .character("b"):
             // A profile's or a journey's custom follow alert: default → all → off → default.
@@ -113,17 +116,28 @@ extension Inbox {
                 state.screens[state.screens.count - 1] = .destination(screen)
                 state.notice = "Alerts for \(page.journey.title): \(page.alert.rawValue)"
                 return [.setAlert(.journey(page.journey.id), page.alert)]
-            case .profile?, .step?, .interactions?, .link?, .push?, .gone?, nil: break
+            case .profile?:
+                state.notice = "This profile is not synced yet: its alerts can be set once it is"
+            case .step?, .interactions?, .link?, .push?, .gone?:
+                state.notice = "b sets the alerts of a profile or a journey: open one to use it"
+            case nil: break
             }
         case .character("a"), .character("d"), .character("f"):
             // A profile's inline Accept / Decline or Follow back, while still open.
-            guard case .profile(let page)? = screen.destination, let person = page.person else { break }
+            guard case .profile(let page)? = screen.destination, let person = page.person else {
+                state.notice = key == .character("f") ? "f follows back someone, on their profile: this is not one"
+                    : "a and d answer a follow request, on the requester's profile: this is not one"
+                break
+            }
             switch (key, page.openAction) {
             case (.character("a"), .acceptDecline), (.character("d"), .acceptDecline):
                 return act(&state, key, kind: .followRequest, actor: person.id, name: person.name)
             case (.character("f"), .followBack):
                 return act(&state, key, kind: .newFollower, actor: person.id, name: person.name)
-            default: break
+            case (.character("f"), _):
+                state.notice = "\(person.name) has nothing to follow back now"
+            default:
+                state.notice = "\(person.name) has no follow request waiting"
             }
         default:
             screen.top = scrolled(screen.top, key, length: length, page: state.listHeight - 1)

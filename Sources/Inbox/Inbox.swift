@@ -14,10 +14,17 @@ public enum Inbox {
             // A taller window may show more cards than are held: read them now, not at the next key.
             return state.showsList ? nearEdges(&state) : []
         case .opened(let seenThrough):
-            // Opening the tab: what is unseen now is New, and everything there is gets seen.
+            // Opening the tab: what is unseen now is New, and everything there is gets seen once
+            // the list's top is drawn. Landed on a row (`--open`), the list waits under its
+            // screen around that row, and nothing is stamped seen until the top is shown.
             state.newAbove = seenThrough
             state.list = ListWindow()
-            return [.loadList(.top, newAbove: seenThrough, filter: nil), .markAllSeen]
+            state.arrivedUnseen = true
+            if let landed = state.landedOn {
+                state.landedOn = nil
+                return [.loadList(.around(row: landed), newAbove: seenThrough, filter: nil)]
+            }
+            return [.loadList(.top, newAbove: seenThrough, filter: state.listFilter)]
         case .listLoaded(let page):
             return listLoaded(&state, page)
         case let .membersLoaded(card, rows, more):
@@ -71,7 +78,20 @@ public enum Inbox {
             return keyPressed(&state, key)
         case .openRow(let row):
             state.screens.removeAll()
+            state.landedOn = row.id
             return (row.readAt == nil ? [.markRead(row.id)] : []) + open(&state, .tap(row))
+        case .cardsCounted(let total):
+            state.list.total = total
+            return []
+        case let .unreadCounted(count, filter):
+            // The answer for a filter since changed asks nothing.
+            guard filter == state.listFilter, state.confirming == nil else { return [] }
+            if count == 0 {
+                state.notice = "Nothing here is unread"
+            } else {
+                state.confirming = .markRead(count: count, filter: filter)
+            }
+            return []
         }
     }
 
@@ -80,15 +100,25 @@ public enum Inbox {
     private static func listLoaded(_ state: inout InboxState, _ page: ListPage) -> [Effect] {
         var list = state.list
         let keep = list.selectedLine?.identity
+        if let counts = page.unreadByCategory { state.unreadByCategory = counts }
+        if let total = page.total { list.total = total }
         switch page.request {
         case .top:
             list.cards = page.cards
             list.atTop = true
             list.atEnd = page.reachedEnd
+            list.offset = 0
+        case .around:
+            // Cards from the row's own down: newer ones come as the selection nears the top.
+            list.cards = page.cards
+            list.atTop = false
+            list.atEnd = page.reachedEnd
+            list.offset = page.offset
         case .bottom:
             list.cards = page.cards
             list.atEnd = true
             list.atTop = page.reachedEnd
+            list.offset = page.reachedEnd ? 0 : (page.total ?? list.total).map { $0 - page.cards.count }
         case .older:
             let known = Set(list.cards.map(\.key))
             list.cards += page.cards.filter { !known.contains($0.key) }
@@ -98,12 +128,14 @@ public enum Inbox {
             if spare > 0 {
                 list.cards.removeFirst(spare)
                 list.atTop = false
+                list.offset = list.offset.map { $0 + spare }
             }
         case .newer:
             let known = Set(list.cards.map(\.key))
             let added = page.cards.filter { !known.contains($0.key) }
             list.cards = added + list.cards
             list.atTop = page.reachedEnd
+            list.offset = page.reachedEnd ? 0 : list.offset.map { max(0, $0 - added.count) }
             let spare = min(list.cards.count - ListWindow.held, list.cards.count - (lastShownCard(state) + added.count) - 1)
             if spare > 0 {
                 list.cards.removeLast(spare)
@@ -114,7 +146,23 @@ public enum Inbox {
         state.list = list
         state.answered.formUnion(page.answered)
         relist(&state)
-        // Where the selection goes: a far jump's end, else the line it was on.
+        if let select = page.select, let index = state.list.lines.firstIndex(where: { $0.identity == select }) {
+            // Asked around a row: the selection on it.
+            state.list.selection = index
+            state.list.top = max(0, index - 1)
+        } else {
+            placeSelection(&state, page, keep: keep)
+        }
+        state.jump = nil
+        clampSelection(&state)
+        keepSelectionVisible(&state)
+        // Expanded cards show their rows as they are now.
+        return state.expanded.filter { key in page.cards.contains { $0.key == key } }.sorted().map { .loadMembers(card: $0) }
+            + seeArrivals(&state)
+    }
+
+    /// Where the selection goes after cards arrive: a far jump's end, else the line it was on.
+    private static func placeSelection(_ state: inout InboxState, _ page: ListPage, keep: String?) {
         switch state.jump {
         case .top?: state.list.selection = firstSelectable(state.list.lines) ?? 0
         case .bottom?: state.list.selection = state.list.lines.lastIndex(where: \.isSelectable) ?? 0
@@ -125,12 +173,6 @@ public enum Inbox {
                 state.list.selection = firstSelectable(state.list.lines) ?? 0
             }
         }
-        state.jump = nil
-        clampSelection(&state)
-        keepSelectionVisible(&state)
-        // Expanded cards show their rows as they are now.
-        return state.expanded.filter { key in page.cards.contains { $0.key == key } }.sorted().map { .loadMembers(card: $0) }
-            + seeArrivals(&state)
     }
 
     /// The index into the cards of the first card on screen (or selected, if earlier).
@@ -164,12 +206,12 @@ public enum Inbox {
         if unseenArrived { state.arrivedUnseen = true }
         // Read again from the top (when it is held): once drawn, `listLoaded` stamps them.
         guard state.list.atTop else { return [] }
-        return [.loadList(.top, newAbove: newAbove, filter: state.filter?.rowFilter)]
+        return [.loadList(.top, newAbove: newAbove, filter: state.listFilter)]
     }
 
     /// Whether the newest rows are on screen: the list's top, unfiltered, scrolled to it.
     static func showsNewest(_ state: InboxState) -> Bool {
-        state.showsList && state.filter == nil && state.list.atTop && state.list.top == 0
+        state.showsList && !state.narrowed && state.list.atTop && state.list.top == 0
     }
 
     /// What arrived unseen is stamped seen once the newest rows are on screen.
@@ -183,7 +225,7 @@ public enum Inbox {
     static func listShown(_ state: inout InboxState) -> [Effect] {
         guard state.listStale, let newAbove = state.newAbove else { return seeArrivals(&state) }
         state.listStale = false
-        return state.list.atTop ? [.loadList(.top, newAbove: newAbove, filter: state.filter?.rowFilter)] : []
+        return state.list.atTop ? [.loadList(.top, newAbove: newAbove, filter: state.listFilter)] : []
     }
 
     /// Builds the list's lines from the cards held, the open threads and the sections. A
@@ -193,9 +235,9 @@ public enum Inbox {
         var lines: [ListLine] = []
         var section: Section?
         for card in state.list.cards {
-            var cardSection = state.filter == nil ? Section.of(card, newAbove: newAbove, now: state.now) : .new
+            var cardSection = !state.narrowed ? Section.of(card, newAbove: newAbove, now: state.now, zone: state.zone) : .new
             if let section, cardSection < section { cardSection = section }
-            if state.filter == nil, cardSection != section { lines.append(.header(cardSection)) }
+            if !state.narrowed, cardSection != section { lines.append(.header(cardSection)) }
             section = cardSection
             lines.append(.card(card, section: cardSection))
             if card.isThread, state.expanded.contains(card.key), let members = state.members[card.key] {
@@ -233,10 +275,23 @@ public enum Inbox {
         state.list.selection = selection
     }
 
+    /// The section whose heading stands on the list's first line while it is scrolled down
+    /// (nil at the top, and in a narrowed list, which has no sections).
+    static func stickySection(_ state: InboxState) -> Section? {
+        let lines = state.list.lines
+        guard !state.narrowed, state.list.top > 0, state.list.top < lines.count else { return nil }
+        for index in stride(from: min(state.list.top, lines.count - 1), through: 0, by: -1) {
+            if case .header(let section) = lines[index] { return section }
+            if case .card(_, let section) = lines[index] { return section }
+        }
+        return nil
+    }
+
     static func keepSelectionVisible(_ state: inout InboxState) {
         let height = state.listHeight
         var top = state.list.top
-        if state.list.selection < top { top = max(0, state.list.selection - 1) }
+        // Scrolled down, the first line is the sticky heading's: the selection sits below it.
+        if state.list.selection < top + (top > 0 && !state.narrowed ? 1 : 0) { top = max(0, state.list.selection - 1) }
         if state.list.selection >= top + height { top = state.list.selection - height + 1 }
         // A section header just above the window comes back into it while the selection still
         // fits (after a window too short for it grew again, or g).

@@ -73,13 +73,14 @@ public final class InboxRunner {
         send(.syncChanged(syncLine()))
         do {
             awaitingFirstSync = !(try replica.firstSyncDone)
+            // A row to land on opens first: the list then waits under it, and is not seen.
+            land()
             send(.opened(seenThrough: awaitingFirstSync ? Int.max : try replica.seenThrough))
         } catch {
             // Nothing can be known New, so nothing is marked or stamped; the reason is shown.
             send(.opened(seenThrough: Int.max))
             send(.failed(InboxRunner.unreadable(error)))
         }
-        land()
         let flag = changed
         let host = HostBox(host)
         engine.onChange = { flag.set(); host.wake() }
@@ -111,8 +112,8 @@ public final class InboxRunner {
             do {
                 if awaitingFirstSync, try replica.firstSyncDone {
                     awaitingFirstSync = false
-                    send(.opened(seenThrough: try replica.seenThrough))
                     land()
+                    send(.opened(seenThrough: try replica.seenThrough))
                 } else {
                     send(.replicaChanged(unseenArrived: try !awaitingFirstSync && replica.newestRow > replica.seenThrough))
                 }
@@ -219,6 +220,13 @@ public final class InboxRunner {
             } catch {
                 send(.failed(InboxRunner.unreadable(error)))
             }
+            // The list's length, for the position beside it: counted once the frame is drawn
+            // (an index walk, which the first row need not wait for).
+            if filter == nil, request == .top || request == .bottom || { if case .around = request { return true }; return false }() {
+                stamps.append { [unowned self] in
+                    if let total = try? self.replica.cardCount() { self.send(.cardsCounted(total)) }
+                }
+            }
         case .loadMembers(let card):
             let shown = InboxRunner.membersShown
             do {
@@ -241,6 +249,20 @@ public final class InboxRunner {
             guard stamping else { return }
             let at = WallClock.now
             stamp { try $0.replica.markRead(id, at: at) }
+        case .markCardRead(let key):
+            guard stamping else { return }
+            let at = WallClock.now
+            stamp { try $0.replica.markRead(card: key, at: at) }
+        case .markMatchingRead(let filter):
+            guard stamping else { return }
+            let at = WallClock.now
+            stamp { try $0.replica.markRead(matching: filter, at: at) }
+        case .countUnread(let filter):
+            do {
+                send(.unreadCounted(try replica.unreadCount(matching: filter), filter: filter))
+            } catch {
+                send(.failed(InboxRunner.unreadable(error)))
+            }
         case .syncNow:
             sendSoon()
         case .nextTheme:
@@ -320,13 +342,37 @@ public final class InboxRunner {
 
     /// Cards (or, with a filter, rows as cards) for the part of the list asked for.
     public static func page(_ request: ListRequest, newAbove: Int, filter: RowFilter?, replica: Replica) throws -> ListPage {
+        var page = try cardsPage(request, newAbove: newAbove, filter: filter, replica: replica)
+        if case .top = page.request { page.unreadByCategory = try replica.unreadCounts(upTo: InboxState.unreadCounted + 1) }
+        return page
+    }
+
+    private static func cardsPage(_ request: ListRequest, newAbove: Int, filter: RowFilter?, replica: Replica) throws -> ListPage {
         let limit = ListWindow.page
         var cards: [ListCard]
+        if case .around(let id) = request {
+            // The card holding the row, and the cards below it; from the top when it is near.
+            guard let (key, newest) = try replica.card(holding: id) else {
+                return try cardsPage(.top, newAbove: newAbove, filter: filter, replica: replica)
+            }
+            let select = key == "row:\(id)" || newest == id ? "card:" + key : "row:\(id)"
+            var page: ListPage
+            if try replica.cardsAbove(newest, limit: limit / 2) < limit / 2 {
+                page = try cardsPage(.top, newAbove: newAbove, filter: nil, replica: replica)
+            } else {
+                cards = try replica.cards(before: newest + 1, limit: limit, newAbove: newAbove)
+                page = ListPage(request: request, cards: cards, reachedEnd: cards.count < limit)
+                page.answered = try answered(cards, replica: replica)
+                page.offset = try replica.cardsAbove(newest, limit: Int.max)
+            }
+            page.select = select
+            return page
+        }
         if let filter {
             let before: Int?
             switch request {
             case .older(let id): before = id
-            case .top, .bottom, .newer: before = nil
+            case .top, .bottom, .newer, .around: before = nil
             }
             let rows = try replica.rows(matching: filter, before: before, limit: limit)
             cards = rows.map { ListCard(single: $0, newAbove: newAbove) }
@@ -343,6 +389,8 @@ public final class InboxRunner {
             cards = try replica.cards(after: after, limit: limit, newAbove: newAbove).reversed()
         case .bottom:
             cards = try replica.cards(after: 0, limit: limit, newAbove: newAbove).reversed()
+        case .around:
+            cards = []
         }
         var page = ListPage(request: request, cards: cards, reachedEnd: cards.count < limit)
         page.answered = try answered(cards, replica: replica)

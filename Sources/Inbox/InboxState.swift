@@ -1,3 +1,4 @@
+import Foundation
 import Notifications
 import Replica
 import Wire
@@ -11,13 +12,21 @@ public enum Section: String, CaseIterable, Comparable, Sendable {
     }
 
     /// The section of a card: New when it holds a row that arrived after the last visit
-    /// (`newAbove`), else by the age of its newest row.
-    static func of(_ card: ListCard, newAbove: Int, now: Int64) -> Section {
+    /// (`newAbove`), else by the local calendar day of its newest row: Today is today's date
+    /// where the reader is, This week the six days before it.
+    static func of(_ card: ListCard, newAbove: Int, now: Int64, zone: TimeZone) -> Section {
         if card.newest.id > newAbove { return .new }
-        let age = now - card.newest.createdAt
-        if age < Timestamp.day { return .today }
-        if age < 7 * Timestamp.day { return .thisWeek }
+        let days = localDay(now, zone) - localDay(card.newest.createdAt, zone)
+        if days <= 0 { return .today }
+        if days < 7 { return .thisWeek }
         return .earlier
+    }
+
+    /// The number of the local calendar day `at` falls on (days since 1970-01-01 there).
+    static func localDay(_ at: Int64, _ zone: TimeZone) -> Int64 {
+        let offset = Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(at) / 1000))) * 1000
+        let local = at + offset
+        return local >= 0 ? local / Timestamp.day : (local - Timestamp.day + 1) / Timestamp.day
     }
 }
 
@@ -63,6 +72,10 @@ public struct ListWindow: Equatable, Sendable {
     public var atTop = true
     /// Whether `cards` ends at the list's oldest card.
     public var atEnd = true
+    /// How many cards of the whole list come before `cards` (nil: not known).
+    public var offset: Int? = 0
+    /// How many cards the whole (unnarrowed) list has, as last counted.
+    public var total: Int?
     /// Whether the first cards have arrived.
     public var loaded = false
     /// The lines drawn from the cards, their open threads and sections (see `Inbox.relist`).
@@ -90,7 +103,8 @@ public struct FilterState: Equatable, Sendable {
     public var text: String
     public var typing: Bool
 
-    public var rowFilter: RowFilter? { RowFilter(text) }
+    /// What was typed, read (nil: nothing was); or why it cannot be.
+    public var parsed: Result<RowFilter?, FilterError> { Result { () throws(FilterError) in try RowFilter.parse(text) } }
 }
 
 /// A screen over the list.
@@ -122,10 +136,24 @@ public struct DestinationScreen: Equatable, Sendable {
     }
 }
 
-/// A yes/no question about a user (declining their follow request).
-public struct Confirmation: Equatable, Sendable {
-    public var user: String
-    public var name: String
+extension Confirmation {
+    /// The question, as the footer asks it.
+    public var words: String {
+        switch self {
+        case .decline(_, let name): return "Decline \(name)'s request? y / n"
+        case let .markRead(count, filter):
+            return filter == nil ? "Mark all \(Plural.count(count, "unread row")) read? y / n"
+                : "Mark the \(Plural.count(count, "unread row")) this list shows read (the rest stay as they are)? y / n"
+        }
+    }
+}
+
+/// A yes/no question asked before an act that cannot be undone.
+public enum Confirmation: Equatable, Sendable {
+    /// Declining a person's follow request.
+    case decline(user: String, name: String)
+    /// Marking read the `count` unread rows the filter shows (every unread row, without one).
+    case markRead(count: Int, filter: RowFilter?)
 }
 
 /// Everything the inbox shows, as a value.
@@ -133,12 +161,18 @@ public struct InboxState: Equatable, Sendable {
     public var width = 80
     public var height = 24
     public var now: Int64
+    /// Where the reader is: what Today and This week mean.
+    public var zone = TimeZone.current
     /// Rows above this id were unseen when the tab opened: the New section. Nil until opened.
     public var newAbove: Int?
     public var list = ListWindow()
     public var expanded: Set<String> = []
     public var members: [String: Members] = [:]
     public var filter: FilterState?
+    /// The category tab (`1`–`5`; nil: all, `0`).
+    public var tab: Category?
+    /// Unread rows per category, as the replica last counted them (up to `unreadCounted`).
+    public var unreadByCategory: [Category: Int] = [:]
     /// The screens over the list, innermost last; empty when the list is showing. q goes
     /// back exactly one.
     public var screens: [Screen] = []
@@ -165,16 +199,39 @@ public struct InboxState: Equatable, Sendable {
     /// People whose request was answered, or who were followed back, in this session: their
     /// rows offer the act no more.
     public var answered: Set<String> = []
+    /// What this session did to a person, in the words their row shows ("accepted").
+    public var outcomes: [String: String] = [:]
     /// Rows arrived that were not drawn yet (the list filtered, scrolled away, or covered):
     /// stamped seen once the newest rows are on screen, and hinted at meanwhile.
     public var arrivedUnseen = false
     /// Where the selection should land when the next cards arrive (g and G far away).
     public var jump: ListRequest?
+    /// The row opened before the tab (`--open ROW`): the list opens around it.
+    public var landedOn: Int?
 
     public init(now: Int64) { self.now = now }
 
     /// Whether the list itself is on screen.
     public var showsList: Bool { screens.isEmpty }
+
+    /// What the list shows: the filter typed, within the tab. Nil: every card.
+    public var listFilter: RowFilter? {
+        let typed = (try? filter?.parsed.get()) ?? nil
+        guard let tab else { return typed }
+        return typed?.within(tab) ?? RowFilter.category(tab)
+    }
+
+    /// Whether the list is narrowed (a filter or a tab): rows then stand alone.
+    public var narrowed: Bool { filter != nil || tab != nil }
+
+    /// Unread rows per category counted at most: "99+" says as much as an exact count.
+    public static let unreadCounted = 99
+
+    /// The category tabs, by key: `1`–`5`, and `0` for all.
+    public static let tabs: [(key: Character, name: String, category: Category)] = [
+        ("1", "Step-with", .stepWith), ("2", "Social", .social), ("3", "Engagement", .engagement),
+        ("4", "Journeys", .journeys), ("5", "Stepo", .announcement),
+    ]
 
     /// The rows of the list area (the screen less the header and footer).
     public var listHeight: Int { max(1, height - 3) }
@@ -195,7 +252,9 @@ public struct InboxState: Equatable, Sendable {
         "j/k ↑/↓  move", "PgUp/PgDn  page", "g/G  first/last", "n Tab / N ⇧Tab  next / previous unread row",
         "Space →/←  expand/collapse a thread",
         "Enter  open the row", "i  on a step: who hearted and shared it", "a / d  accept / decline a follow request",
-        "f  follow back a new follower", "b  on a profile or a journey: its alerts (all, default, off)", "/  filter by text or kind:NAME", "A  mark every row read", "p  preview the row's push",
+        "f  follow back a new follower", "b  on a profile or a journey: its alerts (all, default, off)", "/  filter: words, kind:A,B, from:NAME, category:NAME, is:unread, -TERM",
+        "1–5 / 0  a category's rows (step-with, social, engagement, journeys, Stepo) / all",
+        "A  mark read what the list shows (asks first)", "p  preview the row's push",
         "y / o  copy the row's link (OSC 52) / open it ($BROWSER) or show it",
         "r  sync now", "s  notification settings", "S  the trust budget: mute rate, pushes per kind (admin)", "t  next theme",
         "mouse  wheel scrolls, click selects, double click opens", "q Esc ←  back one screen / quit", "?  this help",

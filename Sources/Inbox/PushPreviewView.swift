@@ -31,7 +31,10 @@ public enum PushPreviewView {
             + wrap(body, lines: 2))
         box("iOS · long-press expanded", [TextLine(title, .actor)] + wrap(body, lines: 6)
             + (image.map { [TextLine("[ photo: \($0) ]", .dim)] } ?? []))
-        box("Android · banner", [TextLine((face != nil ? "(face) " : "") + title + " · now", .actor)] + wrap(body, lines: 2)
+        // A batch's faces stack where a single push shows one.
+        let faces = fcm.facepile.map { String(repeating: "(face)", count: min(4, $0.count)) + " " } ?? (face != nil ? "(face) " : "")
+        box("Android · banner", [TextLine(faces + title + " · now", .actor)] + wrap(body, lines: 2)
+            + (fcm.facepile.map { [TextLine("[ facepile: \($0.count) face\($0.count == 1 ? "" : "s") ]", .dim)] + $0.map { TextLine("  " + $0, .dim) } } ?? [])
             + (fcm.image.map { [TextLine("[ BigPicture: \($0) ]", .dim)] } ?? []))
         // iOS stacks a thread's notifications under the newest; Android groups them by tag.
         var stack = [TextLine(title, .actor)] + wrap(body, lines: 1)

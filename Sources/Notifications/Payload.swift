@@ -6,6 +6,8 @@ public struct PushContent: Sendable {
     public var body: String
     public var image: String?
     public var face: String?
+    /// A batch's faces (up to four, newest first): the app draws them stacked.
+    public var facepile: [String]?
     public var thread: String
     public var deepLink: String
     /// The recipient's unseen count at send time: an absolute badge, never a +1.
@@ -60,6 +62,7 @@ public enum Payload {
             let payload = JSON.members([
                 ("aps", .members(aps)),
                 ("contentImageUrl", content.image.map(JSON.string)),
+                ("facepile", content.facepile.map { .array($0.map(JSON.string)) }),
                 ("deepLink", .string(content.deepLink)),
                 ("kind", .string(content.kind.rawValue)),
                 ("rowId", .int(content.rowId)),
@@ -84,6 +87,8 @@ public enum Payload {
                 ("deepLink", .string(content.deepLink)),
                 ("threadId", .string(content.thread)),
                 ("largeIconUrl", content.face.map(JSON.string)),
+                // Data values are strings: the faces as a JSON array in one.
+                ("facepileUrls", content.facepile.map { .string(JSON.array($0.map(JSON.string)).serialized) }),
                 ("rowId", .string(String(content.rowId))),
                 ("badge", .string(String(content.badge))),
             ])

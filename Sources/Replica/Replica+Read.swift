@@ -17,11 +17,18 @@ public struct ListCard: Equatable, Sendable {
     /// Rows that arrived after `newAbove` (counted up to `ListCard.newRowsCounted`).
     public var newRows: Int
     public var allDeleted: Bool
+    /// Rows not read yet (counted up to `ListCard.newRowsCounted`): the card stands unread
+    /// while it holds one, collapsed or not.
+    public var unreadRows: Int
+    /// Whether one of the unread rows arrived after `newAbove`: the card carries the dot.
+    public var newUnread: Bool
 
     public var isThread: Bool { rows > 1 }
 
     public init(key: String, newest: ActivityRow, rows: Int, people: Int, faces: [String], caption: String?, newRows: Int,
-                allDeleted: Bool) {
+                allDeleted: Bool, unreadRows: Int? = nil, newUnread: Bool? = nil) {
+        self.unreadRows = unreadRows ?? (newest.readAt == nil ? 1 : 0)
+        self.newUnread = newUnread ?? (newest.readAt == nil && newRows > 0)
         self.key = key
         self.newest = newest
         self.rows = rows
@@ -40,23 +47,6 @@ public struct ListCard: Equatable, Sendable {
 
     /// New rows counted at most, per card: "999+ new" is as telling as an exact count.
     public static let newRowsCounted = 999
-}
-
-/// What the `/` filter matches: text in a row's name or copy, or a kind by its name's start.
-public enum RowFilter: Equatable, Sendable {
-    case text(String)
-    case kind(String)
-
-    /// Parses what was typed: `kind:NAME`, or text.
-    public init?(_ typed: String) {
-        let trimmed = typed.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty else { return nil }
-        if trimmed.lowercased().hasPrefix("kind:") {
-            self = .kind(String(trimmed.dropFirst(5)))
-        } else {
-            self = .text(trimmed)
-        }
-    }
 }
 
 /// Reading the replica: typed rows, cards a page at a time, entities.
@@ -127,25 +117,9 @@ extension Replica {
     /// The rows the filter lets through, newest first, older than row `before` when given.
     public func rows(matching filter: RowFilter, before: Int? = nil, limit: Int) throws -> [ActivityRow] {
         try locked {
-            let below = before ?? Int.max
-            switch filter {
-            case .kind(let name):
-                let prefix = name.lowercased()
-                let kinds = Kind.allCases.map(\.rawValue).filter { $0.lowercased().hasPrefix(prefix) }
-                guard !kinds.isEmpty else { return [] }
-                let marks = kinds.map { _ in "?" }.joined(separator: ", ")
-                return try query("""
-                    SELECT \(Replica.rowColumns) FROM rows WHERE kind IN (\(marks)) AND id < ? ORDER BY id DESC LIMIT ?
-                    """, kinds + [below, limit] as [SQLBindable])
-            case .text(let text):
-                // Case and accents aside: "/tran" finds "Trần", "/Nguyễn" typed either way finds it.
-                let pattern = "%" + SearchKey.of(text).replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
-                    .replacingOccurrences(of: "_", with: "\\_") + "%"
-                return try query("""
-                    SELECT \(Replica.rowColumns) FROM rows
-                    WHERE id < ? AND search LIKE ? ESCAPE '\\' ORDER BY id DESC LIMIT ?
-                    """, [below, pattern, limit])
-            }
+            let (condition, values) = filter.condition(readThrough: try markIndex().readThrough)
+            return try query("SELECT \(Replica.rowColumns) FROM rows WHERE id < ? AND \(condition) ORDER BY id DESC LIMIT ?",
+                             [before ?? Int.max] + values + [limit])
         }
     }
 
@@ -188,6 +162,43 @@ extension Replica {
         }
     }
 
+    /// The card a row belongs to: its key and its newest row.
+    public func card(holding row: Int) throws -> (key: String, newest: Int)? {
+        try locked {
+            try db.first("SELECT c.key, c.newest FROM rows AS r JOIN cards AS c ON c.key = r.card WHERE r.id = ?", [row]) {
+                ($0.string(0), $0.int(1))
+            }
+        }
+    }
+
+    /// How many cards stand above the card whose newest row is `newest` (counted up to `limit`).
+    public func cardsAbove(_ newest: Int, limit: Int) throws -> Int {
+        try locked {
+            try db.scalar("SELECT count(*) FROM (SELECT 1 FROM cards WHERE newest > ? LIMIT ?)", newest, limit) ?? 0
+        }
+    }
+
+    /// Unread rows per category, each counted up to `limit` (a batch by what its people did):
+    /// the tabs' counts.
+    public func unreadCounts(upTo limit: Int) throws -> [Category: Int] {
+        try locked {
+            let through = try markIndex().readThrough
+            var counts: [Category: Int] = [:]
+            for category in Category.allCases where !RowFilter.kinds(of: category).isEmpty {
+                let names = RowFilter.kinds(of: category).map(\.rawValue)
+                let marks = names.map { _ in "?" }.joined(separator: ", ")
+                let rows = try db.first("""
+                    SELECT count(*) FROM (SELECT 1 FROM rows WHERE kind IN (\(marks)) AND id > ? AND read_at IS NULL LIMIT ?)
+                    """, names + [through, limit]) { $0.int(0) } ?? 0
+                let batches = try db.first("""
+                    SELECT count(*) FROM (SELECT 1 FROM rows WHERE kind = 'batch' AND action IN (\(marks)) AND id > ? AND read_at IS NULL LIMIT ?)
+                    """, names + [through, limit]) { $0.int(0) } ?? 0
+                counts[category] = min(limit, rows + batches)
+            }
+            return counts
+        }
+    }
+
     /// How many cards the list has: a count of an index, for the position shown beside the list.
     public func cardCount() throws -> Int {
         try locked { try db.scalar("SELECT count(*) FROM cards") ?? 0 }
@@ -199,6 +210,8 @@ extension Replica {
         var caption: String?
         var newRows = 0
         var allDeleted = newest.deleted
+        var unreadRows = 0
+        var newUnread = false
         if found.rows > 1 {
             // The newest distinct people, from the newest rows (a person may have many): read
             // until four are found, so a card of a million rows costs what a card of ten does.
@@ -217,12 +230,23 @@ extension Replica {
                                         found.key, newAbove, ListCard.newRowsCounted) ?? 0
             }
             allDeleted = try db.scalar("SELECT NOT EXISTS (SELECT 1 FROM rows WHERE card = ? AND deleted = 0)", found.key) == 1
+            // Unread: no stamp of its own and past every read mark.
+            let readThrough = try markIndex().readThrough
+            unreadRows = try db.scalar("""
+                SELECT count(*) FROM (SELECT 1 FROM rows WHERE card = ? AND id > ? AND read_at IS NULL LIMIT ?)
+                """, found.key, readThrough, ListCard.newRowsCounted) ?? 0
+            if unreadRows > 0, found.newest > newAbove {
+                newUnread = try db.scalar("SELECT EXISTS (SELECT 1 FROM rows WHERE card = ? AND id > ? AND read_at IS NULL)",
+                                          found.key, max(readThrough, newAbove)) == 1
+            }
         } else {
             faces = [newest.title]
             newRows = newest.id > newAbove ? 1 : 0
+            unreadRows = newest.readAt == nil ? 1 : 0
+            newUnread = unreadRows > 0 && newRows > 0
         }
         return ListCard(key: found.key, newest: newest, rows: found.rows, people: found.people, faces: faces,
-                        caption: caption, newRows: newRows, allDeleted: allDeleted)
+                        caption: caption, newRows: newRows, allDeleted: allDeleted, unreadRows: unreadRows, newUnread: newUnread)
     }
 
     // MARK: Entities

@@ -14,6 +14,8 @@ struct MarkIndex {
 
     /// The furthest any mark reaches: every row up to it is seen.
     private(set) var seenThrough = 0
+    /// The furthest a read mark reaches: every row up to it is read.
+    private(set) var readThrough = 0
 
     init(_ marks: [(kind: String, reach: Int, at: Int64)]) {
         let sorted = marks.sorted { $0.reach < $1.reach }
@@ -24,6 +26,7 @@ struct MarkIndex {
         }
         reads = sorted.filter { $0.kind == "read" }.map { ($0.reach, $0.at) }
         seenThrough = reach.last ?? 0
+        readThrough = reads.last?.reach ?? 0
     }
 
     private static func firstReaching(_ reaches: [Int], _ id: Int) -> Int? {
@@ -97,6 +100,52 @@ extension Replica {
                 try db.run("UPDATE rows SET read_at = coalesce(read_at, ?), seen_at = coalesce(seen_at, ?) WHERE id = ?", at, at, id)
                 try enqueueLocked(.read(row: id))
             }
+        }
+    }
+
+    /// Opening a card from its header: every row of it still unread is read (and seen), and
+    /// the server is told of each. Returns how many rows changed.
+    @discardableResult
+    public func markRead(card key: String, at: Int64) throws -> Int {
+        try locked {
+            let through = try markIndex().readThrough
+            return try markReadLocked("SELECT id FROM rows WHERE card = ? AND id > ? AND read_at IS NULL ORDER BY id",
+                                      [key, through], at: at)
+        }
+    }
+
+    /// A bulk read under a filter: every unread row the filter lets through is read (and seen),
+    /// and the server is told of each; rows the filter hides stay as they are. Returns how many
+    /// rows changed.
+    @discardableResult
+    public func markRead(matching filter: RowFilter, at: Int64) throws -> Int {
+        try locked {
+            let through = try markIndex().readThrough
+            let (condition, values) = filter.condition(readThrough: through)
+            return try markReadLocked("SELECT id FROM rows WHERE \(condition) AND id > ? AND read_at IS NULL ORDER BY id",
+                                      values + [through], at: at)
+        }
+    }
+
+    /// How many rows the filter lets through that are still unread: what a bulk read would change.
+    public func unreadCount(matching filter: RowFilter) throws -> Int {
+        try locked {
+            let through = try markIndex().readThrough
+            let (condition, values) = filter.condition(readThrough: through)
+            return try db.first("SELECT count(*) FROM rows WHERE \(condition) AND id > ? AND read_at IS NULL",
+                                values + [through]) { $0.int(0) } ?? 0
+        }
+    }
+
+    /// Reads the rows `select` names (their ids), in one transaction with one queued read each.
+    private func markReadLocked(_ select: String, _ values: [SQLBindable], at: Int64) throws -> Int {
+        try db.transaction {
+            let ids = try db.query(select, values) { $0.int(0) }
+            for id in ids {
+                try db.run("UPDATE rows SET read_at = ?, seen_at = coalesce(seen_at, ?) WHERE id = ?", at, at, id)
+                try enqueueLocked(.read(row: id))
+            }
+            return ids.count
         }
     }
 

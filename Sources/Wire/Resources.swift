@@ -168,6 +168,8 @@ public struct PushPreview: Equatable, Sendable {
     public var image: String?
     /// Android's large icon: the actor's face, if shown.
     public var face: String?
+    /// A batch's faces, newest first (APNs `facepile`, FCM `data.facepileUrls`).
+    public var facepile: [String]?
     /// APNs's interruption level (FCM: its priority).
     public var urgency: String
 
@@ -186,6 +188,7 @@ public struct PushPreview: Equatable, Sendable {
             urgency = try aps.optionalString("interruption-level") ?? ""
             image = try payload.optionalString("contentImageUrl")
             face = nil
+            facepile = payload.present("facepile")?.array?.compactMap(\.string)
         case .fcm:
             let message = try Members(request, "fcm").object("message")
             let notification = try message.object("notification")
@@ -194,6 +197,8 @@ public struct PushPreview: Equatable, Sendable {
             image = try notification.optionalString("image")
             let data = message.present("data").flatMap { try? Members($0, "fcm.message.data") }
             face = try data?.optionalString("largeIconUrl")
+            facepile = (try data?.optionalString("facepileUrls")).flatMap { $0 }
+                .flatMap { try? JSON.parse($0) }?.array?.compactMap(\.string)
             badge = (try data?.optionalString("badge")).flatMap { $0.flatMap { Int($0) } } ?? 0
             thread = try data?.optionalString("threadId") ?? ""
             urgency = (try? message.object("android").optionalString("priority")) ?? nil ?? ""

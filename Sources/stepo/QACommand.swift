@@ -115,7 +115,11 @@ let qaCommand = Command(
     }
     Output.line("stepo qa walk · @\(Preview.visible(client.user)) · \(rows.count) row\(rows.count == 1 ? "" : "s")")
     var landed: [String: Int] = [:]
-    for result in results { landed[result.row.deleted ? "deleted → no longer available" : result.board, default: 0] += 1 }
+    // What the screens showed, in the words --json gives as "reached", beside the board's.
+    for result in results {
+        let landing = result.row.deleted ? "deleted → \(result.reached)" : "\(result.board) → \(result.reached)"
+        landed[landing, default: 0] += 1
+    }
     for (landing, count) in landed.sorted(by: { $0.key < $1.key }) { Output.line("  \(count) × \(landing)") }
     if acting {
         for (action, count) in actions.performed.sorted(by: { $0.key < $1.key }) {
@@ -265,6 +269,20 @@ struct QAActions {
     }
 }
 
+extension QAWalk {
+    /// Whether what a screen shows is what the board's tap column asks: a step's comments
+    /// closed is the step opened at its top, open is its comments in view; an act offered, or
+    /// done already and offered no more.
+    static func shows(_ detail: String, _ shown: [String]) -> Bool {
+        switch detail {
+        case "": return !shown.isEmpty
+        case "comments closed": return shown.contains("at its top")
+        case "comments open": return shown.contains("comments in view")
+        default: return shown.contains(detail) || shown.contains(detail + " (done already)")
+        }
+    }
+}
+
 /// Opens rows as the inbox does — Enter on the row, in a runner of the inbox drawing nowhere,
 /// the server's live copy taken in — and compares the screen reached with the board.
 struct QAWalk {
@@ -302,6 +320,10 @@ struct QAWalk {
         var shown: [String] = []
         switch destination {
         case .step(let page):
+            // What the screen shows, and only that: opened at the step's top, its comments in
+            // view (a short step shows both), a comment lit.
+            if screen.top == 0, inView("in \(page.step.journeyTitle)") { shown.append("at its top") }
+            if inView("Comments (\(page.comments.count))") { shown.append("comments in view") }
             if let highlight = page.highlight, let comment = page.comments.first(where: { $0.comment.id == highlight }) {
                 // Drawn lit: the highlighted comment's author line in the selected role.
                 let lit = (0..<grid.height).contains { y in
@@ -309,9 +331,6 @@ struct QAWalk {
                 }
                 if lit { shown.append("comment highlighted") }
             }
-            if page.commentsMode == .open, inView("Comments (\(page.comments.count))") { shown.append("comments open") }
-            // Opened at its top, the step itself in view.
-            if page.commentsMode == .closed, screen.top == 0, inView("in \(page.step.journeyTitle)") { shown.append("comments closed") }
         case .profile(let page):
             let followBack = inView("[ f  Follow back ]"), acceptDecline = inView("[ a  Accept ]   [ d  Decline ]")
             switch page.openAction {
@@ -335,20 +354,18 @@ struct QAWalk {
         case .push:
             break
         }
-        let reachedScreen = screenTitles.first { $0.value == title }?.key ?? title
-        result.reached = ([reachedScreen] + shown).joined(separator: " ").trimmingCharacters(in: .whitespaces)
+        let reachedScreen = title == screenTitles["gone"] ? "no longer available" : screenTitles.first { $0.value == title }?.key ?? title
+        let words = shown.filter { !$0.isEmpty }
+        result.reached = reachedScreen + (words.isEmpty ? "" : " " + words.joined(separator: ", "))
         let expectedTitle = screenTitles[board.screen] ?? board.screen
-        if title == expectedTitle,
-           shown.contains(board.detail) || shown.contains(board.detail + " (done already)") || (board.detail.isEmpty && !shown.isEmpty) {
-            return result
-        }
+        if title == expectedTitle, QAWalk.shows(board.detail, shown) { return result }
         if row.withheld {
             // Content (or a person) the reader may no longer see: the board's fallback is right
             // — no longer available — and so is the destination without what is withheld (a
             // reply's step, still theirs to see, without the comment they may not). Drawing
             // what is withheld would be the failure.
             if title == screenTitles["gone"] { return result }
-            if title == expectedTitle, !board.detail.isEmpty, !shown.contains(board.detail) {
+            if title == expectedTitle, !board.detail.isEmpty, !QAWalk.shows(board.detail, shown) {
                 result.reached += " (\(board.detail) withheld)"
                 return result
             }

@@ -17,7 +17,11 @@ struct Client {
     /// `replicaFolder`: where the replica lives instead of the replicas' folder (a scratch one).
     init(_ arguments: Arguments, replicaFolder: String? = nil) throws {
         if let server = arguments["server"] {
-            guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https" else {
+            // One server, one replica: "http://host:8080/" and "http://host:8080" are the same
+            // address, so the slashes that end it are not part of its name.
+            var trimmed = Substring(server)
+            while trimmed.hasSuffix("/"), trimmed.count > 1 { trimmed = trimmed.dropLast() }
+            guard let url = URL(string: String(trimmed)), url.scheme == "http" || url.scheme == "https", url.host != nil else {
                 throw UsageError(description: "--server must be an http(s) URL, not \(Preview.visible(server))")
             }
             // The token: --token, or STEPO_TOKEN (which the process list does not show).
@@ -230,7 +234,10 @@ let inboxCommand = Command(
     do {
         let app = InboxApp(replica: client.replica, engine: client.engine, theme: theme, themeFolders: folders, config: config)
         app.landOn = landOn
-        return try app.run()
+        let status = try app.run()
+        // A server never reached leaves no replica behind: nothing was synced or done.
+        if arguments["server"] != nil { client.replica.discardIfEmpty() }
+        return status
     } catch let error as TerminalUnavailable {
         // Never exit over TERM: say why, and show the activity as text.
         Output.error("stepo: \(error.description); showing the activity as text")

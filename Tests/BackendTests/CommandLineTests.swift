@@ -226,7 +226,15 @@ struct CommandLineTests {
         #expect(rows.count == 106 && report["mismatches"] == 0)
         let batch = try #require(rows.first { $0["kind"] == "batch" })
         #expect(batch["board"] == "interactions" && batch["reached"] == "interactions" && batch["ok"] == true)
-        #expect(rows.contains { $0["board"] == "step comment highlighted" && $0["reached"] == "step comment highlighted" })
+        #expect(rows.contains { $0["board"] == "step comment highlighted" && $0["reached"]?.string?.hasSuffix("comment highlighted") == true })
+        // The summary says what the screens showed in the same words as the JSON, every one of them.
+        for row in rows where row["kind"] != "batch" {
+            let board = try #require(row["board"]?.string), reached = try #require(row["reached"]?.string)
+            #expect(result.stdout.contains(" × \(board) → \(reached)\n") || result.stdout.contains(" × deleted → \(reached)\n"),
+                    "\(board) → \(reached) is not in the summary")
+        }
+        // A step whose comments are in view says so, whatever the board calls its tap.
+        #expect(!rows.contains { $0["reached"] == "step comments closed" })
         let xml = try String(contentsOfFile: folder + "/walk.xml", encoding: .utf8)
         #expect(xml.contains(#"<testsuite name="stepo qa walk @chaucao" tests="106" failures="0">"#))
         #expect(xml.components(separatedBy: "<testcase ").count == 107)
@@ -385,7 +393,7 @@ struct CommandLineTests {
             #expect(help.stdout.contains("  " + line + "\n"), "stepo inbox --help does not list \(line)")
         }
         // Every key the list answers is in the help: the keys the reducer reads, spelled as the help spells them.
-        for key in ["j/k", "PgUp/PgDn", "g/G", "Space", "Enter", "i ", "a / d", "f ", "b ", "/ ", "p ", "r ", "s ", "t ", "mouse", "q Esc", "? "] {
+        for key in ["j/k", "PgUp/PgDn", "g/G", "Space", "Enter", "i ", "a / d", "f ", "b ", "/ ", "1–5 / 0", "A ", "p ", "r ", "s ", "t ", "mouse", "q Esc", "? "] {
             #expect(InboxState.helpLines.contains { $0.hasPrefix(key) }, "the help has no line for \(key)")
         }
     }

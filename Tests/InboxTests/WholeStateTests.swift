@@ -1,5 +1,5 @@
 import Notifications
-import Replica
+@testable import Replica
 import Testing
 import Wire
 @testable import Inbox
@@ -34,11 +34,13 @@ struct WholeStateTests {
         expectNext(&state, .keyPressed(.character("k"))) { $0.list.selection = 2 }
     }
 
-    @Test("Enter opens the row's tap: one screen over the list, a read stamp, the destination asked for")
+    @Test("Enter on a thread opens its newest row's tap: one screen over the list, the whole card read, the destination asked for")
     func opening() {
         var state = Fixture.opened()
-        expectNext(&state, .keyPressed(.enter), effects: [.markRead(5), .loadDestination(.tap(Fixture.maya))]) {
+        expectNext(&state, .keyPressed(.enter), effects: [.markCardRead("step:s1|1"), .loadDestination(.tap(Fixture.maya))]) {
             $0.screens = [.destination(DestinationScreen(request: .tap(Fixture.maya)))]
+            Inbox.readCard(&$0.list.cards[0], at: Fixture.now)
+            Inbox.relist(&$0)
         }
         let step = StepEntity(id: "s1", journey: "j1", journeyTitle: "Trail", owner: "me", caption: "Trail run", photoUrl: nil,
                               isFinal: false, publishedAt: Fixture.now - 600_000, deleted: false, hearts: 2, shares: 1)
@@ -100,15 +102,47 @@ struct WholeStateTests {
         expectNext(&state, .syncChanged(line)) { $0.sync = line }
     }
 
-    @Test("A marks every held row read at once and asks for one mark")
+    @Test("A asks first how many rows it will change; y marks every held row read at once and asks for one mark")
     func markAllRead() {
         var state = Fixture.opened()
-        expectNext(&state, .keyPressed(.character("A")), effects: [.markAllRead]) { next in
-            next.notice = "Every row marked read"
-            for index in next.list.cards.indices where next.list.cards[index].newest.readAt == nil {
-                next.list.cards[index].newest.readAt = Fixture.now
-            }
+        state.sync.counts = ServerCounts(unseen: 0, unread: 4, stale: false)
+        expectNext(&state, .keyPressed(.character("A"))) { $0.confirming = .markRead(count: 4, filter: nil) }
+        expectNext(&state, .keyPressed(.character("y")), effects: [.markAllRead]) { next in
+            next.confirming = nil
+            next.notice = "Marked 4 rows read"
+            for index in next.list.cards.indices { Inbox.readCard(&next.list.cards[index], at: Fixture.now) }
             Inbox.relist(&next)
         }
+        // Without anything unread, A says so and asks nothing.
+        state.sync.counts = ServerCounts(unseen: 0, unread: 0, stale: false)
+        expectNext(&state, .keyPressed(.character("A"))) { $0.notice = "Nothing is unread" }
+    }
+
+    @Test("A under a filter counts what the filter shows, asks, and marks only that; n keeps the rest")
+    func markFilteredRead() {
+        var state = Fixture.opened()
+        let filter = RowFilter(required: [.text("kofi")])
+        state.filter = FilterState(text: "kofi", typing: false)
+        expectNext(&state, .keyPressed(.character("A")), effects: [.countUnread(filter)])
+        // An answer for another filter asks nothing.
+        expectNext(&state, .unreadCounted(9, filter: RowFilter(required: [.text("maya")])))
+        expectNext(&state, .unreadCounted(1, filter: filter)) { $0.confirming = .markRead(count: 1, filter: filter) }
+        #expect(ActivityView.listFooter(state).hasPrefix("Mark the 1 unread row this list shows read"))
+        // Any key but y keeps everything.
+        expectNext(&state, .keyPressed(.character("x"))) {
+            $0.confirming = nil
+            $0.notice = "Nothing marked"
+        }
+        expectNext(&state, .keyPressed(.character("A")), effects: [.countUnread(filter)]) { $0.notice = nil }
+        expectNext(&state, .unreadCounted(1, filter: filter)) { $0.confirming = .markRead(count: 1, filter: filter) }
+        expectNext(&state, .keyPressed(.character("y")), effects: [.markMatchingRead(filter)]) { next in
+            next.confirming = nil
+            next.notice = "Marked 1 row read"
+            for index in next.list.cards.indices { Inbox.readCard(&next.list.cards[index], at: Fixture.now) }
+            Inbox.relist(&next)
+        }
+        // Nothing unread under the filter: said, and nothing asked.
+        expectNext(&state, .keyPressed(.character("A")), effects: [.countUnread(filter)]) { $0.notice = nil }
+        expectNext(&state, .unreadCounted(0, filter: filter)) { $0.notice = "Nothing here is unread" }
     }
 }

@@ -95,7 +95,8 @@ extension Outbox {
                            tap: row.string(6), recipient: row.int(7), deleted: row.bool(8),
                            action: row.optionalString(9).flatMap(Kind.init(rawValue:)), actor: row.optionalInt(10),
                            step: row.optionalInt(11), comment: row.optionalInt(12), journey: row.optionalInt(13),
-                           tier: row.optionalString(14), recipientAlerts: row.int(15))
+                           tier: row.optionalString(14), recipientAlerts: row.int(15),
+                           facepile: row.optionalString(16).map { $0.split(separator: "\n").map(String.init) })
             }) else { throw PushUnavailable.noSuchRow(id) }
         guard let recipient = try store.user(key: stored.recipient) else { throw PushUnavailable.noSuchRow(id) }
         let actor = try stored.actor.flatMap { try store.user(key: $0) }
@@ -113,9 +114,11 @@ extension Outbox {
             image = nil
         }
         let tap = (try? JSON.parse(stored.tap)).flatMap(Tap.init(json:)) ?? .link(Tap.feedLink)
-        return PushContent(rowId: id, kind: stored.kind, title: stored.title, body: body, image: image,
-                           face: stored.face, thread: stored.thread, deepLink: tap.deepLink,
-                           badge: try store.inboxes.counts(for: stored.recipient).unseen, action: stored.action)
+        var content = PushContent(rowId: id, kind: stored.kind, title: stored.title, body: body, image: image,
+                                  face: stored.face, thread: stored.thread, deepLink: tap.deepLink,
+                                  badge: try store.inboxes.counts(for: stored.recipient).unseen, action: stored.action)
+        content.facepile = stored.kind == .batch ? stored.facepile : nil
+        return content
     }
 
     /// What the send-time rules ask about a stored push, as the store stands now.
@@ -162,6 +165,8 @@ extension Outbox {
         var tier: String?
         /// How many custom follow alerts the recipient has set (none: nothing to look up).
         var recipientAlerts: Int
+        /// A batch's faces, newest first.
+        var facepile: [String]?
     }
 
     private static let pushSQL = """
@@ -169,7 +174,7 @@ extension Outbox {
                CASE WHEN n.title IS NULL THEN coalesce(e.push_body, e.body) ELSE coalesce(n.push_body, n.body) END,
                \(RowReader.content("push_image")), \(RowReader.content("face")), \(RowReader.content("thread")),
                \(RowReader.content("tap")), n.recipient, n.deleted, n.action, n.actor, n.step, n.comment, n.journey, n.tier,
-               r.alerts
+               r.alerts, n.facepile
         FROM notifications AS n JOIN events AS e ON e.id = n.event JOIN users AS r ON r.id = n.recipient WHERE n.id = ?
         """
 }
