@@ -28,6 +28,7 @@ public enum ActivityView {
         switch state.screens.last {
         case nil:
             list(state, &grid)
+            tabBar(state, &grid)
             putFooter(listFooter(state), state, &grid)
         case .settings(let selection)?:
             settings(state, selection, &grid)
@@ -61,7 +62,10 @@ public enum ActivityView {
     }
 
     static func header(_ state: InboxState, _ grid: inout Grid) {
+        // The bar's role under every cell, and its tint too: drawn with attributes only (mono,
+        // NO_COLOR), the reverse fill then runs unbroken under the title, the badge and the words.
         grid.paint(row: 0, role: .header)
+        grid.tint(row: 0, .header)
         var x = grid.put(" Activity", x: 0, y: 0, role: .title) + 1
         x += grid.put(" \(state.sync.counts.unseen) " + (state.sync.counts.stale ? "(stale) " : ""), x: x, y: 0, role: .badge)
         // Beside the badge (unseen), what is still unread, as a mail reader shows it.
@@ -70,13 +74,10 @@ public enum ActivityView {
         if let progress = state.sync.progress, progress.total > 0 {
             status = "syncing \(min(100, progress.received * 100 / progress.total))%"
         }
-        // The category tabs with their unread counts, as long as the sync words keep their room.
-        let statusWidth = min(TextWidth.cells(status), 24)
-        if state.showsList, let tabs = tabStrip(state, width: state.width - x - statusWidth - 4) {
-            x += 2
-            for (text, active) in tabs {
-                x += grid.put(text, x: x, y: 0, role: active ? .title : .status) + 2
-            }
+        // The category shown, when one is: the tab bar above the footer names them all.
+        if state.showsList, let tab = state.tab, let name = InboxState.tabs.first(where: { $0.category == tab })?.name,
+           state.width - x - TextWidth.cells(status) > TextWidth.cells(name) + 6 {
+            x += grid.put("  · \(name)", x: x, y: 0, role: .title)
         }
         let room = state.width - x - 1
         if room > 0 {
@@ -85,7 +86,18 @@ public enum ActivityView {
         }
     }
 
-    /// The tabs as the header shows them ("1 Step-with 3"), the one chosen marked; in shorter
+    /// The tab bar, on the line between the list and the footer: each category with its key and
+    /// its unread count, the one shown lit.
+    static func tabBar(_ state: InboxState, _ grid: inout Grid) {
+        let y = state.height - 2
+        guard y > state.listHeight, let tabs = tabStrip(state, width: state.width - 2) else { return }
+        var x = 1
+        for (text, active) in tabs {
+            x += grid.put(text, x: x, y: y, role: active ? .title : .dim) + 2
+        }
+    }
+
+    /// The tabs as the bar shows them ("1 Step-with 3"), the one chosen marked; in shorter
     /// words when the full ones do not fit `width`, only the chosen one when neither does.
     static func tabStrip(_ state: InboxState, width: Int) -> [(String, Bool)]? {
         func count(_ category: Category) -> String {
@@ -249,8 +261,10 @@ public enum ActivityView {
         x += used + 1
         if room - used - 1 > 0 {
             let text = TextWidth.fit(body, width: room - used - 1)
-            // Deleted content is struck through: a combining long stroke over each character.
-            grid.put(deleted ? struck(text) : text, x: x, y: y, role: deleted ? .deleted : (standing == .read ? .dim : .body))
+            // Deleted content is struck through: a combining long stroke over each character; a
+            // terminal without UTF-8 cannot draw one, so there it says so in words.
+            let shown = !deleted ? text : Terminal.asciiOnly ? TextWidth.fit("[deleted] " + body, width: room - used - 1) : struck(text)
+            grid.put(shown, x: x, y: y, role: deleted ? .deleted : (standing == .read ? .dim : .body))
         }
         grid.put(time, x: width - timeWidth - 1, y: y, role: .time)
     }

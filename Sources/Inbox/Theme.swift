@@ -128,7 +128,9 @@ public struct Theme: Equatable, Sendable {
         if !colourful { style.foreground = .default; style.background = .default }
         guard let tint, let under = styles[tint] else { return style }
         if colourful, under.background != .default {
-            style.background = under.background
+            // A bar (the header) lies under what is drawn on it: a role with a background of its
+            // own (the badge) keeps it. A row's tint (New, the selection) covers the whole row.
+            if tint != .header || style.background == .default { style.background = under.background }
             // A selection that names its ink draws the whole row in it (black on yellow).
             if tint == .selected, under.foreground != .default {
                 style.foreground = under.foreground

@@ -67,6 +67,31 @@ struct BatchTests {
         #expect(fcm["message"]?["android"]?["notification"]?["tag"]?.string == "step:s")
     }
 
+    @Test("a batch's push carries its facepile: FCM's data as a JSON array in a string, APNs's payload as an array; the preview draws it")
+    func facepile() throws {
+        let w = try world()
+        let first = try w.interact("heart", "f1", "s")
+        try w.interact("heart", "f2", "s")
+        try w.interact("heart", "f3", "s")
+        let id = try #require(first.writtenRows.first?.id)
+        let row = try #require(try w.activity("o").first { $0.id == id })
+        let faces = try #require(row.media.facepile)
+        #expect(faces.count == 3)
+        let content = try w.store.outbox.pushContent(row: id)
+        #expect(content.facepile == faces)
+        let fcm = Payload.fcm(content)
+        let carried = try #require(fcm["message"]?["data"]?["facepileUrls"]?.string)
+        #expect(try JSON.parse(carried).array?.compactMap(\.string) == faces)
+        #expect(Payload.apns(content)["payload"]?["facepile"]?.array?.compactMap(\.string) == faces)
+        // What a preview reads back from the requests, and draws.
+        #expect(try PushPreview(platform: .fcm, request: fcm).facepile == faces)
+        #expect(try PushPreview(platform: .apns, request: Payload.apns(content)).facepile == faces)
+        // A row alone carries none.
+        let single = try w.comment("f1", on: "s", "c1", "lovely")
+        let alone = try w.store.outbox.pushContent(row: try #require(single.writtenRows.first?.id))
+        #expect(alone.facepile == nil && Payload.fcm(alone)["message"]?["data"]?["facepileUrls"] == nil)
+    }
+
     @Test("after 30 minutes a new batch opens; another action, or another step, is another row")
     func windows() throws {
         let w = try world()

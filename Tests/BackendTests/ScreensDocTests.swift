@@ -101,17 +101,39 @@ struct ScreensDocTests {
              """,
              press: { try $0.keys("q", "Escape", "g", "p") }, ready: { $0.contains(" Push preview") && $0.contains("Grouped") }),
         Stop(title: "A filter",
-             prose: "`/` filters the list by text, or by kind with `kind:NAME`; Esc clears it.",
+             prose: """
+             `/` filters the list, in a small language: words (every one must match, in any order, \
+             case and accents aside), a "quoted phrase", `kind:A,B`, `from:NAME`, `category:NAME`, \
+             `is:unread` or `is:read`, and `-TERM` to leave rows out. A filtered list shows rows \
+             standing alone; Esc clears it and keeps the selected row selected.
+             """,
              press: { try $0.keys("q"); try $0.filter("kind:follow") }, ready: { $0.contains("filter /kind:follow (Esc clears)") }),
+        Stop(title: "A filter's words, in any order",
+             prose: "`/guitar marco` finds Marco Ferri's finale: its name holds one word, its copy the other.",
+             press: { try $0.keys("Escape"); try $0.filter("guitar marco") },
+             ready: { $0.contains("filter /guitar marco (Esc clears)") && $0.contains("Marco Ferri Finished") }),
         Stop(title: "A filter that matches nothing",
-             prose: "The list says so, and how to get back.",
+             prose: "The list says so, and how to get back; a key it cannot read says what the key takes.",
              press: { try $0.keys("Escape"); try $0.filter("zzz") }, ready: { $0.contains("No rows match /zzz") && $0.contains("filter /zzz (Esc clears)") }),
+        Stop(title: "A category",
+             prose: """
+             `1`–`5` show one category's rows (step-with, social, engagement, journeys, Stepo), `0` all \
+             of them. The bar above the footer names the categories with their keys and unread counts, the \
+             one shown lit; the header names it too.
+             """,
+             press: { try $0.keys("Escape", "2") }, ready: { $0.contains("Social only (0 all)") && $0.contains("Requested to follow you") }),
+        Stop(title: "A bulk read asks first",
+             prose: """
+             `A` marks read what the list shows — under a filter or a category, only that — and asks \
+             first, saying how many rows it changes. Any key but y keeps them as they are.
+             """,
+             press: { try $0.keys("A") }, ready: { $0.contains("this list shows read (the rest stay as they are)? y / n") }),
         Stop(title: "Notification settings",
              prose: """
              `s`: the master switch and the categories, toggled in place with Space and sent as a \
              preferences change.
              """,
-             press: { try $0.keys("Escape", "s") }, ready: { $0.contains(" Notification settings") }),
+             press: { try $0.keys("n", "0", "s") }, ready: { $0.contains(" Notification settings") }),
         Stop(title: "Help",
              prose: "`?` lists every key.",
              press: { try $0.keys("q", "?") }, ready: { $0.contains("this help") }),

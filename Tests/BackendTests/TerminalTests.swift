@@ -423,6 +423,52 @@ struct TerminalTests {
         #expect((try? tmux.screen())?.contains("Activity") != true, "q did not quit while the server was silent")
     }
 
+    @Test("an inbox on an address where nothing listens, then q: nothing of a replica is left; a trailing / names the same server")
+    func nothingListens() throws {
+        // A port the system gave and took back: nothing listens there now.
+        let closed = try FaultyServer(.silent)
+        let url = closed.url
+        closed.stop()
+        let tmux = try Tmux(folder: folder)
+        try tmux.start(tmux.inbox() + " inbox --server \(url)/ --token stp_nowhere", width: 100, height: 30)
+        defer { tmux.stop() }
+        _ = try tmux.waitFor(seconds: 10) { $0.contains("Cannot sync with the server") }
+        try tmux.keys("q")
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline, let screen = try? tmux.screen(), screen.contains("Activity") { Thread.sleep(forTimeInterval: 0.1) }
+        let replicas = folder + "/state/stepo/replicas"
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: replicas)) ?? []
+        #expect(left.isEmpty, "left behind: \(left)")
+        // A real server, asked with and without a trailing slash: one replica, synced once.
+        let db = folder + "/served.db"
+        #expect(try Stepo.run(["ingest", "--db", db, Stepo.sampleEvents]).status == 0)
+        let token = try Stepo.run(["token", "--db", db, "--user", "chaucao"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let (server, address) = try Stepo.serve(db, log: folder + "/serve.log")
+        defer { server.stop() }
+        for spelled in [address, address + "/", address + "//"] {
+            let synced = try Stepo.run(["sync", "--server", spelled, "--token", token], environment: ["XDG_STATE_HOME": folder + "/state"])
+            #expect(synced.status == 0, "\(spelled): \(synced.stderr)")
+        }
+        let files = try FileManager.default.contentsOfDirectory(atPath: replicas).filter { $0.hasSuffix(".db") }
+        #expect(files.count == 1, "\(files)")
+    }
+
+    @Test("without colour (NO_COLOR, LANG=C) the header's reverse runs unbroken under the title, the badge and the words, and a deleted row says so")
+    func monoHeaderAndDeleted() throws {
+        let tmux = try Tmux(folder: folder)
+        try tmux.start("env NO_COLOR=1 " + tmux.inbox(term: "xterm-256color", locale: "C"), width: 100, height: 30)
+        defer { tmux.stop() }
+        _ = try tmux.waitFor { $0.contains("synced") && $0.contains("Mateo Rossi") }
+        let header = try #require(try tmux.styledScreen().split(separator: "\n").first.map(String.init))
+        let cells = Tmux.reversed(header)
+        #expect(cells.count >= 90, "\(cells.count) cells")
+        let broken = cells.enumerated().filter { !$0.element.1 }.map(\.offset)
+        #expect(broken.isEmpty, "not reversed at \(broken.prefix(10)): \(header.debugDescription)")
+        // A deleted row cannot be struck through without UTF-8: it says [deleted] in words.
+        let mateo = try #require(try tmux.screen().split(separator: "\n").first { $0.contains("Mateo Rossi") })
+        #expect(mateo.contains("[deleted] Stepped with you"), "\(mateo)")
+    }
+
     @Test("a server whose answers are not JSON: the inbox says it cannot sync and why, and shows none of its bytes")
     func nonsenseServer() throws {
         let server = try FaultyServer(.nonsense)

@@ -185,15 +185,15 @@ struct ListRulesTests {
         #expect(ActivityView.render(state).lines[1].hasPrefix(" New"))
     }
 
-    @Test("the category keys show one category's rows, the header names the tabs with their unread counts, 0 shows all")
+    @Test("the category keys show one category's rows, the tab bar names them with their unread counts, 0 shows all")
     func tabs() {
         var state = Fixture.opened()
-        _ = Inbox.reduce(&state, .resized(width: 140, height: 20))
+        _ = Inbox.reduce(&state, .resized(width: 100, height: 20))
         var page = ListPage(request: .top, cards: Fixture.cards, reachedEnd: true)
         page.unreadByCategory = [.stepWith: 2, .social: 1, .announcement: 150]
         _ = Inbox.reduce(&state, .listLoaded(page))
-        let header = ActivityView.render(state).lines[0]
-        #expect(header.contains("0 All  1 Step-with 2  2 Social 1  3 Engagement  4 Journeys  5 Stepo 99+"), "\(header)")
+        let bar = ActivityView.render(state).lines[18]
+        #expect(bar.contains("0 All  1 Step-with 2  2 Social 1  3 Engagement  4 Journeys  5 Stepo 99+"), "\(bar)")
         #expect(Inbox.reduce(&state, .keyPressed(.character("2"))) == [.loadList(.top, newAbove: 2, filter: .category(.social))])
         #expect(state.tab == .social)
         // Within the tab, a filter narrows further.
@@ -203,11 +203,13 @@ struct ListRulesTests {
         _ = Inbox.reduce(&state, .keyPressed(.enter))
         #expect(Inbox.reduce(&state, .keyPressed(.character("0"))) == [.loadList(.top, newAbove: 2, filter: RowFilter(required: [.text("an")]))])
         #expect(state.tab == nil)
-        // Narrow, only the chosen tab stays in the header.
+        // Chosen, the header names it; narrow, the bar keeps shorter names, then only the chosen tab.
         _ = Inbox.reduce(&state, .keyPressed(.character("2")))
-        _ = Inbox.reduce(&state, .resized(width: 80, height: 20))
-        #expect(ActivityView.render(state).lines[0].contains("2 Social 1"))
-        #expect(!ActivityView.render(state).lines[0].contains("Engagement"))
+        #expect(ActivityView.render(state).lines[0].contains("· Social"))
+        _ = Inbox.reduce(&state, .resized(width: 70, height: 20))
+        #expect(ActivityView.render(state).lines[18].contains("1 With 2  2 Social 1  3 Engage"), "\(ActivityView.render(state).lines[18])")
+        _ = Inbox.reduce(&state, .resized(width: 45, height: 20))
+        #expect(ActivityView.render(state).lines[18].trimmingCharacters(in: .whitespaces) == "2 Social 1")
     }
 
     @Test("a filter it cannot read shows nothing and says why; Esc clears it")

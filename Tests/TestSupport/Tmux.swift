@@ -54,6 +54,36 @@ public struct Tmux {
 
     public func screen() throws -> String { try run(["capture-pane", "-p", "-t", session]) }
 
+    /// The screen with its attributes and colours, as SGR escapes (`capture-pane -e`).
+    public func styledScreen() throws -> String { try run(["capture-pane", "-p", "-e", "-t", session]) }
+
+    /// For each character of a styled line, whether reverse video is on under it.
+    public static func reversed(_ styled: String) -> [(Character, Bool)] {
+        var out: [(Character, Bool)] = []
+        var reverse = false
+        var index = styled.startIndex
+        while index < styled.endIndex {
+            if styled[index] == "\u{1B}", let end = styled[index...].firstIndex(where: { $0.isLetter }) {
+                if styled[end] == "m" {
+                    let params = styled[styled.index(index, offsetBy: 2)..<end].split(separator: ";", omittingEmptySubsequences: false)
+                    for param in params.isEmpty ? [""] : params {
+                        switch param {
+                        case "", "0": reverse = false
+                        case "7": reverse = true
+                        case "27": reverse = false
+                        default: break
+                        }
+                    }
+                }
+                index = styled.index(after: end)
+                continue
+            }
+            out.append((styled[index], reverse))
+            index = styled.index(after: index)
+        }
+        return out
+    }
+
     /// Waits (up to `seconds`) until the screen satisfies `condition` and has settled (the same
     /// on a second look: a capture can land halfway through a redraw); returns the last screen.
     public func waitFor(seconds: Double = 15, _ condition: (String) -> Bool) throws -> String {
