@@ -177,8 +177,10 @@ public enum ActivityView {
             let body: String
             var marks = carries(newest)
             if card.isThread {
+                // Named by its newest person (a batch's title counts its own others).
+                let name = card.faces.first ?? newest.title
                 let others = card.people - 1
-                title = others > 0 ? "\(newest.title) and \(others) other\(others > 1 ? "s" : "")" : newest.title
+                title = others > 0 ? "\(name) and \(others) other\(others > 1 ? "s" : "")" : name
                 let caption = card.caption ?? newest.body
                 let fresh = card.newRows >= ListCard.newRowsCounted ? "\(card.newRows)+ new" : "\(card.newRows) new"
                 body = "· \(caption)" + (card.newRows > 0 && card.newRows < card.rows ? "  (\(fresh))" : "")

@@ -224,7 +224,7 @@ public final class InboxRunner {
             // (an index walk, which the first row need not wait for).
             if filter == nil, request == .top || request == .bottom || { if case .around = request { return true }; return false }() {
                 stamps.append { [unowned self] in
-                    if let total = try? self.replica.cardCount() { self.send(.cardsCounted(total)) }
+                    if let total = try? self.replica.cardCount(newAbove: newAbove) { self.send(.cardsCounted(total)) }
                 }
             }
         case .loadMembers(let card):
@@ -352,18 +352,18 @@ public final class InboxRunner {
         var cards: [ListCard]
         if case .around(let id) = request {
             // The card holding the row, and the cards below it; from the top when it is near.
-            guard let (key, newest) = try replica.card(holding: id) else {
+            guard let (key, position) = try replica.card(holding: id, newAbove: newAbove) else {
                 return try cardsPage(.top, newAbove: newAbove, filter: filter, replica: replica)
             }
-            let select = key == "row:\(id)" || newest == id ? "card:" + key : "row:\(id)"
+            let select = position == id ? "card:" + key : "row:\(id)"
             var page: ListPage
-            if try replica.cardsAbove(newest, limit: limit / 2) < limit / 2 {
+            if try replica.cardsAbove(position, newAbove: newAbove, limit: limit / 2) < limit / 2 {
                 page = try cardsPage(.top, newAbove: newAbove, filter: nil, replica: replica)
             } else {
-                cards = try replica.cards(before: newest + 1, limit: limit, newAbove: newAbove)
+                cards = try replica.cards(before: position + 1, limit: limit, newAbove: newAbove)
                 page = ListPage(request: request, cards: cards, reachedEnd: cards.count < limit)
                 page.answered = try answered(cards, replica: replica)
-                page.offset = try replica.cardsAbove(newest, limit: Int.max)
+                page.offset = try replica.cardsAbove(position, newAbove: newAbove, limit: Int.max)
             }
             page.select = select
             return page

@@ -420,7 +420,7 @@ struct Palette {
     mutating func style(_ role: Role, tint: Role?) -> Ink {
         let key = role.rawValue + "|" + (tint?.rawValue ?? "")
         if let known = inks[key] { return known }
-        let resolved = Palette.resolve(theme, role, tint: tint, colourful: colourful, colours: colours)
+        let resolved = Palette.resolve(theme, role, tint: tint, colourful: colourful, colours: colours, light: light)
         let names = resolved.attributes
         var attributes = stepo_a_normal()
         var sgr = "\u{1B}[0"
@@ -436,8 +436,9 @@ struct Palette {
         }
         var pair: Int16 = 0
         if colourful {
-            let foreground = number(resolved.foreground)
-            let background = number(resolved.background)
+            let (fg, bg) = Palette.inks(resolved, colours: colours, light: light)
+            let foreground = number(fg)
+            let background = number(bg)
             pair = nextPair
             nextPair += 1
             init_pair(pair, foreground, background)
@@ -449,8 +450,23 @@ struct Palette {
         return ink
     }
 
+    /// The colours a resolved style is drawn in on a terminal of `colours` colours (on a light
+    /// background or a dark one).
+    static func inks(_ style: Style, colours: Int, light: Bool) -> (foreground: ThemeColor, background: ThemeColor) {
+        (style.foreground.degraded(to: colours, light: light), style.background.degraded(to: colours, light: light, background: true))
+    }
+
     /// The theme's style for `role` under `tint`, on a terminal of `colours` colours.
-    static func resolve(_ theme: Theme, _ role: Role, tint: Role?, colourful: Bool, colours: Int) -> Style {
+    static func resolve(_ theme: Theme, _ role: Role, tint: Role?, colourful: Bool, colours: Int, light: Bool = false) -> Style {
+        if colours < 16, tint == .header, colourful, let bar = theme.styles[.header],
+           bar.background != .default, bar.background.degraded(to: colours, light: light, background: true) == .default {
+            // A bar darker than the eight colours have vanishes into the terminal's own
+            // background: it is reversed instead, everything on it with it.
+            var style = theme.resolve(role, tint: nil, colourful: colourful)
+            if style.background.degraded(to: colours, light: light, background: true) == .default { style.background = .default }
+            style.attributes.insert("reverse")
+            return style
+        }
         guard colours < 16, tint == .selected || role == .selected else {
             return theme.resolve(role, tint: tint, colourful: colourful)
         }
@@ -462,7 +478,7 @@ struct Palette {
     }
 
     private func number(_ colour: ThemeColor) -> Int16 {
-        switch colour.degraded(to: colours, light: light) {
+        switch colour {
         case .default: return -1
         case .indexed(let n): return Int16(n)
         }

@@ -17,11 +17,15 @@ public enum ThemeColor: Equatable, Sendable {
 
     /// The nearest colour a terminal of `colors` colours has (256 → 8: a rough map by hue).
     /// The nearest of the first `colors` colours. On a light background (`light`) an orange
-    /// becomes red: the eight-colour yellow is unreadable on white.
-    func degraded(to colors: Int, light: Bool = false) -> ThemeColor {
+    /// becomes red: the eight-colour yellow is unreadable on white. A `background` too dark
+    /// for any of the eight (a dark red, a dark grey) is the terminal's own on a dark one:
+    /// the eight-colour red is a slab, not a warmth.
+    func degraded(to colors: Int, light: Bool = false, background: Bool = false) -> ThemeColor {
         guard case .indexed(let n) = self, n >= colors else { return self }
         if colors < 8 { return .default }
+        if background, !light, ThemeColor.luminance(n) < 0.05 { return .default }
         switch n {
+        case 16: return .indexed(0)   // the cube's black (not brightened by bold on 256 colours)
         case 202...214, 166...172, 130...136, 94...100, 58...64: return .indexed(light ? 1 : 3)   // oranges, browns: yellow (red on light)
         case 52...57, 88...93, 124...129, 160...165, 196...201: return .indexed(1)    // reds
         case 232...243: return .indexed(0)
@@ -29,6 +33,37 @@ public enum ThemeColor: Equatable, Sendable {
         case 250...255: return .indexed(7)
         default: return .indexed(7)
         }
+    }
+}
+
+extension ThemeColor {
+    /// xterm's colour `n` as red, green and blue (0–255): the sixteen, the 6×6×6 cube, the greys.
+    public static func rgb(_ n: Int) -> (r: Double, g: Double, b: Double) {
+        let sixteen: [(Double, Double, Double)] = [
+            (0, 0, 0), (205, 0, 0), (0, 205, 0), (205, 205, 0), (0, 0, 238), (205, 0, 205), (0, 205, 205), (229, 229, 229),
+            (127, 127, 127), (255, 0, 0), (0, 255, 0), (255, 255, 0), (92, 92, 255), (255, 0, 255), (0, 255, 255), (255, 255, 255),
+        ]
+        if n < 16 { return sixteen[max(0, n)] }
+        if n < 232 {
+            let steps: [Double] = [0, 95, 135, 175, 215, 255]
+            let i = n - 16
+            return (steps[i / 36], steps[(i / 6) % 6], steps[i % 6])
+        }
+        let v = Double(8 + (min(n, 255) - 232) * 10)
+        return (v, v, v)
+    }
+
+    /// WCAG's relative luminance of xterm's colour `n` (0 black … 1 white).
+    public static func luminance(_ n: Int) -> Double {
+        luminance(rgb(n))
+    }
+
+    public static func luminance(_ c: (r: Double, g: Double, b: Double)) -> Double {
+        func linear(_ v: Double) -> Double {
+            let s = v / 255
+            return s <= 0.03928 ? s / 12.92 : pow((s + 0.055) / 1.055, 2.4)
+        }
+        return 0.2126 * linear(c.r) + 0.7152 * linear(c.g) + 0.0722 * linear(c.b)
     }
 }
 
@@ -147,7 +182,8 @@ public struct Theme: Equatable, Sendable {
         let attributes: Set<String> = switch role {
         case .title, .actor, .dot, .newRow: ["bold"]
         case .header, .footer, .selected, .badge: ["reverse"]
-        case .time, .dim, .deleted, .status: ["dim"]
+        // Faint text falls below 4.5:1 on either background: only what is struck through is faint.
+        case .deleted: ["dim"]
         case .section: ["bold", "underline"]
         default: []
         }

@@ -3,52 +3,6 @@ import Notifications
 import SQLite
 import Wire
 
-/// One card of the Activity list: a step's rows of one day stacked, or a row alone.
-public struct ListCard: Equatable, Sendable {
-    public var key: String
-    public var newest: ActivityRow
-    public var rows: Int
-    /// Distinct people among the card's rows.
-    public var people: Int
-    /// The names of up to four of them, newest first: the facepile.
-    public var faces: [String]
-    /// The step's caption, for a step's thread (from the step, or the newest row's copy).
-    public var caption: String?
-    /// Rows that arrived after `newAbove` (counted up to `ListCard.newRowsCounted`).
-    public var newRows: Int
-    public var allDeleted: Bool
-    /// Rows not read yet (counted up to `ListCard.newRowsCounted`): the card stands unread
-    /// while it holds one, collapsed or not.
-    public var unreadRows: Int
-    /// Whether one of the unread rows arrived after `newAbove`: the card carries the dot.
-    public var newUnread: Bool
-
-    public var isThread: Bool { rows > 1 }
-
-    public init(key: String, newest: ActivityRow, rows: Int, people: Int, faces: [String], caption: String?, newRows: Int,
-                allDeleted: Bool, unreadRows: Int? = nil, newUnread: Bool? = nil) {
-        self.unreadRows = unreadRows ?? (newest.readAt == nil ? 1 : 0)
-        self.newUnread = newUnread ?? (newest.readAt == nil && newRows > 0)
-        self.key = key
-        self.newest = newest
-        self.rows = rows
-        self.people = people
-        self.faces = faces
-        self.caption = caption
-        self.newRows = newRows
-        self.allDeleted = allDeleted
-    }
-
-    /// A row of a filtered list, standing alone.
-    public init(single row: ActivityRow, newAbove: Int) {
-        self.init(key: "row:\(row.id)", newest: row, rows: 1, people: 1, faces: [row.title], caption: nil,
-                  newRows: row.id > newAbove ? 1 : 0, allDeleted: row.deleted)
-    }
-
-    /// New rows counted at most, per card: "999+ new" is as telling as an exact count.
-    public static let newRowsCounted = 999
-}
-
 /// Reading the replica: typed rows, cards a page at a time, entities.
 extension Replica {
     static let rowColumns = """
@@ -93,11 +47,6 @@ extension Replica {
     /// The newest row's id (0 when there is none): rows past the marks arrived since.
     public var newestRow: Int { get throws { try locked { try db.scalar("SELECT max(id) FROM rows") ?? 0 } } }
 
-    /// How many rows a card holds.
-    public func rowCount(inCard key: String) throws -> Int {
-        try locked { try db.scalar("SELECT rows FROM cards WHERE key = ?", key) ?? 0 }
-    }
-
     /// The newest rows of a push thread (`step:ID`, `user:ID`, …), newest first.
     public func rows(inThread thread: String, limit: Int) throws -> [ActivityRow] {
         try locked {
@@ -109,72 +58,12 @@ extension Replica {
         }
     }
 
-    /// The rows of one card, newest first (at most `limit`).
-    public func rows(inCard key: String, limit: Int = 500) throws -> [ActivityRow] {
-        try locked { try query("SELECT \(Replica.rowColumns) FROM rows WHERE card = ? ORDER BY id DESC LIMIT ?", [key, limit]) }
-    }
-
     /// The rows the filter lets through, newest first, older than row `before` when given.
     public func rows(matching filter: RowFilter, before: Int? = nil, limit: Int) throws -> [ActivityRow] {
         try locked {
             let (condition, values) = filter.condition(readThrough: try markIndex().readThrough)
             return try query("SELECT \(Replica.rowColumns) FROM rows WHERE id < ? AND \(condition) ORDER BY id DESC LIMIT ?",
                              [before ?? Int.max] + values + [limit])
-        }
-    }
-
-    /// The hearts and shares on a step that reached the reader as rows, newest first: the
-    /// people behind a stacked "and 12 others".
-    public func interactions(onStep step: String, limit: Int = 500) throws -> [ActivityRow] {
-        try locked {
-            try query("""
-                SELECT \(Replica.rowColumns) FROM rows
-                WHERE step = ? AND kind IN ('heart', 'share', 'steppedWithHeart', 'steppedWithShare', 'batch')
-                ORDER BY id DESC LIMIT ?
-                """, [step, limit])
-        }
-    }
-
-    /// The reader's custom follow alert for a person or a journey (`default` when none).
-    public func alert(for target: AlertTarget) throws -> AlertMode {
-        try locked {
-            try db.first("SELECT mode FROM alerts WHERE target = ?", [target.key]) { AlertMode(rawValue: $0.string(0)) }
-        }.flatMap { $0 } ?? .default
-    }
-
-    // MARK: Cards, a page at a time
-
-    /// Cards older than `before` (a row id; the newest when nil), newest first.
-    public func cards(before: Int? = nil, limit: Int, newAbove: Int) throws -> [ListCard] {
-        try locked {
-            let found = try db.query("SELECT key, newest, oldest, rows, people FROM cards WHERE newest < ? ORDER BY newest DESC LIMIT ?",
-                                     [before ?? Int.max, limit]) { ($0.string(0), $0.int(1), $0.int(2), $0.int(3), $0.int(4)) }
-            return try found.compactMap { try card($0, newAbove: newAbove) }
-        }
-    }
-
-    /// Cards newer than `after` (a row id), oldest first: the cards just above a page.
-    public func cards(after: Int, limit: Int, newAbove: Int) throws -> [ListCard] {
-        try locked {
-            let found = try db.query("SELECT key, newest, oldest, rows, people FROM cards WHERE newest > ? ORDER BY newest LIMIT ?",
-                                     [after, limit]) { ($0.string(0), $0.int(1), $0.int(2), $0.int(3), $0.int(4)) }
-            return try found.compactMap { try card($0, newAbove: newAbove) }
-        }
-    }
-
-    /// The card a row belongs to: its key and its newest row.
-    public func card(holding row: Int) throws -> (key: String, newest: Int)? {
-        try locked {
-            try db.first("SELECT c.key, c.newest FROM rows AS r JOIN cards AS c ON c.key = r.card WHERE r.id = ?", [row]) {
-                ($0.string(0), $0.int(1))
-            }
-        }
-    }
-
-    /// How many cards stand above the card whose newest row is `newest` (counted up to `limit`).
-    public func cardsAbove(_ newest: Int, limit: Int) throws -> Int {
-        try locked {
-            try db.scalar("SELECT count(*) FROM (SELECT 1 FROM cards WHERE newest > ? LIMIT ?)", newest, limit) ?? 0
         }
     }
 
@@ -199,54 +88,23 @@ extension Replica {
         }
     }
 
-    /// How many cards the list has: a count of an index, for the position shown beside the list.
-    public func cardCount() throws -> Int {
-        try locked { try db.scalar("SELECT count(*) FROM cards") ?? 0 }
+    /// The hearts and shares on a step that reached the reader as rows, newest first: the
+    /// people behind a stacked "and 12 others".
+    public func interactions(onStep step: String, limit: Int = 500) throws -> [ActivityRow] {
+        try locked {
+            try query("""
+                SELECT \(Replica.rowColumns) FROM rows
+                WHERE step = ? AND kind IN ('heart', 'share', 'steppedWithHeart', 'steppedWithShare', 'batch')
+                ORDER BY id DESC LIMIT ?
+                """, [step, limit])
+        }
     }
 
-    private func card(_ found: (key: String, newest: Int, oldest: Int, rows: Int, people: Int), newAbove: Int) throws -> ListCard? {
-        guard let newest = try query("SELECT \(Replica.rowColumns) FROM rows WHERE id = ?", [found.newest]).first else { return nil }
-        var faces: [String] = []
-        var caption: String?
-        var newRows = 0
-        var allDeleted = newest.deleted
-        var unreadRows = 0
-        var newUnread = false
-        if found.rows > 1 {
-            // The newest distinct people, from the newest rows (a person may have many): read
-            // until four are found, so a card of a million rows costs what a card of ten does.
-            try db.cached("SELECT title FROM rows WHERE card = ? ORDER BY id DESC LIMIT 200").bind([found.key]).forEach { row in
-                let name = row.string(0)
-                if !faces.contains(name) { faces.append(name) }
-                return faces.count < 4
-            }
-            if let step = newest.subject.step ?? newest.tap.stepId {
-                caption = try db.first("SELECT caption FROM steps WHERE id = ?", [step]) { $0.string(0) }
-            }
-            if found.oldest > newAbove {
-                newRows = min(found.rows, ListCard.newRowsCounted)  // all of it arrived since
-            } else if found.newest > newAbove {
-                newRows = try db.scalar("SELECT count(*) FROM (SELECT 1 FROM rows WHERE card = ? AND id > ? LIMIT ?)",
-                                        found.key, newAbove, ListCard.newRowsCounted) ?? 0
-            }
-            allDeleted = try db.scalar("SELECT NOT EXISTS (SELECT 1 FROM rows WHERE card = ? AND deleted = 0)", found.key) == 1
-            // Unread: no stamp of its own and past every read mark.
-            let readThrough = try markIndex().readThrough
-            unreadRows = try db.scalar("""
-                SELECT count(*) FROM (SELECT 1 FROM rows WHERE card = ? AND id > ? AND read_at IS NULL LIMIT ?)
-                """, found.key, readThrough, ListCard.newRowsCounted) ?? 0
-            if unreadRows > 0, found.newest > newAbove {
-                newUnread = try db.scalar("SELECT EXISTS (SELECT 1 FROM rows WHERE card = ? AND id > ? AND read_at IS NULL)",
-                                          found.key, max(readThrough, newAbove)) == 1
-            }
-        } else {
-            faces = [newest.title]
-            newRows = newest.id > newAbove ? 1 : 0
-            unreadRows = newest.readAt == nil ? 1 : 0
-            newUnread = unreadRows > 0 && newRows > 0
-        }
-        return ListCard(key: found.key, newest: newest, rows: found.rows, people: found.people, faces: faces,
-                        caption: caption, newRows: newRows, allDeleted: allDeleted, unreadRows: unreadRows, newUnread: newUnread)
+    /// The reader's custom follow alert for a person or a journey (`default` when none).
+    public func alert(for target: AlertTarget) throws -> AlertMode {
+        try locked {
+            try db.first("SELECT mode FROM alerts WHERE target = ?", [target.key]) { AlertMode(rawValue: $0.string(0)) }
+        }.flatMap { $0 } ?? .default
     }
 
     // MARK: Entities

@@ -109,8 +109,9 @@ extension Replica {
     public func markRead(card key: String, at: Int64) throws -> Int {
         try locked {
             let through = try markIndex().readThrough
-            return try markReadLocked("SELECT id FROM rows WHERE card = ? AND id > ? AND read_at IS NULL ORDER BY id",
-                                      [key, through], at: at)
+            let (condition, values) = CardPart(key: key).condition
+            return try markReadLocked("SELECT id FROM rows WHERE \(condition) AND id > ? AND read_at IS NULL ORDER BY id",
+                                      values + [through], at: at)
         }
     }
 
@@ -305,25 +306,34 @@ extension Replica {
         try setMeta("unread", String(counts.unread))
     }
 
-    /// The card a row belongs to: a step's rows of one (UTC) day stack; others stand alone.
-    /// Rows about one step on one (UTC) day stack into a card; hearts and shares stand alone,
-    /// because the server gathers those itself, into batches.
+    /// The card a row belongs to: every row about one step (its thread), batches included,
+    /// is one card, which the list splits at the last visit (`Replica.cards`); every other row
+    /// stands alone.
     static func cardKey(_ row: ActivityRow) -> String {
-        guard row.thread.hasPrefix("step:"), !row.kind.batches, row.kind != .batch else { return "row:\(row.id)" }
-        return "\(row.thread)|\(row.createdAt / Timestamp.day)"
+        row.thread.hasPrefix("step:") ? row.thread : "row:\(row.id)"
     }
 
-    /// What a page adds to one card: its newest row, how many rows are new to it, and who.
+    /// What a page adds to one card: its newest row, how many rows are new to it, who, and how
+    /// many more people its batches count.
     struct CardChange {
         var newest = 0
         var oldest = Int.max
         var added = 0
         var people: Set<String> = []
+        var batchPeople = 0
+        /// A row became a batch (or stopped being one): the card's people are counted again.
+        var recount = false
     }
 
-    /// Writes one row; true when it is new here. A row seen before keeps the earliest
-    /// `seenAt`/`readAt` either side has.
-    private func upsert(_ row: ActivityRow, card: String) throws -> Bool {
+    /// The people a stored row counts for its card: a batch its members, any other row none
+    /// here (its person is in `card_people`).
+    static func batchPeople(kind: String?, members: Int?) -> Int {
+        kind == Kind.batch.rawValue ? max(members ?? 1, 1) : 0
+    }
+
+    /// Writes one row: whether it is new here, and what it was before (kind and members) when
+    /// it was not. A row seen before keeps the earliest `seenAt`/`readAt` either side has.
+    private func upsert(_ row: ActivityRow, card: String) throws -> (isNew: Bool, was: (kind: String, members: Int?)?) {
         let values: [SQLBindable] = [
             row.version, row.kind.rawValue, row.actor, row.title, row.body, row.media.face, row.media.image,
             row.media.facepile?.joined(separator: "\n"), row.tap.jsonText, row.push.description, row.deleted, row.withheld,
@@ -337,7 +347,8 @@ extension Replica {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, binding: values + [row.event, row.createdAt, row.thread, row.subject.step, row.subject.journey, row.subject.comment,
                            row.subject.tier, card])
-        if db.changes > 0 { return true }
+        if db.changes > 0 { return (true, nil) }
+        let was = try db.first("SELECT kind, members FROM rows WHERE id = ?", [row.id]) { ($0.string(0), $0.optionalInt(1)) }
         try db.run("""
             UPDATE rows SET version = ?1, kind = ?2, actor = ?3, title = ?4, body = ?5, face = ?6, image = ?7, facepile = ?8,
                 tap = ?9, push = ?10, deleted = ?11, withheld = ?12, members = ?16, action = ?17, search = ?18,
@@ -345,7 +356,7 @@ extension Replica {
                 read_at = CASE WHEN read_at IS NULL THEN ?14 WHEN ?14 IS NULL THEN read_at ELSE min(read_at, ?14) END
             WHERE id = ?15
             """, binding: values)
-        return false
+        return (false, was)
     }
 
     /// A page's rows, and the cards they land in: one write per card, not per row.
@@ -353,15 +364,21 @@ extension Replica {
         var cards: [String: CardChange] = [:]
         var added = 0
         for row in rows {
+            // A row's thread never changes, so neither does its card.
             let key = Replica.cardKey(row)
-            let isNew = try upsert(row, card: key)
+            let (isNew, was) = try upsert(row, card: key)
             cards[key, default: CardChange()].newest = max(cards[key]?.newest ?? 0, row.id)
             cards[key]!.oldest = min(cards[key]!.oldest, row.id)
+            // A batch counts its members; any other row its person (a person in a batch and
+            // beside it counts twice: the replica knows a batch's number, not its people).
+            let now = Replica.batchPeople(kind: row.kind.rawValue, members: row.members)
+            cards[key]!.batchPeople += now - (was.map { Replica.batchPeople(kind: $0.kind, members: $0.members) } ?? 0)
+            if let was, (was.kind == Kind.batch.rawValue) != (row.kind == .batch) { cards[key]!.recount = true }
             if isNew {
                 added += 1
                 cards[key]!.added += 1
             }
-            cards[key]!.people.insert(row.actor ?? row.title)
+            if row.kind != .batch { cards[key]!.people.insert(row.actor ?? row.title) }
         }
         for (key, change) in cards {
             var people = 0
@@ -370,10 +387,17 @@ extension Replica {
                 people += db.changes
             }
             try db.run("""
-                INSERT INTO cards(key, newest, oldest, rows, people) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO cards(key, newest, oldest, rows, people, batch_people) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (key) DO UPDATE SET newest = max(newest, excluded.newest), oldest = min(oldest, excluded.oldest),
-                    rows = rows + excluded.rows, people = people + excluded.people
-                """, key, change.newest, change.oldest, change.added, people)
+                    rows = rows + excluded.rows, people = people + excluded.people,
+                    batch_people = batch_people + excluded.batch_people
+                """, key, change.newest, change.oldest, change.added, people, change.batchPeople)
+            if change.recount {
+                // A single row turned into a batch: its first person is one of the members now.
+                try db.run("DELETE FROM card_people WHERE card = ?", key)
+                try db.run("INSERT INTO card_people(card, person) SELECT DISTINCT card, coalesce(actor, title) FROM rows WHERE card = ? AND kind <> 'batch'", key)
+                try db.run("UPDATE cards SET people = (SELECT count(*) FROM card_people WHERE card = ?1) WHERE key = ?1", key)
+            }
         }
         return added
     }

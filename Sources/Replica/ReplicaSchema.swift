@@ -159,6 +159,23 @@ enum ReplicaSchema {
             ALTER TABLE rows ADD COLUMN search TEXT;
             UPDATE rows SET search = stepo_search_key(coalesce(title, '') || ' ' || coalesce(body, ''));
             """)
+        // One card per step: every row about a step (its hearts, shares and batches too) is one
+        // card, split at the last visit when the list is read. A batch counts its members as
+        // people (`batch_people`), so a card's people are those of its rows plus its batches'.
+        // The cards are built again from the rows.
+        m.register("replica-6", """
+            UPDATE rows SET card = thread WHERE thread LIKE 'step:%' AND card <> thread;
+            ALTER TABLE cards ADD COLUMN batch_people INTEGER NOT NULL DEFAULT 0;
+            DELETE FROM card_people;
+            DELETE FROM cards;
+            INSERT INTO card_people(card, person) SELECT DISTINCT card, coalesce(actor, title) FROM rows WHERE kind <> 'batch';
+            INSERT INTO cards(key, newest, oldest, rows, people, batch_people)
+                SELECT card, max(id), min(id), count(*), (SELECT count(*) FROM card_people AS p WHERE p.card = r.card),
+                       sum(CASE WHEN kind = 'batch' THEN max(coalesce(members, 1), 1) ELSE 0 END)
+                FROM rows AS r GROUP BY card;
+            -- The cards of more than one row, by their newest: the ones a visit can split.
+            CREATE INDEX cards_threads ON cards(newest) WHERE rows > 1;
+            """)
         return m
     }
 }

@@ -73,7 +73,7 @@ struct SSHTests {
         defer { tmux.stop() }
 
         var text = try tmux.waitFor { $0.contains(" New") && $0.contains("synced") }
-        #expect(text.contains("● Linh Trần and 1 other"))
+        #expect(text.contains("● Linh Trần and 2 others"))
         #expect(text.contains("● An Nguyễn Requested to follow you"))
         try tmux.keys("Space")
         text = try tmux.waitFor { $0.contains("▾") }

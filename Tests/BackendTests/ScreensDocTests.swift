@@ -30,8 +30,10 @@ struct ScreensDocTests {
              prose: """
              The New section holds what was unseen when the tab opened: each row with the tangerine dot \
              and the warm tint. Opening the tab stamps everything seen, so the badge beside "Activity" \
-             reads 0. Rows about one step stack into one card with its people's initials; ▣ marks a row \
-             that carries a photo; a chip names an earned tier.
+             reads 0. Every row about one step — hearts, comments, shares, a batch — stacks into one \
+             card with its people's initials; ▣ marks a row that carries a photo; a chip names an earned \
+             tier. The bar above the footer lists the categories with their unread counts; the footer \
+             ends with where the selection is.
              """,
              // Once the first look's seen stamp is in: the badge reads 0.
              press: { _ in }, ready: { $0.contains(" New") && $0.contains("synced") && $0.hasPrefix(" Activity  0 ") }),
@@ -80,8 +82,8 @@ struct ScreensDocTests {
              prose: """
              Seven people hearted one step within half an hour: one row, "Jules and 6 others", with the \
              newest member's initial and how many more. Its first heart made the one sound; each next \
-             person replaced the lock-screen card silently. Hearts and shares stand as rows of their \
-             own: the server gathers them, so the list does not stack them again.
+             person replaced the lock-screen card silently. In the list the batch is one of its step's \
+             rows, in the step's card; the filter shows it alone.
              """,
              press: { try $0.keys("q", "Escape"); try $0.filter("kind:batch") },
              // The filter's own footer, not the typing one: the list may match before Enter lands.

@@ -17,7 +17,7 @@ struct TerminalTests {
         try tmux.start(tmux.inbox(locale: "C"))
         defer { tmux.stop() }
         let text = try tmux.waitFor { $0.contains(" New") && $0.contains("synced") }
-        #expect(text.contains("* Linh Tran and 1 other - Trail run before work - up the ridge and back."))
+        #expect(text.contains("* Linh Tran and 2 others - Trail run before work - up the ridge and back."))
         #expect(text.contains("* An Nguyen Requested to follow you"))
         let nonASCII = text.unicodeScalars.filter { !$0.isASCII }
         #expect(nonASCII.isEmpty)
@@ -237,7 +237,7 @@ struct TerminalTests {
 
         var text = try tmux.waitFor { $0.contains(" New") && $0.contains("synced") }
         #expect(text.contains(" Activity"))
-        #expect(text.contains("● Linh Trần and 1 other"))
+        #expect(text.contains("● Linh Trần and 2 others"))
         #expect(text.contains("● An Nguyễn Requested to follow you"))
 
         try tmux.keys("Space")
@@ -458,14 +458,16 @@ struct TerminalTests {
         let tmux = try Tmux(folder: folder)
         try tmux.start("env NO_COLOR=1 " + tmux.inbox(term: "xterm-256color", locale: "C"), width: 100, height: 30)
         defer { tmux.stop() }
-        _ = try tmux.waitFor { $0.contains("synced") && $0.contains("Mateo Rossi") }
+        _ = try tmux.waitFor { $0.contains("synced") && $0.contains(" New") }
         let header = try #require(try tmux.styledScreen().split(separator: "\n").first.map(String.init))
         let cells = Tmux.reversed(header)
         #expect(cells.count >= 90, "\(cells.count) cells")
         let broken = cells.enumerated().filter { !$0.element.1 }.map(\.offset)
         #expect(broken.isEmpty, "not reversed at \(broken.prefix(10)): \(header.debugDescription)")
         // A deleted row cannot be struck through without UTF-8: it says [deleted] in words.
-        let mateo = try #require(try tmux.screen().split(separator: "\n").first { $0.contains("Mateo Rossi") })
+        try tmux.filter("mateo")
+        let filtered = try tmux.waitFor { $0.contains("filter /mateo") }
+        let mateo = try #require(filtered.split(separator: "\n").first { $0.contains("Mateo Rossi") && $0.contains("Stepped") })
         #expect(mateo.contains("[deleted] Stepped with you"), "\(mateo)")
     }
 

@@ -76,9 +76,12 @@ struct ThemeTests {
             #expect(style.foreground == theme.styles[.selected]?.foreground, "\(role)")
             #expect(style.background == theme.styles[.selected]?.background, "\(role)")
         }
-        // A selection without ink of its own keeps each role's (light, tangerine).
+        // A selection without ink of its own keeps each role's (tangerine); light names black, so
+        // an orange dot on its grey bar does not fall below 4.5:1.
+        let tangerine = try Theme.load("tangerine", folders: [Self.folder])
+        #expect(tangerine.resolve(.actor, tint: .selected, colourful: true).foreground == tangerine.styles[.actor]?.foreground)
         let light = try Theme.load("light", folders: [Self.folder])
-        #expect(light.resolve(.actor, tint: .selected, colourful: true).foreground == light.styles[.actor]?.foreground)
+        #expect(light.resolve(.dot, tint: .selected, colourful: true).foreground == .indexed(16))
     }
 
     @Test("a broken theme is an error naming the file and the line", arguments: [
