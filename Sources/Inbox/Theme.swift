@@ -28,8 +28,11 @@ public enum ThemeColor: Equatable, Sendable {
         case 16: return .indexed(0)   // the cube's black (not brightened by bold on 256 colours)
         case 202...214, 166...172, 130...136, 94...100, 58...64: return .indexed(light ? 1 : 3)   // oranges, browns: yellow (red on light)
         case 52...57, 88...93, 124...129, 160...165, 196...201: return .indexed(1)    // reds
-        case 232...243: return .indexed(0)
-        case 244...249: return .indexed(light ? 0 : 7)   // a mid grey is text: black on white
+        // A grey as a background: the darkest black, the rest white. As ink it is text, which
+        // must show: black on a light background, white on a dark one (a dark grey drawn black
+        // on black vanished).
+        case 232...243 where background: return .indexed(0)
+        case 232...249: return .indexed(light ? 0 : 7)
         case 250...255: return .indexed(7)
         default: return .indexed(7)
         }

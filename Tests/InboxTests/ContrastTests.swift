@@ -90,6 +90,21 @@ struct ContrastTests {
         #expect(Self.contrast(Self.rgb(1), Self.rgb(0)) < 4.5)
     }
 
+    @Test("struck-through text is exempt from 4.5:1 (inactive content), yet never drawn in the colour under it")
+    func deletedShows() throws {
+        for (name, backgrounds) in Self.themes {
+            let theme = try Theme.load(name, folders: [ThemeTests.folder])
+            for light in backgrounds {
+                for colours in [256, 8] {
+                    for tint in [nil, Role.newRow, .selected] {
+                        let (text, under) = Self.drawn(theme, .deleted, tint: tint, colours: colours, light: light)
+                        #expect(Self.contrast(text, under) >= 2, "\(name) \(light ? "light" : "dark") \(colours) under \(tint?.rawValue ?? "nothing")")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("on eight colours a New row is no red slab, and a dark bar is not drawn as a colour the eight have not")
     func noSlab() throws {
         let theme = try Theme.load("tangerine", folders: [ThemeTests.folder])
