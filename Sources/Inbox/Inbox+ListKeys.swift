@@ -211,7 +211,11 @@ extension Inbox {
             return toggleThread(&state, key)
         case .enter:
             guard let line = selected, let row = line.row else { return [] }
-            return read(&state, line) + open(&state, .tap(row))
+            let reads = read(&state, line)
+            let said = state.notice
+            let opened = open(&state, .tap(row))
+            state.notice = said  // what the read says stays in the footer of the screen opened
+            return reads + opened
         case .character("i"):
             guard let row = selected?.row else { break }
             guard let step = row.tap.stepId ?? row.subject.step else {
@@ -312,6 +316,16 @@ extension Inbox {
         case .card(let card, _):
             guard card.unreadRows > 0 || card.newest.readAt == nil,
                   let index = state.list.cards.firstIndex(where: { $0.key == card.key }) else { return [] }
+            guard card.unreadRows <= ListCard.readAtOnce else {
+                // A card of thousands: its newest rows are read a bounded step at a time.
+                // (Counted up to one past the step, so how many are left is not known.)
+                state.list.cards[index].unreadRows -= ListCard.readAtOnce
+                if state.list.cards[index].newest.readAt == nil { state.list.cards[index].newest.readAt = state.now }
+                state.notice = "Read the newest \(ListCard.readAtOnce) rows of this card; older ones stay unread (Enter reads on)"
+                countRead(&state, card.newest, rows: ListCard.readAtOnce)
+                relist(&state)
+                return [.markCardRead(card.key)]
+            }
             readCard(&state.list.cards[index], at: state.now)
             if let rows = state.members[card.key]?.rows {
                 state.members[card.key]!.rows = rows.map { row in

@@ -19,7 +19,7 @@ public struct ListCard: Equatable, Sendable {
     /// Rows that arrived after `newAbove` (counted up to `ListCard.newRowsCounted`).
     public var newRows: Int
     public var allDeleted: Bool
-    /// Rows not read yet (counted up to `ListCard.newRowsCounted`): the card stands unread
+    /// Rows not read yet (counted up to `ListCard.unreadCounted`): the card stands unread
     /// while it holds one, collapsed or not.
     public var unreadRows: Int
     /// Whether one of the unread rows arrived after `newAbove`: the card carries the dot.
@@ -49,6 +49,13 @@ public struct ListCard: Equatable, Sendable {
 
     /// New rows counted at most, per card: "999+ new" is as telling as an exact count.
     public static let newRowsCounted = 999
+
+    /// Rows one Enter on a card reads at most, newest first: a card of ten thousand unread
+    /// hearts is read a bounded step at a time (each read is a stamp the server keeps).
+    public static let readAtOnce = 200
+
+    /// Unread rows counted at most, per card: enough to know whether one Enter reads them all.
+    public static let unreadCounted = readAtOnce + 1
 }
 
 /// Which rows of a stored card a list card holds: all of them, those that arrived after the
@@ -251,12 +258,13 @@ extension Replica {
         // Unread: no stamp of its own and past every read mark.
         let readThrough = try markIndex().readThrough
         let unreadRows = try db.first("""
-            SELECT count(*) FROM (SELECT 1 FROM rows WHERE \(condition) AND id > ? AND read_at IS NULL LIMIT ?)
-            """, values + [readThrough, ListCard.newRowsCounted]) { $0.int(0) } ?? 0
+            SELECT count(*) FROM (SELECT 1 FROM rows INDEXED BY rows_unread WHERE \(condition) AND id > ? AND read_at IS NULL LIMIT ?)
+            """, values + [readThrough, ListCard.unreadCounted]) { $0.int(0) } ?? 0
         var newUnread = false
         if unreadRows > 0, newest.id > newAbove {
-            newUnread = try db.first("SELECT EXISTS (SELECT 1 FROM rows WHERE \(condition) AND id > ? AND read_at IS NULL)",
-                                     values + [max(readThrough, newAbove)]) { $0.bool(0) } ?? false
+            newUnread = try db.first("""
+                SELECT EXISTS (SELECT 1 FROM rows INDEXED BY rows_unread WHERE \(condition) AND id > ? AND read_at IS NULL)
+                """, values + [max(readThrough, newAbove)]) { $0.bool(0) } ?? false
         }
         return ListCard(key: part.key, newest: newest, rows: rows, people: max(people, faces.count), faces: faces,
                         caption: caption, newRows: newRows, allDeleted: allDeleted, unreadRows: unreadRows, newUnread: newUnread)

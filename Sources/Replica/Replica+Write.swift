@@ -103,15 +103,17 @@ extension Replica {
         }
     }
 
-    /// Opening a card from its header: every row of it still unread is read (and seen), and
-    /// the server is told of each. Returns how many rows changed.
+    /// Opening a card from its header: its unread rows are read (and seen), newest first, at
+    /// most `ListCard.readAtOnce` of them, and the server is told of each. Returns how many
+    /// rows changed.
     @discardableResult
     public func markRead(card key: String, at: Int64) throws -> Int {
         try locked {
             let through = try markIndex().readThrough
             let (condition, values) = CardPart(key: key).condition
-            return try markReadLocked("SELECT id FROM rows WHERE \(condition) AND id > ? AND read_at IS NULL ORDER BY id",
-                                      values + [through], at: at)
+            return try markReadLocked("""
+                SELECT id FROM rows INDEXED BY rows_unread WHERE \(condition) AND id > ? AND read_at IS NULL ORDER BY id DESC LIMIT ?
+                """, values + [through, ListCard.readAtOnce], at: at)
         }
     }
 

@@ -186,9 +186,11 @@ public final class Replica: @unchecked Sendable {  // owns a SQLite handle; its 
 
     /// The mutations waiting for the server, in order (those that cannot be read are taken
     /// out by `discardUnreadable`, which says how many).
-    public func pending() throws -> [Mutation] {
+    /// The queued mutations, oldest first: at most `limit` (a sync sends a batch at a time, and
+    /// a bulk read may have queued thousands).
+    public func pending(limit: Int = Int.max) throws -> [Mutation] {
         try locked {
-            try db.query("SELECT mutation FROM pending ORDER BY seq") { Replica.mutation($0.string(0)) }.compactMap { $0 }
+            try db.query("SELECT mutation FROM pending ORDER BY seq LIMIT ?", [limit]) { Replica.mutation($0.string(0)) }.compactMap { $0 }
         }
     }
 

@@ -175,6 +175,9 @@ enum ReplicaSchema {
                 FROM rows AS r GROUP BY card;
             -- The cards of more than one row, by their newest: the ones a visit can split.
             CREATE INDEX cards_threads ON cards(newest) WHERE rows > 1;
+            -- A card's unread rows, by themselves: whether a card of ten thousand rows holds one
+            -- is a seek, not a walk.
+            CREATE INDEX rows_unread ON rows(card, id) WHERE read_at IS NULL;
             """)
         return m
     }

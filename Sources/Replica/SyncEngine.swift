@@ -165,7 +165,7 @@ public final class SyncEngine: @unchecked Sendable {  // its replica owns a SQLi
             note("\(lost == 1 ? "A change" : "\(lost) changes") waiting to be sent could not be read back from the local copy, and \(lost == 1 ? "was" : "were") dropped")
         }
         while true {
-            let pending = Array(try replica.pending().prefix(SyncEngine.batchSize))
+            let pending = try replica.pending(limit: SyncEngine.batchSize)
             guard !pending.isEmpty else { return }
             let (status, answer) = try send(pending)
             guard status == 200 else {

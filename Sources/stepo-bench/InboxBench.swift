@@ -119,7 +119,8 @@ struct InboxBench {
                                          environment: environment)
             // Its peak memory, sampled from the start (see `Child.wait`).
             let peak = PeakSampler(pid: pid)
-            guard let first = terminal.waitFor("Hearted", timeout: 30) else {
+            // A row's words: the step's caption, in a step's card or a row of its own.
+            guard let first = terminal.waitFor("a morning run", timeout: 30) else {
                 kill(pid, SIGKILL)
                 throw CommandError(description: "the inbox drew no row within 30 s")
             }

@@ -423,6 +423,51 @@ struct TerminalTests {
         #expect((try? tmux.screen())?.contains("Activity") != true, "q did not quit while the server was silent")
     }
 
+    @Test("accepting a request from the list changes its row on screen at once: the dot and the bold go, and it says accepted")
+    func acceptedRowChanges() throws {
+        let tmux = try Tmux(folder: folder)
+        try tmux.start(tmux.inbox(), width: 100, height: 30)
+        defer { tmux.stop() }
+        _ = try tmux.waitFor { $0.contains(" New") && $0.contains("synced") }
+        try tmux.filter("An Ng")
+        _ = try tmux.waitFor { $0.contains("filter /An Ng") }
+        let line = { () throws -> String in
+            try #require(try tmux.styledScreen().split(separator: "\n").map(String.init).first { $0.contains("Requested to follow you") })
+        }
+        let before = try line()
+        #expect(before.contains("●"))
+        try tmux.keys("a")
+        let text = try tmux.waitFor { $0.contains("Requested to follow you · accepted") }
+        #expect(text.contains("Accepted An Nguyễn"))
+        let after = try line()
+        #expect(after != before)
+        #expect(!after.contains("●"), "\(after.debugDescription)")
+    }
+
+    @Test("stepo inbox --open ROW stamps only that row until the list is drawn; q shows the list with that row selected")
+    func openRowStampsOnlyIt() throws {
+        // The default store, seeded by a first run that only syncs (`stepo sync`); An Nguyễn's
+        // request is the row landed on.
+        let seeded = try Stepo.run(["sync"], environment: ["XDG_DATA_HOME": folder + "/data", "XDG_STATE_HOME": folder + "/state"])
+        #expect(seeded.status == 0, "\(seeded.stderr)")
+        let store = try Store(path: folder + "/data/stepo/stepo.db")
+        let me = try #require(try store.user("chaucao"))
+        let id = try #require(try store.inboxes.activity(of: me).first { $0.kind == .followRequest }).id
+        let tmux = try Tmux(folder: folder)
+        try tmux.start(tmux.inbox() + " inbox --open \(id)", width: 100, height: 30)
+        defer { tmux.stop() }
+        _ = try tmux.waitFor { $0.contains(" Profile") && $0.contains("@an.nguyen") }
+        // The row is read (and so seen); nothing else is, however long the screen stays.
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, try store.inboxes.counts(for: me.key).unseen == 106 { Thread.sleep(forTimeInterval: 0.2) }
+        Thread.sleep(forTimeInterval: 1)
+        #expect(try store.inboxes.counts(for: me.key).unseen == 105)
+        try tmux.keys("q")
+        let list = try tmux.waitFor { $0.contains(" New") && $0.contains("›") }
+        let selected = try #require(list.split(separator: "\n").first { $0.hasPrefix("›") })
+        #expect(selected.contains("An Nguyễn Requested to follow you"), "\(list)")
+    }
+
     @Test("an inbox on an address where nothing listens, then q: nothing of a replica is left; a trailing / names the same server")
     func nothingListens() throws {
         // A port the system gave and took back: nothing listens there now.

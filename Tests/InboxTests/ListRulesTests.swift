@@ -39,6 +39,19 @@ struct ListRulesTests {
         #expect(!ActivityView.render(state).lines[2].contains("○"))
     }
 
+    @Test("Enter on a card of thousands of unread rows reads its newest rows a bounded step at a time, and says how many stay")
+    func bigCard() {
+        var state = Fixture.opened()
+        state.list.cards[0].rows = 5000
+        state.list.cards[0].unreadRows = ListCard.unreadCounted
+        Inbox.relist(&state)
+        #expect(Inbox.reduce(&state, .keyPressed(.enter)).first == .markCardRead("step:s1|1"))
+        #expect(state.list.cards[0].unreadRows == ListCard.unreadCounted - ListCard.readAtOnce)
+        #expect(state.notice == "Read the newest \(ListCard.readAtOnce) rows of this card; older ones stay unread (Enter reads on)")
+        _ = Inbox.reduce(&state, .keyPressed(.character("q")))
+        #expect(ActivityView.render(state).lines[2].hasPrefix("›● Maya Okonkwo and 1 other"))
+    }
+
     @Test("a card's mark: ● while an unread row of it is New, ○ while only older rows are unread, none once all are read")
     func cardMarks() {
         var state = Self.halfReadThread()

@@ -114,6 +114,26 @@ struct StepCardTests {
         #expect(try world.replica.cardCount(newAbove: visit) == after.count)
     }
 
+    @Test("Enter's read of a card of more unread rows than it reads at once takes the newest, and leaves the card unread")
+    func boundedRead() throws {
+        let world = try World()
+        defer { try? FileManager.default.removeItem(atPath: world.folder) }
+        let visit = try world.replica.newestRow
+        let people = ["kofi", "linh", "maya", "devin", "priya", "jules"]
+        for i in 0..<(ListCard.readAtOnce + 20) {
+            try world.add(#"{"id":"many-\#(i)","type":"comment","at":"2026-11-30T10:00:00Z","actor":"\#(people[i % people.count])","step":"ridge-3","comment":{"id":"many-c\#(i)","text":"again \#(i)"}}"#)
+        }
+        let newer = try #require(try world.replica.cards(limit: 1, newAbove: visit).first)
+        #expect(newer.rows == ListCard.readAtOnce + 20 && newer.unreadRows == ListCard.unreadCounted)
+        #expect(try world.replica.markRead(card: newer.key, at: 1) == ListCard.readAtOnce)
+        let rows = try world.replica.rows(inCard: newer.key, limit: 1000)
+        #expect(rows.prefix(ListCard.readAtOnce).allSatisfy { $0.readAt != nil })
+        #expect(rows.dropFirst(ListCard.readAtOnce).allSatisfy { $0.readAt == nil })
+        #expect(try world.replica.cards(limit: 1, newAbove: visit).first?.unreadRows == 20)
+        #expect(try world.replica.markRead(card: newer.key, at: 2) == 20)
+        #expect(try world.replica.cards(limit: 1, newAbove: visit).first?.unreadRows == 0)
+    }
+
     @Test("a batch in a card counts its members as people, and names its newest member, not its title")
     func batchInACard() throws {
         let world = try World()
