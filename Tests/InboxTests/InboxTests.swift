@@ -70,6 +70,13 @@ enum Fixture {
     static let news = ListCard(single: stepo, newAbove: 2)
     static let cards = [thread, request, swim, news]
 
+    /// Step s1 as its destination shows it: no comments, closed.
+    static func stepPage(offline: Bool = true) -> StepPage {
+        let step = StepEntity(id: "s1", journey: "j1", journeyTitle: "Trail", owner: "me", caption: "Trail run", photoUrl: nil,
+                              isFinal: false, publishedAt: now, deleted: false, hearts: 1, shares: 1)
+        return StepPage(step: step, ownerName: "Me", comments: [], commentsMode: .closed, highlight: nil, offline: offline)
+    }
+
     /// The tab opened over these cards: rows above 2 were unseen.
     static func opened(height: Int = 20) -> InboxState {
         var state = InboxState(now: now)
@@ -216,10 +223,7 @@ struct InboxStateTests {
     func backOneLevel() {
         var state = Fixture.opened()
         _ = Inbox.reduce(&state, .keyPressed(.enter))
-        let step = StepEntity(id: "s1", journey: "j", journeyTitle: "Runs", owner: "me", caption: "Trail run", photoUrl: nil,
-                              isFinal: false, publishedAt: Fixture.now, deleted: false, hearts: 1, shares: 1)
-        _ = Inbox.reduce(&state, .destinationLoaded(.step(StepPage(step: step, ownerName: "Me", comments: [], commentsMode: .closed,
-                                                                    highlight: nil, offline: true))))
+        _ = Inbox.reduce(&state, .destinationLoaded(.step(Fixture.stepPage())))
         #expect(Inbox.reduce(&state, .keyPressed(.character("i"))) == [.loadDestination(.interactions(step: "s1"))])
         #expect(state.screens.count == 2)
         _ = Inbox.reduce(&state, .keyPressed(.character("q")))

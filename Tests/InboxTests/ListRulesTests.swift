@@ -120,10 +120,7 @@ struct ListRulesTests {
     func bWhereItDoesNothing() {
         var state = Fixture.opened()
         _ = Inbox.reduce(&state, .keyPressed(.enter))
-        let step = StepEntity(id: "s1", journey: "j1", journeyTitle: "Trail", owner: "me", caption: "Trail run", photoUrl: nil,
-                              isFinal: false, publishedAt: Fixture.now, deleted: false, hearts: 1, shares: 1)
-        _ = Inbox.reduce(&state, .destinationLoaded(.step(StepPage(step: step, ownerName: "Me", comments: [], commentsMode: .closed,
-                                                                    highlight: nil, offline: true))))
+        _ = Inbox.reduce(&state, .destinationLoaded(.step(Fixture.stepPage())))
         #expect(Inbox.reduce(&state, .keyPressed(.character("b"))) == [])
         #expect(state.notice == "b sets the alerts of a profile or a journey: open one to use it")
         let fallback = ProfilePage(id: "maya", person: PersonEntity(id: "maya", username: "maya", name: "Maya Okonkwo", avatarUrl: nil,
