@@ -105,7 +105,9 @@ public enum ActivityView {
             return n > InboxState.unreadCounted ? " \(InboxState.unreadCounted)+" : " \(n)"
         }
         let short = ["Step-with": "With", "Engagement": "Engage", "Journeys": "Journ"]
-        for names in [InboxState.tabs.map(\.name), InboxState.tabs.map { short[$0.name] ?? $0.name }] {
+        let shorter = ["Step-with": "With", "Social": "Soc", "Engagement": "Eng", "Journeys": "Jrn"]
+        for names in [InboxState.tabs.map(\.name), InboxState.tabs.map { short[$0.name] ?? $0.name },
+                      InboxState.tabs.map { shorter[$0.name] ?? $0.name }] {
             var tabs = [("0 All", state.tab == nil)]
             tabs += InboxState.tabs.enumerated().map { index, tab in
                 ("\(tab.key) \(names[index])\(count(tab.category))", state.tab == tab.category)
@@ -401,7 +403,9 @@ public enum ActivityView {
 
     static func listHints(_ state: InboxState) -> [Hint] {
         var hints: [Hint] = []
-        if let filter = state.filter, !filter.typing { hints.append(Hint("filter /\(filter.text) (Esc clears)", 0)) }
+        if let filter = state.filter, !filter.typing {
+            hints.append(Hint("filter /\(TextWidth.fit(filter.text, width: 30)) (Esc clears)", 0))
+        }
         if let tab = state.tab, let name = InboxState.tabs.first(where: { $0.category == tab })?.name {
             hints.append(Hint("\(name) only (0 all)", 0))
         }

@@ -123,13 +123,27 @@ extension Inbox {
         switch key {
         case .enter:
             filter.typing = false
-            state.filter = filter.text.isEmpty ? nil : filter
-            return state.filter == nil ? reloadTop(&state) : []
+            // Nothing to filter by (empty, or only quotes and spaces): no filter.
+            if case .success(nil) = filter.parsed {
+                state.filter = nil
+                return reloadTop(&state)
+            }
+            state.filter = filter
+            return []
         case .escape:
             return clearFilter(&state)
         case .backspace: filter.text = String(filter.text.dropLast())
-        case .space: filter.text += " "
-        case .character(let c): filter.text.append(c)
+        case .space where filter.text.count < FilterState.longest: filter.text += " "
+        case .character("\u{15}"): filter.text = ""   // ^U: the line
+        case .character("\u{17}"):                    // ^W: the word before the cursor
+            let trimmed = filter.text.reversed().drop { $0 == " " }
+            filter.text = String(trimmed.drop { $0 != " " }.reversed())
+        case .character(let c) where c.unicodeScalars.allSatisfy({ !Preview.isControl($0) }):
+            guard filter.text.count < FilterState.longest else {
+                state.notice = "A filter holds at most \(FilterState.longest) characters"
+                return []
+            }
+            filter.text.append(c)
         default: return []
         }
         state.filter = filter
@@ -161,11 +175,16 @@ extension Inbox {
         return [.loadList(.around(row: selected), newAbove: newAbove, filter: nil)]
     }
 
-    /// A category's tab (`1`–`5`), or every row (`0`): read from the top.
+    /// A category's tab (`1`–`5`), read from the top; or every row (`0`), around the row that
+    /// was selected.
     private static func chooseTab(_ state: inout InboxState, _ tab: Category?) -> [Effect] {
         guard tab != state.tab else { return [] }
+        let selected = state.list.selectedLine?.row?.id
         state.tab = tab
-        state.notice = tab.map { tab in "Showing \(InboxState.tabs.first { $0.category == tab }?.name ?? "") only  (0 shows all)" }
+        if tab == nil, state.filter == nil, let selected, let newAbove = state.newAbove {
+            state.list.top = 0
+            return [.loadList(.around(row: selected), newAbove: newAbove, filter: nil)]
+        }
         return reloadTop(&state)
     }
 
@@ -177,6 +196,8 @@ extension Inbox {
         case .character("a"), .character("d"), .character("f"):
             guard let row = selected?.row else { break }
             return act(&state, key, kind: row.kind, actor: row.actor, name: row.title, reachable: !row.withheld)
+        case .character("b"):
+            state.notice = "b sets the alerts of a profile or a journey: open one (Enter) to use it"
         case .character(let digit) where digit == "0" || InboxState.tabs.contains { $0.key == digit }:
             return chooseTab(&state, InboxState.tabs.first { $0.key == digit }?.category)
         case .wheelDown: move(&state, by: 3)

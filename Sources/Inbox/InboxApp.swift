@@ -62,20 +62,30 @@ public final class InboxApp: InboxHost {
         var lastTick = Date()
         while true {
             draw()
+            var keys: [Action] = []
             for input in Terminal.next(timeout: 1.0) {
                 switch input {
                 case .key(let key):
                     // The reader's bindings first: a key stands for the function it is bound to
-                    // (the filter's typing takes keys as they are).
+                    // (the filter's typing takes keys as they are). Keys that came together are
+                    // reduced together (a paste is one read of the list, not one a key).
                     let typing = runner.state.filter?.typing == true && runner.state.screens.isEmpty
-                    runner.send(.keyPressed(typing ? key : config.map(key)))
-                    if runner.quitting { runner.drawn(); engine.stop(); return 0 }
+                    let action = Action.keyPressed(typing ? key : config.map(key))
+                    if typing && runner.state.filter?.typing == true { keys.append(action); continue }
+                    runner.send(contentsOf: keys)
+                    keys = []
+                    runner.send(action)
                 case let .resized(width, height):
+                    runner.send(contentsOf: keys)
+                    keys = []
                     runner.send(.resized(width: width, height: height))
                 case .woken:
                     break
                 }
+                if runner.quitting { break }
             }
+            runner.send(contentsOf: keys)
+            if runner.quitting || Terminal.stopAsked { runner.drawn(); engine.stop(); return 0 }
             // The clock, once a second: relative times and the sync line.
             let tick = Date().timeIntervalSince(lastTick) >= 1
             if tick { lastTick = Date() }

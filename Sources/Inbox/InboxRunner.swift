@@ -54,6 +54,11 @@ public final class InboxRunner {
     public private(set) var quitting = false
     /// Seen and read stamps waiting for the screen that shows them to be drawn (see `drawn`).
     private var stamps: [() -> Void] = []
+    /// Reads of the list held while several actions are reduced at once (`send(contentsOf:)`).
+    private var coalescing = false
+    private var coalesced: [Effect] = []
+    /// How many times the list was read from the replica (for tests of the coalescing).
+    private(set) var listReads = 0
 
     public init(replica: Replica, engine: SyncEngine, host: InboxHost, now: Int64 = WallClock.now) {
         self.replica = replica
@@ -85,6 +90,21 @@ public final class InboxRunner {
         let host = HostBox(host)
         engine.onChange = { flag.set(); host.wake() }
         engine.onProgress = { _, _ in flag.set(); host.wake() }
+    }
+
+    /// Reduces several actions that came at once (a paste into the filter, keys typed ahead)
+    /// and then runs their effects, where a read of the list's top stands for every one before
+    /// it: a paste of 200 characters is one read of the replica, not 200. Stops at a quit.
+    public func send(contentsOf actions: [Action]) {
+        coalescing = true
+        for action in actions {
+            send(action)
+            if quitting { break }
+        }
+        coalescing = false
+        let waiting = coalesced
+        coalesced = []
+        for effect in waiting { run(effect) }
     }
 
     /// Reduces `action` and runs its effects; actions sent meanwhile wait their turn.
@@ -210,11 +230,18 @@ public final class InboxRunner {
     // MARK: Effects
 
     private func run(_ effect: Effect) {
+        if coalescing, case .loadList(let request, _, _) = effect {
+            // The list's top read again replaces the reads of it still waiting.
+            if request == .top { coalesced.removeAll { if case .loadList(.top, _, _) = $0 { return true }; return false } }
+            coalesced.append(effect)
+            return
+        }
         switch effect {
         case .quit: quitting = true
         case .copy(let text): host?.copy(text)
         case .openLink(let url): host?.open(url)
         case let .loadList(request, newAbove, filter):
+            listReads += 1
             do {
                 send(.listLoaded(try InboxRunner.page(request, newAbove: newAbove, filter: filter, replica: replica)))
             } catch {
@@ -355,7 +382,8 @@ public final class InboxRunner {
             guard let (key, position) = try replica.card(holding: id, newAbove: newAbove) else {
                 return try cardsPage(.top, newAbove: newAbove, filter: filter, replica: replica)
             }
-            let select = position == id ? "card:" + key : "row:\(id)"
+            // The card's line: a row inside a collapsed card is not a line of its own.
+            let select = "card:" + key
             var page: ListPage
             if try replica.cardsAbove(position, newAbove: newAbove, limit: limit / 2) < limit / 2 {
                 page = try cardsPage(.top, newAbove: newAbove, filter: nil, replica: replica)

@@ -105,6 +105,15 @@ public struct FilterState: Equatable, Sendable {
 
     /// What was typed, read (nil: nothing was); or why it cannot be.
     public var parsed: Result<RowFilter?, FilterError> { Result { () throws(FilterError) in try RowFilter.parse(text) } }
+
+    /// The longest filter, in characters: a paste of pages is not a filter.
+    public static let longest = 200
+
+    /// Whether the filter narrows the list (or cannot be read, which shows nothing).
+    public var narrows: Bool {
+        if case .success(nil) = parsed { return false }
+        return true
+    }
 }
 
 /// A screen over the list.
@@ -222,7 +231,7 @@ public struct InboxState: Equatable, Sendable {
     }
 
     /// Whether the list is narrowed (a filter or a tab): rows then stand alone.
-    public var narrowed: Bool { filter != nil || tab != nil }
+    public var narrowed: Bool { filter?.narrows == true || tab != nil }
 
     /// Unread rows per category counted at most: "99+" says as much as an exact count.
     public static let unreadCounted = 99

@@ -92,6 +92,14 @@ enum Terminal {
                 wakePipe = fds
             }
         }
+        // ^C, a closed terminal, a kill: the inbox ends as q ends it (the screen given back,
+        // an empty replica removed), not in the middle of a frame.
+        for signal in [SIGINT, SIGTERM, SIGHUP] {
+            _ = Glibc.signal(signal) { _ in
+                Terminal.stopFlag = 1
+                Terminal.wake()
+            }
+        }
         apply(theme)
         return notice
     }
@@ -175,7 +183,13 @@ enum Terminal {
         }
     }
 
-    /// Wakes a `next` waiting on the keyboard (safe from any thread).
+    /// Set by a signal asking the inbox to end (^C, SIGTERM, SIGHUP).
+    nonisolated(unsafe) static var stopFlag: sig_atomic_t = 0
+
+    /// Whether a signal asked the inbox to end.
+    static var stopAsked: Bool { stopFlag != 0 }
+
+    /// Wakes a `next` waiting on the keyboard (safe from any thread, and from a signal handler).
     static func wake() {
         guard wakePipe[1] >= 0 else { return }
         var byte: UInt8 = 1
@@ -348,13 +362,39 @@ enum Terminal {
         switch wide {
         case 9: return .key(.tab)
         case 10, 13: return .key(.enter)
-        case 27: return .key(.escape)
+        case 27: return escapeSequence()
         case 8, 127: return .key(.backspace)
         case 32: return .key(.space)
         default:
             guard let scalar = Unicode.Scalar(UInt32(wide)) else { return readOne() }
             return .key(.character(Character(scalar)))
         }
+    }
+
+    /// An Esc ncurses did not read as a key: Esc alone, or the start of a sequence it does
+    /// not know for this TERM (Home as `ESC [1~` under tmux, Alt+j as `ESC j`). A sequence is
+    /// read whole: the ones a terminal sends for keys the inbox answers become those keys, any
+    /// other is dropped — never taken as Esc, which would quit.
+    private static func escapeSequence() -> Input? {
+        guard let window else { return .key(.escape) }
+        var wide: wint_t = 0
+        let first = wget_wch(window, &wide)
+        guard first != ERR else { return .key(.escape) }
+        if first == KEY_CODE_YES { return readOne() }  // ESC then a key ncurses knows: Alt+key, dropped
+        guard wide == 91 || wide == 79 else { return readOne() }  // not [ or O: Alt+key, dropped
+        var body = ""
+        while true {
+            var next: wint_t = 0
+            guard wget_wch(window, &next) != ERR, let scalar = Unicode.Scalar(UInt32(next)) else { break }
+            body.unicodeScalars.append(scalar)
+            if (0x40...0x7E).contains(next) || body.count > 16 { break }
+        }
+        let known: [String: Key] = [
+            "1~": .home, "7~": .home, "H": .home, "4~": .end, "8~": .end, "F": .end, "5~": .pageUp, "6~": .pageDown,
+            "A": .up, "B": .down, "C": .right, "D": .left, "Z": .backTab,
+        ]
+        if let key = known[body] { return .key(key) }
+        return readOne()
     }
 
     // MARK: An ASCII-only terminal

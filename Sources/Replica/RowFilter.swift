@@ -41,7 +41,7 @@ public struct RowFilter: Equatable, Sendable {
         var required: [Term] = [], excluded: [Term] = []
         for token in tokens(typed) {
             var body = token.text
-            var negated = false
+            var negated = token.negated
             if !token.quoted, body.hasPrefix("-"), body.count > 1 {
                 negated = true
                 body.removeFirst()
@@ -84,20 +84,31 @@ public struct RowFilter: Equatable, Sendable {
     private struct Token {
         var text: String
         var quoted: Bool
+        var negated = false
     }
 
-    /// Words split at spaces; a double-quoted run is one token, spaces and all.
+    /// Words split at spaces; a double-quoted run is one token, spaces and all, and a `-` just
+    /// before its opening quote excludes it. A `-` alone is nothing.
     private static func tokens(_ typed: String) -> [Token] {
         var tokens: [Token] = []
         var current = ""
         var quoting = false
+        var negating = false
         func flush(quoted: Bool) {
-            if !current.isEmpty { tokens.append(Token(text: current, quoted: quoted)) }
+            if !current.isEmpty, quoted || current != "-" { tokens.append(Token(text: current, quoted: quoted, negated: quoted && negating)) }
             current = ""
+            negating = false
         }
         for character in typed {
             if character == "\"" {
-                flush(quoted: quoting)
+                if !quoting {
+                    let minus = current == "-"
+                    if minus { current = "" }
+                    flush(quoted: false)
+                    negating = minus
+                } else {
+                    flush(quoted: true)
+                }
                 quoting.toggle()
             } else if character.isWhitespace && !quoting {
                 flush(quoted: false)

@@ -21,7 +21,14 @@ struct Client {
             // address, so the slashes that end it are not part of its name.
             var trimmed = Substring(server)
             while trimmed.hasSuffix("/"), trimmed.count > 1 { trimmed = trimmed.dropLast() }
-            guard let url = URL(string: String(trimmed)), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            // Nor does the case of its scheme and host ("HTTP://Host" is "http://host").
+            guard var parts = URLComponents(string: String(trimmed)), ["http", "https"].contains(parts.scheme?.lowercased()),
+                  parts.host?.isEmpty == false else {
+                throw UsageError(description: "--server must be an http(s) URL, not \(Preview.visible(server))")
+            }
+            if let scheme = parts.scheme, scheme != scheme.lowercased() { parts.scheme = scheme.lowercased() }
+            if let host = parts.host, host != host.lowercased() { parts.host = host.lowercased() }
+            guard let url = parts.url else {
                 throw UsageError(description: "--server must be an http(s) URL, not \(Preview.visible(server))")
             }
             // The token: --token, or STEPO_TOKEN (which the process list does not show).

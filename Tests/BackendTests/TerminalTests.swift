@@ -423,6 +423,26 @@ struct TerminalTests {
         #expect((try? tmux.screen())?.contains("Activity") != true, "q did not quit while the server was silent")
     }
 
+    @Test("a key sequence the terminal's description does not know (Alt+j, Home as ESC [1~) never quits; ^C ends as q does")
+    func unknownSequences() throws {
+        let tmux = try Tmux(folder: folder)
+        try tmux.start(tmux.inbox(), width: 100, height: 30)
+        defer { tmux.stop() }
+        _ = try tmux.waitFor { $0.contains(" New") && $0.contains("synced") }
+        try tmux.keys("j", "j", "M-j")
+        try tmux.run(["send-keys", "-t", tmux.session, "-l", "\u{1B}[1~"])   // Home, as tmux sends it
+        let home = try tmux.waitFor { $0.split(separator: "\n").contains { $0.hasPrefix("›") && $0.contains("Linh Trần and") } }
+        #expect(home.contains(" Activity"), "the inbox quit on an unknown sequence")
+        try tmux.run(["send-keys", "-t", tmux.session, "-l", "\u{1B}[4~"])   // End
+        let end = try tmux.waitFor { !$0.split(separator: "\n").contains { $0.hasPrefix("›") && $0.contains("Linh Trần and") } }
+        #expect(end.contains(" Activity"))
+        // ^C: the screen given back, as q gives it.
+        try tmux.keys("C-c")
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline, let screen = try? tmux.screen(), screen.contains(" Activity") { Thread.sleep(forTimeInterval: 0.1) }
+        #expect((try? tmux.screen())?.contains(" Activity") != true, "^C did not end the inbox")
+    }
+
     @Test("accepting a request from the list changes its row on screen at once: the dot and the bold go, and it says accepted")
     func acceptedRowChanges() throws {
         let tmux = try Tmux(folder: folder)
@@ -484,6 +504,17 @@ struct TerminalTests {
         let replicas = folder + "/state/stepo/replicas"
         let left = (try? FileManager.default.contentsOfDirectory(atPath: replicas)) ?? []
         #expect(left.isEmpty, "left behind: \(left)")
+        // Nor when it is ended by ^C.
+        let again = try Tmux(folder: folder + "/again")
+        try again.start(again.inbox().replacingOccurrences(of: folder + "/again/state", with: folder + "/state")
+                        + " inbox --server \(url) --token stp_nowhere", width: 100, height: 30)
+        _ = try again.waitFor(seconds: 10) { $0.contains("Cannot sync with the server") }
+        try again.keys("C-c")
+        let stopped = Date().addingTimeInterval(5)
+        while Date() < stopped, let screen = try? again.screen(), screen.contains("Activity") { Thread.sleep(forTimeInterval: 0.1) }
+        again.stop()
+        let after = (try? FileManager.default.contentsOfDirectory(atPath: replicas)) ?? []
+        #expect(after.isEmpty, "left behind after ^C: \(after)")
         // A real server, asked with and without a trailing slash: one replica, synced once.
         let db = folder + "/served.db"
         #expect(try Stepo.run(["ingest", "--db", db, Stepo.sampleEvents]).status == 0)

@@ -109,6 +109,9 @@ struct ListRulesTests {
             #expect(Inbox.reduce(&state, .keyPressed(.character(Character(key)))) == [])
             #expect(state.notice == words && state.list == before && state.confirming == nil)
         }
+        // b is for a profile's or a journey's alerts, not a row's.
+        #expect(Inbox.reduce(&state, .keyPressed(.character("b"))) == [])
+        #expect(state.notice == "b sets the alerts of a profile or a journey: open one (Enter) to use it")
         // The announcement is about no step: i says so.
         _ = Inbox.reduce(&state, .keyPressed(.character("G")))
         #expect(Inbox.reduce(&state, .keyPressed(.character("i"))) == [])
@@ -218,6 +221,13 @@ struct ListRulesTests {
         #expect(ActivityView.render(state).lines[0].contains("· Social"))
         _ = Inbox.reduce(&state, .resized(width: 70, height: 20))
         #expect(ActivityView.render(state).lines[18].contains("1 With 2  2 Social 1  3 Engage"), "\(ActivityView.render(state).lines[18])")
+        // At 60 columns with no tab chosen, the shortest names still fit, counts and all.
+        _ = Inbox.reduce(&state, .keyPressed(.character("0")))
+        _ = Inbox.reduce(&state, .listLoaded(page))
+        _ = Inbox.reduce(&state, .resized(width: 60, height: 20))
+        #expect(ActivityView.render(state).lines[18].contains("0 All  1 With 2  2 Soc 1  3 Eng  4 Jrn  5 Stepo 99+"),
+                "\(ActivityView.render(state).lines[18])")
+        _ = Inbox.reduce(&state, .keyPressed(.character("2")))
         _ = Inbox.reduce(&state, .resized(width: 45, height: 20))
         #expect(ActivityView.render(state).lines[18].trimmingCharacters(in: .whitespaces) == "2 Social 1")
     }

@@ -67,6 +67,10 @@ struct FilterLanguageTests {
             #expect(throws: FilterError.self, "\(typed)") { try RowFilter.parse(typed) }
             do { _ = try RowFilter.parse(typed) } catch { #expect(error.description.hasPrefix(says), "\(typed): \(error)") }
         }
+        // A phrase excluded: every row but the one that holds it; a "-" alone is nothing.
+        let phrase = try rows(replica, "\"ferri finished\"")
+        #expect(try rows(replica, "-\"ferri finished\"").count == all.count - phrase.count)
+        #expect(try RowFilter.parse("-") == nil && RowFilter.parse("\"\"") == nil && RowFilter.parse("\"") == nil)
         // A colon that is not a key is text: a time, a link.
         #expect(try RowFilter.parse("12:30") == RowFilter(required: [.text("12:30")]))
         #expect(try RowFilter.parse("   ") == nil)

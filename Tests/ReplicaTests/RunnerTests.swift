@@ -44,6 +44,51 @@ struct RunnerTests {
         return runner
     }
 
+    /// Types `text` into the filter as a paste: one batch of keys.
+    func paste(_ runner: InboxRunner, _ text: String) {
+        runner.send(contentsOf: text.map { $0 == " " ? .keyPressed(.space) : .keyPressed(.character($0)) })
+    }
+
+    @Test("Esc on a filter whose selected row sits inside a card lands on that card; 0 from a tab keeps the selection too")
+    func escapeKeepsTheCard() throws {
+        let runner = try runner()
+        runner.send(.keyPressed(.character("/")))
+        paste(runner, "keep going")
+        runner.send(.keyPressed(.enter))
+        #expect(runner.settle())
+        let found = try #require(runner.state.list.selectedLine?.row)
+        #expect(found.body.contains("keep going"), "\(found.body)")
+        let card = try #require(try replica.card(holding: found.id, newAbove: runner.state.newAbove ?? 0))
+        runner.send(.keyPressed(.escape))
+        #expect(runner.settle())
+        #expect(runner.state.list.selectedLine?.identity == "card:" + card.key)
+        // A tab, a row in it, then all: the same row's card stays selected.
+        runner.send(.keyPressed(.character("2")))
+        runner.send(.keyPressed(.character("j")))
+        let social = try #require(runner.state.list.selectedLine?.row)
+        runner.send(.keyPressed(.character("0")))
+        #expect(runner.settle())
+        let back = try #require(try replica.card(holding: social.id, newAbove: runner.state.newAbove ?? 0))
+        #expect(runner.state.list.selectedLine?.identity == "card:" + back.key)
+    }
+
+    @Test("a paste into the filter is one read of the list, and a filter longer than 200 characters is cut there, said")
+    func pasteIntoTheFilter() throws {
+        let runner = try runner()
+        runner.send(.keyPressed(.character("/")))
+        let reads = runner.listReads
+        paste(runner, String(repeating: "abc ", count: 1500))
+        #expect(runner.listReads == reads + 1)
+        #expect(runner.state.filter?.text.count == FilterState.longest)
+        #expect(runner.state.notice == "A filter holds at most \(FilterState.longest) characters")
+        // Control characters are not text; ^U empties the line, ^W takes a word.
+        runner.send(.keyPressed(.character("\u{15}")))
+        paste(runner, "marco guitar")
+        runner.send(.keyPressed(.character("\u{01}")))
+        runner.send(.keyPressed(.character("\u{17}")))
+        #expect(runner.state.filter?.text == "marco ")
+    }
+
     @Test("a replica whose own record cannot be read says so in the header and when the tab opens, never as zero counts")
     func unreadableRecord() throws {
         try engine.sync()
