@@ -71,7 +71,12 @@ public final class InboxApp: InboxHost {
                     // reduced together (a paste is one read of the list, not one a key).
                     let typing = runner.state.filter?.typing == true && runner.state.screens.isEmpty
                     let action = Action.keyPressed(typing ? key : config.map(key))
-                    if typing && runner.state.filter?.typing == true { keys.append(action); continue }
+                    // Only text is held back: Enter, Esc and the rest act on the list as read.
+                    let text: Bool = switch key {
+                    case .character, .space, .backspace: true
+                    default: false
+                    }
+                    if typing && text { keys.append(action); continue }
                     runner.send(contentsOf: keys)
                     keys = []
                     runner.send(action)

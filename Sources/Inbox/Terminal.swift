@@ -372,16 +372,20 @@ enum Terminal {
     }
 
     /// An Esc ncurses did not read as a key: Esc alone, or the start of a sequence it does
-    /// not know for this TERM (Home as `ESC [1~` under tmux, Alt+j as `ESC j`). A sequence is
-    /// read whole: the ones a terminal sends for keys the inbox answers become those keys, any
-    /// other is dropped — never taken as Esc, which would quit.
+    /// not know for this TERM (Home as `ESC [1~` under tmux). A sequence (`ESC [` or `ESC O`
+    /// and what follows) is read whole: the ones a terminal sends for keys the inbox answers
+    /// become those keys, any other is dropped — never taken as Esc, which would quit. Esc and
+    /// another key that came with it are two keys (a script's Esc then `/`); so is Alt+j.
     private static func escapeSequence() -> Input? {
         guard let window else { return .key(.escape) }
         var wide: wint_t = 0
         let first = wget_wch(window, &wide)
         guard first != ERR else { return .key(.escape) }
-        if first == KEY_CODE_YES { return readOne() }  // ESC then a key ncurses knows: Alt+key, dropped
-        guard wide == 91 || wide == 79 else { return readOne() }  // not [ or O: Alt+key, dropped
+        guard first != KEY_CODE_YES, wide == 91 || wide == 79 else {
+            // The key that came with it is read next, as itself.
+            if first == KEY_CODE_YES { _ = ungetch(Int32(wide)) } else { _ = unget_wch(wchar_t(bitPattern: UInt32(wide))) }
+            return .key(.escape)
+        }
         var body = ""
         while true {
             var next: wint_t = 0
