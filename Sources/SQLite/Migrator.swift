@@ -23,15 +23,20 @@ public struct Migrator {
     /// id set) or ours (a `schema_migrations` of our shape): a table, a view or a version set
     /// by another program, or a `schema_migrations` of its own (a common name), is not ours.
     public static func requireOwn(_ db: Database) throws {
-        let objects = try db.query("""
-            SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type = 'table' DESC, name
-            """) { $0.string(0) }
-        let columns = try db.query("SELECT name FROM pragma_table_info('schema_migrations')") { $0.string(0) }
-        if columns.isEmpty {
-            let stamped = try (db.scalar("PRAGMA user_version") ?? 0) != 0 || (db.scalar("PRAGMA application_id") ?? 0) != 0
-            if !objects.isEmpty || stamped { throw ForeignDatabase(path: db.path, tables: objects) }
-        } else if columns != ["id"] {
-            throw ForeignDatabase(path: db.path, tables: objects)
+        // One read transaction, so the three looks see one state of the file: read apart, a
+        // new file's first look (no tables) and a later one (the version another process just
+        // stamped while migrating it) made it another program's.
+        try db.transaction(immediate: false) {
+            let objects = try db.query("""
+                SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type = 'table' DESC, name
+                """) { $0.string(0) }
+            let columns = try db.query("SELECT name FROM pragma_table_info('schema_migrations')") { $0.string(0) }
+            if columns.isEmpty {
+                let stamped = try (db.scalar("PRAGMA user_version") ?? 0) != 0 || (db.scalar("PRAGMA application_id") ?? 0) != 0
+                if !objects.isEmpty || stamped { throw ForeignDatabase(path: db.path, tables: objects) }
+            } else if columns != ["id"] {
+                throw ForeignDatabase(path: db.path, tables: objects)
+            }
         }
     }
 
