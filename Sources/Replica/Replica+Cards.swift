@@ -220,8 +220,9 @@ extension Replica {
         let whole = part.above == nil && part.through == nil
         // How many rows the part holds: the stored count, less the other side's.
         var rows = stored.rows
+        var newer = 0
         if !whole {
-            let newer = try db.first("SELECT count(*) FROM rows WHERE card = ? AND id > ?", [stored.key, newAbove]) { $0.int(0) } ?? 0
+            newer = try db.first("SELECT count(*) FROM rows WHERE card = ? AND id > ?", [stored.key, newAbove]) { $0.int(0) } ?? 0
             rows = part.above != nil ? newer : stored.rows - newer
         }
         guard rows > 1 else {
@@ -246,14 +247,10 @@ extension Replica {
         if let step = newest.subject.step ?? newest.tap.stepId {
             caption = try db.first("SELECT caption FROM steps WHERE id = ?", [step]) { $0.string(0) }
         }
-        let people = whole ? stored.people + stored.batchPeople : try partPeople(stored, part, newAbove: newAbove, rows: rows)
-        var newRows = 0
-        if part.above != nil || stored.oldest > newAbove {
-            newRows = min(rows, ListCard.newRowsCounted)  // all of it arrived since
-        } else if part.through == nil, stored.newest > newAbove {
-            newRows = try db.scalar("SELECT count(*) FROM (SELECT 1 FROM rows WHERE card = ? AND id > ? LIMIT ?)",
-                                    stored.key, newAbove, ListCard.newRowsCounted) ?? 0
-        }
+        let people = whole ? stored.people + stored.batchPeople : try partPeople(stored, part, newAbove: newAbove, newer: newer)
+        // New: all of it (its newer side, or a whole card that came since), or none (a card the
+        // visit would cross is split, never whole).
+        let newRows = part.above != nil || (part.through == nil && stored.oldest > newAbove) ? min(rows, ListCard.newRowsCounted) : 0
         let allDeleted = try db.first("SELECT NOT EXISTS (SELECT 1 FROM rows WHERE \(condition) AND deleted = 0)", values) { $0.bool(0) } ?? false
         // Unread: no stamp of its own and past every read mark.
         let readThrough = try markIndex().readThrough
@@ -272,8 +269,7 @@ extension Replica {
 
     /// The people of one side of a split card: the newer side's counted from its rows (up to
     /// `peopleScanned`); the older side's, the whole card's less those only on the newer side.
-    private func partPeople(_ stored: StoredCard, _ part: CardPart, newAbove: Int, rows newerOrOlder: Int) throws -> Int {
-        let newer = try db.first("SELECT count(*) FROM rows WHERE card = ? AND id > ?", [stored.key, newAbove]) { $0.int(0) } ?? 0
+    private func partPeople(_ stored: StoredCard, _ part: CardPart, newAbove: Int, newer: Int) throws -> Int {
         guard newer <= Replica.peopleScanned else { return stored.people + stored.batchPeople }
         let persons = try db.query("""
             SELECT DISTINCT coalesce(actor, title) FROM rows WHERE card = ? AND id > ? AND kind <> 'batch'
