@@ -278,6 +278,8 @@ public final class PGConnection: @unchecked Sendable {  // owns a libpq handle: 
             guard let rows = try flush() else { throw PostgresError("no answer", sql: sql) }
             return rows
         }
+        // A text run once is not sent in the pipeline: what was sent ahead is answered first.
+        if !queued.isEmpty { try flush() }
         let name = prepare ? try preparedName(sql, parameters) : ""
         let types = prepare ? [] : parameters.map(\.typeOID)
         let result = withValues(parameters) { pointers, lengths, formats in

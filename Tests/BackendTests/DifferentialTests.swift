@@ -3,7 +3,7 @@ import Notifications
 import Wire
 import Testing
 import TestSupport
-@testable import Backend
+@_spi(Bench) @testable import Backend
 
 /// One decision, however it is reached: a seeded random stream ingested three ways — in one
 /// run with every cache the ingest keeps (the interaction cache, the ceiling's spans, the
@@ -78,13 +78,17 @@ struct DifferentialTests {
     }
 
     /// The whole stream in one ingest: every cache at work.
-    static func inOneRun(_ stream: RandomStream, at location: String, exactCeiling: Bool = false) throws -> (Result, Store) {
+    static func inOneRun(_ stream: RandomStream, at location: String, exactCeiling: Bool = false, setAtATime: Bool = true,
+                         chunkLines: Int = 256) throws -> (Result, Store) {
         let store = try Store(location: location)
         store.ceilingFromCounters = !exactCeiling
         let renumber = Renumber()
         let printed = Box<[String]>([])
         let rejected = Box<[String]>([])
-        _ = try Ingestor(store: store).ingest(LineReader(data: Data(stream.text.utf8)), onRow: { row in
+        var ingestor = Ingestor(store: store)
+        ingestor.setAtATime = setAtATime
+        ingestor.chunkLines = chunkLines
+        _ = try ingestor.ingest(LineReader(data: Data(stream.text.utf8)), onRow: { row in
             printed.value.append(canonical(row, renumber, state: false))
         }, onReject: { line, reason in rejected.value.append("\(line): \(reason)") })
         var result = Result(printed: printed.value, rejected: rejected.value)
@@ -149,6 +153,49 @@ struct DifferentialTests {
             let url = try PostgresCluster.shared().newDatabase()
             let (onPostgres, _) = try Self.inOneRun(stream, at: url)
             Self.compare(cached, onPostgres, "SQLite vs PostgreSQL")
+        }
+    }
+
+    /// Every table an event writes, as it stands: each row's columns (but the random nonce),
+    /// sorted. Two SQLite stores that applied the same stream the same way hold the same keys.
+    static func tables(_ store: Store) throws -> [String: [String]] {
+        var result: [String: [String]] = [:]
+        for table in ["events", "notifications", "comments", "interactions", "steps", "batches", "batch_members", "inboxes",
+                      "suppressions", "stats_rows", "stats_withheld", "push_load", "push_daily", "stats_delivery", "outbox",
+                      "revocations", "follows", "blocks", "users"] {
+            let columns = try store.db.query("SELECT name FROM pragma_table_info('\(table)')") { $0.string(0) }.filter { $0 != "nonce" }
+            result[table] = try store.db.query("SELECT \(columns.joined(separator: ", ")) FROM \(table)") { row in
+                (0..<columns.count).map { "\(row.value($0))" }.joined(separator: "|")
+            }.sorted()
+        }
+        return result
+    }
+
+    @Test("hearts, shares and comments decided set at a time, in runs of 1, 7 and 512 lines, write what one event at a time writes, table for table",
+          arguments: [404, 505] as [UInt64])
+    func setAtATime(seed: UInt64) throws {
+        let stream = RandomStream(seed: seed, events: Self.events)
+        let (one, oneStore) = try Self.inOneRun(stream, at: folder + "/one-\(seed).db", setAtATime: false)
+        let reference = try Self.tables(oneStore)
+        #expect(reference["batch_members"]!.count > 20, "the stream made too few batches to test them")
+        for lines in [1, 7, 512] {
+            let (set, setStore) = try Self.inOneRun(stream, at: folder + "/set-\(seed)-\(lines).db", chunkLines: lines)
+            Self.compare(one, set, "one event at a time vs set at a time in runs of \(lines)")
+            let tables = try Self.tables(setStore)
+            for (table, rows) in reference.sorted(by: { $0.key < $1.key }) where tables[table] != rows {
+                let other = tables[table] ?? []
+                let index = zip(rows, other).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(rows.count, other.count)
+                Issue.record("""
+                    runs of \(lines): table \(table) differs first at \(index) (of \(rows.count) and \(other.count)):
+                      one at a time: \(index < rows.count ? rows[index] : "(none)")
+                      set at a time: \(index < other.count ? other[index] : "(none)")
+                    """)
+            }
+        }
+        if PostgresCluster.available {
+            let url = try PostgresCluster.shared().newDatabase()
+            let (onPostgres, _) = try Self.inOneRun(stream, at: url, chunkLines: 512)
+            Self.compare(one, onPostgres, "one event at a time on SQLite vs set at a time on PostgreSQL")
         }
     }
 

@@ -46,6 +46,13 @@ public struct Ingestor {
     /// (`stepo-bench engine --guard --regress savepoints`). Never set by the product.
     @_spi(Bench) public var savepointEveryChunk = false
 
+    /// Whether hearts, shares and comments are decided set at a time (`EventSet`); off, every
+    /// event takes the one-event path, as the differential tests and the bench compare.
+    @_spi(Bench) public var setAtATime = true
+
+    /// Lines the reader hands over at most at once: the largest run decided together.
+    @_spi(Bench) public var chunkLines = 256
+
     /// One line after parsing: an event to apply, or the reason it was rejected.
     enum Parsed: Sendable {
         case event(Event)
@@ -68,7 +75,8 @@ public struct Ingestor {
                        onReject: @escaping (Int, String) -> Void,
                        onBatch: @escaping () -> Void = {}) throws -> Report {
         let parsed = BlockingQueue<[(Int, Parsed)]>(capacity: 64)
-        let parser = Thread { Ingestor.parse(reader, into: parsed) }
+        let lines = chunkLines
+        let parser = Thread { Ingestor.parse(reader, into: parsed, chunkLines: lines) }
         parser.stackSize = 1 << 20
         parser.start()
         defer { parsed.close() }  // on an error, stop the reader
@@ -251,13 +259,31 @@ public struct Ingestor {
     }
 
     /// Applies every event of `chunk` with no savepoint of its own; the first failure throws.
+    /// Hearts, shares and comments go set at a time (`EventSet`), a run of them between the
+    /// events of other types; the rest one at a time.
     private func applyWhole(_ chunk: [(Int, Parsed)]) throws -> [(Int, Result<EventOutcome, Refusal>)] {
-        try chunk.map { line, entry in
+        var results: [(Int, Result<EventOutcome, Refusal>)] = []
+        results.reserveCapacity(chunk.count)
+        var run: [(Int, Event)] = []
+        func flush() throws {
+            guard !run.isEmpty else { return }
+            results += try EventSet(store: store).apply(run)
+            run.removeAll(keepingCapacity: true)
+        }
+        for (line, entry) in chunk {
             switch entry {
-            case .rejected(let reason): return (line, .failure(Refusal(reason: reason)))
-            case .event(let event): return (line, .success(try store.apply(event, atomically: false)))
+            case .rejected(let reason):
+                try flush()
+                results.append((line, .failure(Refusal(reason: reason))))
+            case .event(let event) where setAtATime && EventSet.takes(event):
+                run.append((line, event))
+            case .event(let event):
+                try flush()
+                results.append((line, .success(try store.apply(event, atomically: false))))
             }
         }
+        try flush()
+        return results
     }
 
     /// Applies a chunk of parsed lines under one savepoint. If any event fails, the chunk is
@@ -272,20 +298,45 @@ public struct Ingestor {
             // Some event failed: the whole chunk rolled back. Apply it again, one by one.
             store.forgetLookups()
         }
-        return try chunk.map { line, entry in
+        // Hearts, shares and comments still go set at a time (a line the rules refuse there
+        // writes nothing); each other event under a savepoint of its own.
+        var results: [(Int, Result<EventOutcome, Refusal>)] = []
+        var run: [(Int, Event)] = []
+        func flush() throws {
+            guard !run.isEmpty else { return }
+            do {
+                results += try store.db.transaction { try EventSet(store: store).apply(run) }
+            } catch {
+                store.forgetLookups()
+                if Ingestor.isTransient(error) { throw error }
+                throw LineFailure(line: run[0].0, underlying: error)
+            }
+            run.removeAll(keepingCapacity: true)
+        }
+        for (line, entry) in chunk {
             switch entry {
-            case .rejected(let reason): return (line, .failure(Refusal(reason: reason)))
+            case .rejected(let reason):
+                try flush()
+                results.append((line, .failure(Refusal(reason: reason))))
+            case .event(let event) where setAtATime && EventSet.takes(event):
+                run.append((line, event))
             case .event(let event):
+                try flush()
                 do {
-                    return (line, .success(try store.apply(event)))
+                    results.append((line, .success(try store.apply(event))))
                 } catch {
                     store.forgetLookups()
-                    if let refusal = Ingestor.refusal(error) { return (line, .failure(refusal)) }
+                    if let refusal = Ingestor.refusal(error) {
+                        results.append((line, .failure(refusal)))
+                        continue
+                    }
                     if Ingestor.isTransient(error) { throw error }
                     throw LineFailure(line: line, underlying: error)
                 }
             }
         }
+        try flush()
+        return results
     }
 
     /// The store failed while applying one line (not the line's fault): the ingest stops
@@ -325,11 +376,11 @@ public struct Ingestor {
 
     /// The reader stage: lines to parsed events, in chunks, until the input ends or the
     /// queue is closed.
-    static func parse(_ source: LineReader, into queue: BlockingQueue<[(Int, Parsed)]>) {
+    static func parse(_ source: LineReader, into queue: BlockingQueue<[(Int, Parsed)]>, chunkLines: Int = 256) {
         var reader = source
         var number = 0
         var chunk: [(Int, Parsed)] = []
-        chunk.reserveCapacity(256)
+        chunk.reserveCapacity(chunkLines)
         while let line = reader.next() {
             number += 1
             switch line {
@@ -346,7 +397,7 @@ public struct Ingestor {
             }
             // Hand over a full chunk, or whatever we have before waiting on the input: a live
             // stream's lines must not sit here until more arrive.
-            if chunk.count >= 256 || (!chunk.isEmpty && !reader.hasBufferedLine) {
+            if chunk.count >= chunkLines || (!chunk.isEmpty && !reader.hasBufferedLine) {
                 guard queue.put(chunk) else { return }
                 chunk.removeAll(keepingCapacity: true)
             }

@@ -101,6 +101,11 @@ public struct CommentRecord: Sendable {
 
     static let columns = "id, ext, step, author, text, parent, deleted_at, created_at"
 
+    init(key: Int, id: String, stepKey: Int, authorKey: Int, text: String, parentKey: Int?, deletedAt: Int64?, createdAt: Int64) {
+        (self.key, self.id, self.stepKey, self.authorKey, self.text) = (key, id, stepKey, authorKey, text)
+        (self.parentKey, self.deletedAt, self.createdAt) = (parentKey, deletedAt, createdAt)
+    }
+
     init(_ row: Row) { self.init(row, at: 0) }
 
     /// Reads the record from the row's columns starting at `o`.
