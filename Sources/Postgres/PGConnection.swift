@@ -74,7 +74,8 @@ public final class PGConnection: @unchecked Sendable {  // owns a libpq handle: 
     public private(set) var sentAhead = 0
     /// Commands sent ahead at most before their answers are read, so neither side's socket
     /// buffer fills while the other waits.
-    static let longestQueue = 64
+    /// (A set's write is a few hundred statements with answers of a few bytes each.)
+    static let longestQueue = 256
 
     /// Rows the last INSERT, UPDATE or DELETE changed (after the answers of what was sent ahead).
     public var changes: Int {
@@ -155,6 +156,15 @@ public final class PGConnection: @unchecked Sendable {  // owns a libpq handle: 
         }
         try sentOrAbandon(sent, sql: sql)
         queued.append((sql, wanted))
+    }
+
+    /// Puts what was sent ahead on the wire without waiting for its answers: the server runs
+    /// it while this side goes on (the answers are read with the next statement that reads one).
+    public func push() throws {
+        guard !queued.isEmpty else { return }
+        guard PQsendFlushRequest(handle) == 1, PQflush(handle) == 0 else {
+            throw PostgresError("cannot send ahead: " + String(cString: PQerrorMessage(handle)))
+        }
     }
 
     /// Sends a command without parameters (`BEGIN`, `SAVEPOINT x`, `NOTIFY c`, `COMMIT`) ahead.

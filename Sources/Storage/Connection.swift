@@ -125,6 +125,12 @@ public final class Connection {
         }
     }
 
+    /// Puts the statements sent ahead on the wire (PostgreSQL), so the server runs them while
+    /// the caller goes on; nothing on SQLite, which runs each statement as it is made.
+    public func pushAhead() throws {
+        if case .postgres(let connection) = backing { try connection.push() }
+    }
+
     /// Runs one or more statements with no parameters and no results.
     public func execute(_ sql: String) throws {
         switch backing {

@@ -118,11 +118,12 @@ struct ScaleoutBench {
             print("  pg in all: \(sums.string(0, 0) ?? "") ms executing, \(sums.string(0, 1) ?? "") ms planning, \(sums.string(0, 2) ?? "") statements")
             let top = try db.execute("""
                 SELECT round(total_exec_time::numeric, 0), calls, round(mean_exec_time::numeric, 3),
-                       round(shared_blks_hit::numeric / greatest(calls, 1), 1), left(regexp_replace(query, '\\s+', ' ', 'g'), 150)
-                FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 30
+                       round(shared_blks_hit::numeric / greatest(calls, 1), 1), left(regexp_replace(query, '\\s+', ' ', 'g'), 150),
+                       round(total_plan_time::numeric, 0)
+                FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT 30
                 """)
             for row in 0..<top.rowCount {
-                print("  pg \(top.string(row, 0) ?? "") ms, \(top.string(row, 1) ?? "") calls, \(top.string(row, 2) ?? "") ms and \(top.string(row, 3) ?? "") pages each: \(top.string(row, 4) ?? "")")
+                print("  pg \(top.string(row, 0) ?? "") ms (+\(top.string(row, 5) ?? "") planning), \(top.string(row, 1) ?? "") calls, \(top.string(row, 2) ?? "") ms and \(top.string(row, 3) ?? "") pages each: \(top.string(row, 4) ?? "")")
             }
         }
     }

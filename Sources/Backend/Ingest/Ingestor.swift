@@ -211,15 +211,18 @@ public struct Ingestor {
                             guarded: Bool) throws -> Batch {
         var batch = Batch()
         var events = 0
+        // Hearts, shares and comments of consecutive chunks are one set: a chunk's writes go to
+        // the store while the next chunk is decided.
+        let set = EventSet(store: store)
         try store.db.transaction { try store.withInteractionCache {
             var index = 0
             while true {
                 if index == chunks.count {
                     // Commit when the batch is full, or when nothing more is waiting.
-                    guard events < batchSize, let next = queue?.poll() else { return }
+                    guard events < batchSize, let next = queue?.poll() else { break }
                     chunks.append(next)  // kept at once: a batch tried again applies it too
                 }
-                for (line, result) in try (guarded ? applyChunk(chunks[index]) : applyUnguarded(chunks[index])) {
+                for (line, result) in try (guarded ? applyChunk(chunks[index]) : applyUnguarded(chunks[index], set: set)) {
                     switch result {
                     case .success(let outcome):
                         events += 1
@@ -232,6 +235,7 @@ public struct Ingestor {
                 }
                 index += 1
             }
+            try set.finish()
         } }
         return batch
     }
@@ -250,9 +254,9 @@ public struct Ingestor {
 
     /// Applies a chunk of parsed lines with no savepoint: an event that fails (not transiently)
     /// throws `UnguardedFailure`, and its batch is applied again guarded.
-    private func applyUnguarded(_ chunk: [(Int, Parsed)]) throws -> [(Int, Result<EventOutcome, Refusal>)] {
+    private func applyUnguarded(_ chunk: [(Int, Parsed)], set: EventSet) throws -> [(Int, Result<EventOutcome, Refusal>)] {
         do {
-            return try applyWhole(chunk)
+            return try applyWhole(chunk, set: set)
         } catch where !Ingestor.isTransient(error) {
             throw UnguardedFailure()
         }
@@ -261,29 +265,31 @@ public struct Ingestor {
     /// Applies every event of `chunk` with no savepoint of its own; the first failure throws.
     /// Hearts, shares and comments go set at a time (`EventSet`), a run of them between the
     /// events of other types; the rest one at a time.
-    private func applyWhole(_ chunk: [(Int, Parsed)]) throws -> [(Int, Result<EventOutcome, Refusal>)] {
+    /// The set goes on into the next chunk; it is finished before an event of another type
+    /// (which reads the store) and by the caller before the transaction ends.
+    private func applyWhole(_ chunk: [(Int, Parsed)], set: EventSet) throws -> [(Int, Result<EventOutcome, Refusal>)] {
         var results: [(Int, Result<EventOutcome, Refusal>)] = []
         results.reserveCapacity(chunk.count)
         var run: [(Int, Event)] = []
         func flush() throws {
             guard !run.isEmpty else { return }
-            results += try EventSet(store: store).apply(run)
+            results += try set.apply(run)
             run.removeAll(keepingCapacity: true)
         }
         for (line, entry) in chunk {
             switch entry {
             case .rejected(let reason):
-                try flush()
                 results.append((line, .failure(Refusal(reason: reason))))
             case .event(let event) where setAtATime && EventSet.takes(event):
                 run.append((line, event))
             case .event(let event):
                 try flush()
+                try set.finish()
                 results.append((line, .success(try store.apply(event, atomically: false))))
             }
         }
         try flush()
-        return results
+        return results.sorted { $0.0 < $1.0 }
     }
 
     /// Applies a chunk of parsed lines under one savepoint. If any event fails, the chunk is
@@ -293,7 +299,12 @@ public struct Ingestor {
     /// `isTransient`) aborts the batch, to be tried again.
     func applyChunk(_ chunk: [(Int, Parsed)]) throws -> [(Int, Result<EventOutcome, Refusal>)] {
         do {
-            return try store.db.transaction { try applyWhole(chunk) }
+            return try store.db.transaction {
+                let set = EventSet(store: store)
+                let results = try applyWhole(chunk, set: set)
+                try set.finish()
+                return results
+            }
         } catch where !Ingestor.isTransient(error) {
             // Some event failed: the whole chunk rolled back. Apply it again, one by one.
             store.forgetLookups()
@@ -305,7 +316,13 @@ public struct Ingestor {
         func flush() throws {
             guard !run.isEmpty else { return }
             do {
-                results += try store.db.transaction { try EventSet(store: store).apply(run) }
+                results += try store.db.transaction {
+                    let set = EventSet(store: store)
+                    defer { run.removeAll(keepingCapacity: true) }
+                    let decided = try set.apply(run)
+                    try set.finish()
+                    return decided
+                }
             } catch {
                 store.forgetLookups()
                 if Ingestor.isTransient(error) { throw error }
