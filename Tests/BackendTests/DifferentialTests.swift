@@ -197,6 +197,40 @@ struct DifferentialTests {
             let (onPostgres, _) = try Self.inOneRun(stream, at: url, chunkLines: 512)
             Self.compare(one, onPostgres, "one event at a time on SQLite vs set at a time on PostgreSQL")
         }
+
+        // The same stream's world first, then its hearts, shares and comments alone: one set
+        // that lives across every chunk (no line of another type finishes it, and a line the
+        // rules refuse does not send the batch to the guarded path), each chunk written while
+        // the next is decided.
+        let acts = stream.lines.filter { Self.isAct($0) }, world = stream.lines.filter { !Self.isAct($0) }
+        func twoParts(_ location: String, setAtATime: Bool, chunkLines: Int) throws -> Store {
+            let store = try Store(location: location)
+            for part in [world, acts] {
+                var ingestor = Ingestor(store: store)
+                ingestor.setAtATime = setAtATime
+                ingestor.chunkLines = chunkLines
+                _ = try ingestor.ingest(LineReader(data: Data((part.joined(separator: "\n") + "\n").utf8)), onRow: { _ in }, onReject: { _, _ in })
+            }
+            return store
+        }
+        let split = try Self.tables(try twoParts(folder + "/split-one-\(seed).db", setAtATime: false, chunkLines: 256))
+        #expect(split["notifications"]!.count > acts.count / 2, "too few rows: \(split["notifications"]!.count)")
+        for lines in [1, 7, 512] {
+            let tables = try Self.tables(try twoParts(folder + "/split-set-\(seed)-\(lines).db", setAtATime: true, chunkLines: lines))
+            for (table, rows) in split.sorted(by: { $0.key < $1.key }) where tables[table] != rows {
+                let other = tables[table] ?? []
+                let index = zip(rows, other).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(rows.count, other.count)
+                Issue.record("""
+                    the acts alone, runs of \(lines): table \(table) differs first at \(index) (of \(rows.count) and \(other.count)):
+                      one at a time: \(index < rows.count ? rows[index] : "(none)")
+                      set at a time: \(index < other.count ? other[index] : "(none)")
+                    """)
+            }
+        }
+    }
+
+    static func isAct(_ line: String) -> Bool {
+        line.contains(#""type":"heart""#) || line.contains(#""type":"share""#) || line.contains(#""type":"comment""#)
     }
 
     @Test("the first events of a stream, each through a stepo ingest process of its own, print what one run prints")
