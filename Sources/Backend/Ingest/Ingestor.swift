@@ -51,7 +51,7 @@ public struct Ingestor {
     @_spi(Bench) public var setAtATime = true
 
     /// Lines the reader hands over at most at once: the largest run decided together.
-    @_spi(Bench) public var chunkLines = 256
+    @_spi(Bench) public var chunkLines = 1024
 
     /// One line after parsing: an event to apply, or the reason it was rejected.
     enum Parsed: Sendable {
@@ -393,7 +393,7 @@ public struct Ingestor {
 
     /// The reader stage: lines to parsed events, in chunks, until the input ends or the
     /// queue is closed.
-    static func parse(_ source: LineReader, into queue: BlockingQueue<[(Int, Parsed)]>, chunkLines: Int = 256) {
+    static func parse(_ source: LineReader, into queue: BlockingQueue<[(Int, Parsed)]>, chunkLines: Int = 1024) {
         var reader = source
         var number = 0
         var chunk: [(Int, Parsed)] = []
