@@ -94,27 +94,21 @@ extension Router {
         var report = Ingestor.Report()
         var written = 0
         var version = 0
-        var reader = LineReader(data: request.body)
-        var line = 0
         let ingestor = Ingestor(store: store)
-        // One transaction for the body (each event still its own savepoint): one commit, not one per line.
+        // One transaction for the body: one commit, not one per line; hearts, shares and
+        // comments decided set at a time, every other event under a savepoint of its own.
         try writing {
             try store.transaction {
-                while let next = reader.next() {
-                    line += 1
-                    do {
-                        switch next {
-                        case .overlong(let bytes): throw EventError("line is \(bytes) bytes, over the limit")
-                        case .text(let data):
-                            guard let outcome = try ingestor.apply(data) else { continue }
-                            if outcome.repeated { report.repeated += 1 } else { report.applied += 1 }
-                            version = max(version, outcome.eventKey)
-                            written += outcome.rowCount
-                            if rows.count < wanted {
-                                try store.inboxes.forEachRow(ofEvent: outcome, limit: wanted - rows.count) { rows.append($0.contractJSON) }
-                            }
+                for (line, result) in try ingestor.apply(body: request.body) {
+                    switch result {
+                    case .success(let outcome):
+                        if outcome.repeated { report.repeated += 1 } else { report.applied += 1 }
+                        version = max(version, outcome.eventKey)
+                        written += outcome.rowCount
+                        if rows.count < wanted {
+                            try store.inboxes.forEachRow(ofEvent: outcome, limit: wanted - rows.count) { rows.append($0.contractJSON) }
                         }
-                    } catch let error as EventError {
+                    case .failure(let error):
                         report.rejected += 1
                         rejects.append(.object([("line", .int(line)), ("reason", .string(error.description))]))
                     }

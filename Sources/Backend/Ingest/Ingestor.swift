@@ -440,6 +440,33 @@ public struct Ingestor {
         return try Event(json: json)
     }
 
+    /// Applies the lines of one request body in the caller's transaction, hearts, shares and
+    /// comments set at a time as the stream's are: each line's outcome, or why it was refused
+    /// (blank lines have none). A line the rules refuse costs only itself; a failure of the
+    /// store throws.
+    public func apply(body: Data) throws -> [(line: Int, outcome: Result<EventOutcome, EventError>)] {
+        var reader = LineReader(data: body)
+        var chunk: [(Int, Parsed)] = []
+        var number = 0
+        while let next = reader.next() {
+            number += 1
+            switch next {
+            case .overlong(let bytes): chunk.append((number, .rejected("line is \(bytes) bytes, over the limit")))
+            case .text(let data):
+                do {
+                    if let event = try Ingestor.parseLine(data) { chunk.append((number, .event(event))) }
+                } catch let error as EventError {
+                    chunk.append((number, .rejected(error.description)))
+                }
+            }
+        }
+        do {
+            return try applyChunk(chunk).map { line, result in (line, result.mapError { EventError($0.reason) }) }
+        } catch let failure as LineFailure {
+            throw failure.underlying
+        }
+    }
+
     /// Parses and applies one line on the calling thread; nil for a blank line.
     public func apply(_ data: Data) throws -> EventOutcome? {
         guard let event = try Ingestor.parseLine(data) else { return nil }
