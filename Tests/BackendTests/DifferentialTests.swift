@@ -88,6 +88,7 @@ struct DifferentialTests {
         var ingestor = Ingestor(store: store)
         ingestor.setAtATime = setAtATime
         ingestor.chunkLines = chunkLines
+        ingestor.smallestSet = 1
         _ = try ingestor.ingest(LineReader(data: Data(stream.text.utf8)), onRow: { row in
             printed.value.append(canonical(row, renumber, state: false))
         }, onReject: { line, reason in rejected.value.append("\(line): \(reason)") })
@@ -209,6 +210,7 @@ struct DifferentialTests {
                 var ingestor = Ingestor(store: store)
                 ingestor.setAtATime = setAtATime
                 ingestor.chunkLines = chunkLines
+                ingestor.smallestSet = 1
                 _ = try ingestor.ingest(LineReader(data: Data((part.joined(separator: "\n") + "\n").utf8)), onRow: { _ in }, onReject: { _, _ in })
             }
             return store

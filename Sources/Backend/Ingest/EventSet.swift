@@ -196,6 +196,9 @@ final class EventSet {
         return results
     }
 
+    /// Whether the set holds nothing: no fact gathered, nothing pending.
+    var isIdle: Bool { !keysReady && pending.isEmpty && pending.interactions.isEmpty }
+
     /// Writes what is still pending and forgets every fact: the store holds it all now, and an
     /// event of another kind may change any of it before the next run.
     func finish() throws {
@@ -260,6 +263,7 @@ final class EventSet {
         // each recipient, and each step's owner and each person mentioned on it.
         // The recipients: every step's owner, every parent's author, everyone mentioned.
         var pairs = Set<Pair>(), triples = Set<InteractionKey>(), owned = Set<Pair>(), recipientKeys = Set<Int>()
+        var authors: [String: Int] = [:]  // the comments this run posts, a reply may answer
         for event in events {
             guard let names = named(event), let step = steps[names.step], let actor = users[names.actor] else { continue }
             pairs.insert(Pair(a: actor.key, b: step.ownerKey))
@@ -268,8 +272,9 @@ final class EventSet {
             case .interaction(let interaction, _, _):
                 triples.insert(InteractionKey(step: step.key, type: interaction.rawValue, actor: actor.key))
                 owned.insert(Pair(a: step.ownerKey, b: step.key))
-            case let .comment(_, _, _, text, parent):
-                if let parent, let author = comments[parent]?.authorKey {
+            case let .comment(_, _, id, text, parent):
+                if comments[id] == nil { authors[id] = actor.key }
+                if let parent, let author = comments[parent]?.authorKey ?? authors[parent] {
                     pairs.insert(Pair(a: actor.key, b: author))
                     recipientKeys.insert(author)
                 }
@@ -635,7 +640,7 @@ final class EventSet {
                 return
             }
             let id = try rowKeys.take()
-            var inbox = inboxes[recipient.key] ?? InboxCounters(stored: false)
+            var inbox = try counters(of: recipient.key)
             inbox.total += 1
             inbox.changed = true
             if push == .sent { inbox.countPush(at: at) }
@@ -712,7 +717,7 @@ final class EventSet {
         }
         d.noteRows(row)
         if stored != current.push {
-            var inbox = inboxes[recipient.key] ?? InboxCounters(stored: false)
+            var inbox = try counters(of: recipient.key)
             inbox.countPush(at: current.createdAt)
             inboxes[recipient.key] = inbox
             countRow(kind: n.kind, push: current.push, recipient: recipient.key, at: current.createdAt, delta: -1)
@@ -737,11 +742,23 @@ final class EventSet {
     /// settle it, what the run decided so far is written and the store's exact test is asked.
     private func ceilingReached(_ recipient: Int, at: Int64) throws -> Bool {
         if let span = store.ceilingSpans[recipient], span.from <= at, at < span.until { return true }
-        let inbox = inboxes[recipient]
+        let inbox = Optional(try counters(of: recipient))
         let bound = inbox.flatMap { $0.stored || $0.changed ? PushDays.bound(at: at, newest: $0.pushDay, counts: $0.pushes) : nil }
         if store.ceilingFromCounters, let bound, bound < QuietRules.dailyCeiling { return false }
         try write()
         return try store.ceilingReached(recipient, at: at)
+    }
+
+    /// A recipient's counters as the set left them; one the gather did not lock (it should
+    /// have: this is a guard) is read from the store, which holds all of it.
+    private func counters(of user: Int) throws -> InboxCounters {
+        if let known = inboxes[user] { return known }
+        let found = try db.first("""
+            SELECT total, push_day, pushes_0, pushes_1, pushes_2 FROM inboxes WHERE user = ?\(db.dialect.lockingRead)
+            """, [user]) { InboxCounters(total: $0.int(0), pushDay: $0.int64(1), pushes: [$0.int(2), $0.int(3), $0.int(4)]) }
+        let counters = found ?? InboxCounters(stored: false)
+        inboxes[user] = counters
+        return counters
     }
 
     private func countRow(kind: Kind, push: PushStatus, recipient: Int, at: Int64, delta: Int = 1) {
