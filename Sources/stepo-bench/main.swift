@@ -5,7 +5,7 @@ import Foundation
 let benchCommand = Command(
     name: "stepo-bench",
     summary: "Run one of Stepo's benchmarks against the `stepo` binary beside it and print its figures (build both with -c release).",
-    usage: "stepo-bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER] [--guard [--regress savepoints]]  |  stepo-bench sync [--rows 10000,100000,1000000] [--first-only] [--seconds 30]  |  stepo-bench inbox [--rows 10000,100000,1000000] [--seconds 60]  |  stepo-bench deliver [--only throughput|latency] [--scale 1,4] [--fraction F] [--standins FILE] [--batch N] [--streams N]  |  stepo-bench scaleout [--only throughput|load|fanout|ingest] [--scale 1,4] [--posters 16] [--pgbench-seconds 20] [--clients 500] [--rate 1000] [--seconds 60] [--followers 250000] [--events 250000] [--statements] [--guard]  |  stepo-bench stats [--rows 10000,10000000] [--people 10000] [--guard]",
+    usage: "stepo-bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER] [--guard [--regress savepoints|counters]]  |  stepo-bench sync [--rows 10000,100000,1000000] [--first-only] [--seconds 30]  |  stepo-bench inbox [--rows 10000,100000,1000000] [--seconds 60]  |  stepo-bench deliver [--only throughput|latency] [--scale 1,4] [--fraction F] [--standins FILE] [--batch N] [--streams N]  |  stepo-bench scaleout [--only throughput|load|fanout|ingest] [--scale 1,4] [--posters 16] [--pgbench-seconds 20] [--clients 500] [--rate 1000] [--seconds 60] [--followers 250000] [--events 250000] [--statements] [--guard]  |  stepo-bench stats [--rows 10000,10000000] [--people 10000] [--guard]",
     details: """
     engine: uniform worlds — one publish to 100,000 followers into a store of 1,000,000 rows
     (against a raw INSERT … SELECT of the same rows), counts for a user with 10,000 rows,
@@ -14,7 +14,8 @@ let benchCommand = Command(
     followers, counts for a person with a million rows. --fraction shrinks every world for a
     quick look (the targets are for 1). --guard is CI's short run: the ingest's CPU against a
     raw insert of its rows, seven pairs in turns (three floors each), the median ratio; --regress
-    savepoints runs it on the known regression it must fail (a savepoint per chunk).
+    savepoints|counters runs it on a known regression it must fail (a savepoint per chunk; the
+    trust budget's counters written a row at a time).
     sync: a first sync of --rows rows (10000,100000,1000000) by the real `stepo sync` against a
     `stepo serve` child, timed from its start and with its peak memory; one new row from event
     to replica; 50 long-polling clients under 200 events/s for --seconds. --first-only stops

@@ -74,20 +74,12 @@ final class Delivery {
     /// checked (it is not asked again).
     func deliver(_ notification: Notification, to recipient: UserRecord, actor: UserRecord?, refs: RowRefs,
                  duplicate: Bool = false, visible: Bool = true, blocked: Bool? = nil) throws {
-        var candidate = Candidate()
-        candidate.isSelf = actor?.key == recipient.key
-        candidate.blocked = try !candidate.isSelf && store.blockedBetween(actor: actor?.key, recipient: recipient.key, known: blocked)
-        candidate.actorActive = actor?.isActive ?? true
-        candidate.recipientActive = recipient.isActive
-        candidate.visible = visible
-        candidate.duplicate = duplicate
-        candidate.preferences = recipient.preferences
-        // The ceiling is the last rule: asked only of a push that every other rule lets go,
-        // under the recipient's lock where other writers run beside this one.
-        if QuietRules.decide(notification.kind, for: candidate) == .row(.sent) {
-            candidate.ceilingReached = try store.ceilingReachedLocking(recipient.key, at: event.at)
-        }
-        switch QuietRules.decide(notification.kind, for: candidate) {
+        let isSelf = actor?.key == recipient.key
+        let decision = try Delivery.decide(
+            notification.kind, to: recipient, actor: actor, visible: visible, duplicate: duplicate,
+            blocked: try !isSelf && store.blockedBetween(actor: actor?.key, recipient: recipient.key, known: blocked),
+            ceiling: { try store.ceilingReachedLocking(recipient.key, at: event.at) })
+        switch decision {
         case .noRow(let reason):
             try suppress(recipient: recipient.key, kind: notification.kind, reason: reason)
         case .row(let push):
@@ -114,17 +106,13 @@ final class Delivery {
                                  id, actor.key, event.at, notification.media.face)
             }
             outcome.writtenRows.append(ActivityRow(
-                id: id, event: event.id, recipient: recipient.id, kind: notification.kind, actor: actor?.id,
-                title: notification.title, body: notification.body, media: notification.media, tap: notification.tap,
-                thread: notification.thread, push: push, subject: refs.subject, createdAt: event.at, version: version))
+                single: notification, id: id, event: event.id, recipient: recipient.id, actor: actor?.id, push: push,
+                subject: refs.subject, at: event.at, version: version))
         }
     }
 
-    /// Counts `actor` into the open batch `row`: the row becomes (or stays) the batch, with
-    /// the newest name in its title, the newest faces, the people counted, and this event's
-    /// version. One sound per batch, ever: once its push went, a change is a silent
-    /// replacement (`updated`); a member whose own push a rule withholds changes the row
-    /// without any push.
+    /// Counts `actor` into the open batch `row`, which becomes (or stays) the batch as
+    /// `BatchJoin` decides, at this event's version.
     private func join(_ current: OpenBatch, _ n: Notification, actor: UserRecord, recipientId: String, recipientKey: Int,
                       stepKey: Int, push: PushStatus) throws {
         let row = current.row
@@ -134,35 +122,17 @@ final class Delivery {
             outcome.note = "already counted in batch \(row)"
             return
         }
-        let members = current.members + 1
-        // The newest faces first: this member's, then the ones the row already carried.
-        let faces = Array(((n.media.face.map { [$0] } ?? []) + current.faces).prefix(Batching.faces))
-        let line: PushStatus
-        var stored = current.push
-        switch push {
-        case .suppressed: line = push
-        case .sent, .updated:
-            if current.push.reachesDevice {
-                line = .updated
-            } else if try store.ceilingReachedLocking(recipientKey, at: current.createdAt) {
-                // Its one sound, late, counts at the row's own time: a span full there keeps it quiet.
-                line = .suppressed(.dailyCeiling)
-            } else {
-                line = .sent
-                stored = .sent
-            }
-        }
-        let tap = Tap.interactions(n.tap.stepId ?? "")
-        let title = Batching.title(latest: n.title, people: members)
-        let body = Batching.body(n.kind)
+        // Its one sound, late, counts at the row's own time: a span full there keeps it quiet.
+        let joined = try BatchJoin(current, n, push: push, ceilingAtRow: { try store.ceilingReachedLocking(recipientKey, at: current.createdAt) })
+        let (members, faces, stored, title) = (joined.members, joined.faces, joined.stored, joined.title)
         let version = changeVersion()
         if current.members == 1 || stored != current.push {
             // The row becomes the batch (or makes its one sound late): every column it changes.
             try store.db.run("""
                 UPDATE notifications SET kind = 'batch', action = ?, members = ?, facepile = ?, actor = ?, title = ?, body = ?,
                     push_body = NULL, push_image = ?, face = NULL, tap = ?, push = ?, version = ? WHERE id = ? AND recipient = ?
-                """, n.kind.rawValue, members, faces.joined(separator: "\n"), actor.key, title, body, n.pushImage, tap.jsonText,
-                stored.description, version, row, recipientKey)
+                """, n.kind.rawValue, members, faces.joined(separator: "\n"), actor.key, title, joined.body, n.pushImage,
+                joined.tap.jsonText, stored.description, version, row, recipientKey)
         } else {
             // A batch growing: only what a new member changes. (The recipient, though the id
             // alone finds the row: on PostgreSQL it names the one partition to look in.)
@@ -178,17 +148,13 @@ final class Delivery {
             try store.countRow(kind: n.kind, push: current.push, recipient: recipientKey, at: current.createdAt, delta: -1)
             try store.countRow(kind: n.kind, push: stored, recipient: recipientKey, at: current.createdAt)
         }
-        if line.reachesDevice {
-            try store.enqueuePushes(row: row, recipient: recipientKey, kind: n.kind, silent: line == .updated,
+        if joined.line.reachesDevice {
+            try store.enqueuePushes(row: row, recipient: recipientKey, kind: n.kind, silent: joined.line == .updated,
                                     at: event.at, step: stepKey, rowAt: current.createdAt)
         }
         outcome.note = "joined batch \(row) (now \(members) people)"
         // The line names the event that changed the row (the row itself belongs to its first).
-        outcome.writtenRows.append(ActivityRow(
-            id: row, event: event.id, recipient: recipientId, kind: .batch, actor: actor.id, title: title, body: body,
-            media: Media(image: current.image, facepile: faces), tap: tap, thread: current.thread, push: line,
-            subject: RowSubject(step: n.tap.stepId), createdAt: current.createdAt, version: version,
-            members: members, action: n.kind))
+        outcome.writtenRows.append(joined.row(current, n, event: event.id, recipient: recipientId, actor: actor.id, version: version))
     }
 
     func suppress(recipient: Int, kind: Kind, reason: Reason) throws {
@@ -225,10 +191,7 @@ final class Delivery {
     private func insertRow(_ n: Notification, recipient: Int, actor: Int?, refs: RowRefs, push: PushStatus,
                            version: Int) throws -> Int {
         if store.db.dialect.writersSideBySide {
-            var values: [SQLBindable] = [key, recipient, n.kind.rawValue, actor, n.title, n.body,
-                n.pushBody == n.body ? nil : n.pushBody, n.pushImage,
-                n.media.face, n.media.image, refs.step, refs.comment, refs.journey, refs.tier, n.tap.jsonText, n.thread,
-                push.description, event.at, version]
+            var values: [SQLBindable] = [key, recipient] + Delivery.columns(n, actor: actor, refs: refs, push: push, at: event.at, version: version)
             if push == .sent { values.append(PushDays.day(of: event.at)) }
             if let id = try store.db.first(push == .sent ? Delivery.insertSentTakingOrdSQL : Delivery.insertTakingOrdSQL, values,
                                            { $0.int(0) }) { return id }
@@ -236,10 +199,96 @@ final class Delivery {
         }
         let ord = try store.takeOrd(for: recipient)
         if push == .sent { try store.countPush(recipient: recipient, at: event.at) }
-        let values: [SQLBindable] = [key, recipient, ord, n.kind.rawValue, actor, n.title, n.body,
-            n.pushBody == n.body ? nil : n.pushBody, n.pushImage,
-            n.media.face, n.media.image, refs.step, refs.comment, refs.journey, refs.tier, n.tap.jsonText, n.thread,
-            push.description, event.at, version]
+        let values: [SQLBindable] = [key, recipient, ord] + Delivery.columns(n, actor: actor, refs: refs, push: push, at: event.at, version: version)
         return try store.db.first(Delivery.insertSQL, values) { $0.int(0) } ?? 0
+    }
+}
+
+// MARK: What both paths decide alike
+
+extension Delivery {
+    /// A candidate through the quiet rules. The ceiling is the last rule: asked (`ceiling`)
+    /// only of a push that every other rule lets go — under the recipient's lock where other
+    /// writers run beside this one. The one-event path and `EventSet` both decide here.
+    static func decide(_ kind: Kind, to recipient: UserRecord, actor: UserRecord?, visible: Bool, duplicate: Bool, blocked: Bool,
+                       ceiling: () throws -> Bool) rethrows -> Decision {
+        var candidate = Candidate()
+        candidate.isSelf = actor?.key == recipient.key
+        candidate.blocked = blocked
+        candidate.actorActive = actor?.isActive ?? true
+        candidate.recipientActive = recipient.isActive
+        candidate.visible = visible
+        candidate.duplicate = duplicate
+        candidate.preferences = recipient.preferences
+        if QuietRules.decide(kind, for: candidate) == .row(.sent) {
+            candidate.ceilingReached = try ceiling()
+        }
+        return QuietRules.decide(kind, for: candidate)
+    }
+
+    /// A new row's columns from `kind` to `version`, in `notifications`' order (the insert
+    /// puts its keys before them).
+    static func columns(_ n: Notification, actor: Int?, refs: RowRefs, push: PushStatus, at: Int64, version: Int) -> [SQLBindable] {
+        [n.kind.rawValue, actor, n.title, n.body, n.pushBody == n.body ? nil : n.pushBody, n.pushImage,
+         n.media.face, n.media.image, refs.step, refs.comment, refs.journey, refs.tier, n.tap.jsonText, n.thread,
+         push.description, at, version]
+    }
+}
+
+/// A member joining an open batch, decided: the people counted, the newest faces first, the
+/// title naming the newest, and the push. One sound per batch, ever: once its push went, a
+/// change is a silent replacement (`updated`); a member whose own push a rule withholds
+/// changes the row without any push; a row still quiet makes its one sound late unless the
+/// ceiling at the row's own time holds it (`ceilingAtRow`).
+struct BatchJoin {
+    let members: Int
+    let faces: [String]
+    /// What this change's line says of the push.
+    let line: PushStatus
+    /// The push state the row keeps.
+    let stored: PushStatus
+    let tap: Tap
+    let title: String
+    let body: String
+
+    init(_ current: OpenBatch, _ n: Notification, push: PushStatus, ceilingAtRow: () throws -> Bool) rethrows {
+        members = current.members + 1
+        faces = Array(((n.media.face.map { [$0] } ?? []) + current.faces).prefix(Batching.faces))
+        var stored = current.push
+        switch push {
+        case .suppressed: line = push
+        case .sent, .updated:
+            if current.push.reachesDevice {
+                line = .updated
+            } else if try ceilingAtRow() {
+                line = .suppressed(.dailyCeiling)
+            } else {
+                line = .sent
+                stored = .sent
+            }
+        }
+        self.stored = stored
+        tap = Tap.interactions(n.tap.stepId ?? "")
+        title = Batching.title(latest: n.title, people: members)
+        body = Batching.body(n.kind)
+    }
+
+    /// The row as the change leaves it; the line names the event that changed it (the row
+    /// itself belongs to its first).
+    func row(_ current: OpenBatch, _ n: Notification, event: String, recipient: String, actor: String, version: Int) -> ActivityRow {
+        ActivityRow(
+            id: current.row, event: event, recipient: recipient, kind: .batch, actor: actor, title: title, body: body,
+            media: Media(image: current.image, facepile: faces), tap: tap, thread: current.thread, push: line,
+            subject: RowSubject(step: n.tap.stepId), createdAt: current.createdAt, version: version,
+            members: members, action: n.kind)
+    }
+}
+
+extension ActivityRow {
+    /// A new row, as written, of one notification.
+    init(single n: Notification, id: Int, event: String, recipient: String, actor: String?, push: PushStatus, subject: RowSubject,
+         at: Int64, version: Int) {
+        self.init(id: id, event: event, recipient: recipient, kind: n.kind, actor: actor, title: n.title, body: n.body,
+                  media: n.media, tap: n.tap, thread: n.thread, push: push, subject: subject, createdAt: at, version: version)
     }
 }

@@ -43,6 +43,10 @@ public final class Store {
     /// Whether the ceiling may be settled by the push counters (`PushDays`); off, every push
     /// asks the exact test. Only the differential test turns it off, to hold the two equal.
     var ceilingFromCounters = true
+    /// Writes the set path's trust-budget counters one statement a row, unsummed: the known
+    /// regression CI's ingest guard is shown to catch (`stepo-bench engine --guard --regress
+    /// counters`). Never set by the product.
+    @_spi(Bench) public var countersPerRow = false
 
     /// Opens (creating and migrating when needed) the store at `path`.
     ///
