@@ -286,9 +286,17 @@ extension DatabaseRestartTests {
         for i in 0..<100 {
             text += #"{"id":"u\#(i)","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"p\#(i)","username":"p\#(i)","name":"P"}}"# + "\n"
         }
+        text += #"{"id":"j","type":"journey","at":"2026-11-20T08:01:00Z","journey":{"id":"j","owner":"p0","title":"Runs"}}"# + "\n"
+        text += #"{"id":"s","type":"step","at":"2026-11-20T08:02:00Z","step":{"id":"s","journey":"j","caption":"Ridge"}}"# + "\n"
+        text += #"{"id":"r","type":"mediaReady","at":"2026-11-20T08:03:00Z","step":"s"}"# + "\n"
+        // Runs of fifty hearts and shares (decided set at a time) between runs of mutes.
         for n in 0..<40_000 {
             let a = n % 100, b = (a + 1 + (n / 100) % 99) % 100
-            text += #"{"id":"m\#(n)","type":"\#((n / 9_900) % 2 == 0 ? "mute" : "unmute")","at":"2026-11-20T09:00:00Z","actor":"p\#(a)","target":"p\#(b)"}"# + "\n"
+            if (n / 50) % 2 == 0 {
+                text += #"{"id":"m\#(n)","type":"\#(n % 3 == 0 ? "share" : "heart")","at":"2026-11-20T09:00:00Z","actor":"p\#(a)","step":"s"}"# + "\n"
+            } else {
+                text += #"{"id":"m\#(n)","type":"\#((n / 9_900) % 2 == 0 ? "mute" : "unmute")","at":"2026-11-20T09:00:00Z","actor":"p\#(a)","target":"p\#(b)"}"# + "\n"
+            }
         }
         let file = folder + "/big.ndjson"
         try Data(text.utf8).write(to: URL(fileURLWithPath: file))
