@@ -64,7 +64,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Postgres", "BenchSupport"], path: "Tests/TestSupport"),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "NotificationsTests", dependencies: ["Notifications"]),
-        .testTarget(name: "BackendTests", dependencies: ["BenchSupport", "Backend", "Wire", "Notifications", "SQLite", "Postgres", "Inbox", "stepo", "TestSupport"]),
+        .testTarget(name: "BackendTests", dependencies: ["BenchSupport", "Backend", "Wire", "Notifications", "SQLite", "Postgres", "Inbox", "stepo", "TestSupport", "HTTPClient"]),
         .testTarget(name: "APITests", dependencies: ["API", "Backend", "Wire", "Notifications", "SQLite", "stepo", "TestSupport"]),
         .testTarget(name: "ServerTests", dependencies: ["BenchSupport", "Server", "API", "Backend", "Deliver", "Wire", "Notifications", "stepo", "TestSupport", "HTTPClient", "Postgres"]),
         .testTarget(name: "InboxTests", dependencies: ["Inbox", "Replica", "Wire", "Notifications"]),

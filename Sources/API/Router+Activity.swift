@@ -87,35 +87,55 @@ extension Router {
     /// (`?rows=N`: the first N of them). A publish to a million followers answers a few hundred
     /// bytes, not the third of a gigabyte its rows would take.
     func events(_ request: HTTPRequest) throws -> HTTPResponse {
+        // In-process, a request waiting for its group holds its thread (the HTTP server parks
+        // its connection instead: startEvents, finishEvents).
+        let pending = try startEvents(request)
+        if !pending.leadsNow { pending.member.wait() }
+        return try report(of: pending)
+    }
+
+    /// The first half of `POST /v1/events`: checks the token and the query, parses the body
+    /// (here, side by side with other requests) and joins the group being gathered, to be
+    /// written with every body posted meanwhile (EventGroups): one transaction, one commit.
+    public func startEvents(_ request: HTTPRequest) throws -> PendingEvents {
+        guard request.body.count <= Router.maximumBody else { throw APIError.tooLarge }
         try admin(request)
         let wanted = try integer(request, "rows", default: 0, range: 0...Router.largestRowsAnswer)
-        var rows: [JSON] = []
+        let member = EventGroups.Member(body: Ingestor.Body(request.body), wanted: wanted)
+        let groups = EventGroups.of(store)
+        return PendingEvents(member: member, groups: groups, wanted: wanted, leadsNow: groups.join(member))
+    }
+
+    /// The second half: once the request leads (at once, or woken to) its group is written on
+    /// this router's connection; once it is answered, its report.
+    public func finishEvents(_ pending: PendingEvents) -> HTTPResponse {
+        do {
+            return try report(of: pending)
+        } catch {
+            return response(for: error)
+        }
+    }
+
+    private func report(of pending: PendingEvents) throws -> HTTPResponse {
+        if pending.member.answer == nil && (pending.leadsNow || pending.member.leads) { pending.groups.lead(pending.member, writing: write) }
+        let done = try pending.member.answer!.get()
+        let wanted = pending.wanted
         var rejects: [JSON] = []
         var report = Ingestor.Report()
         var written = 0
         var version = 0
-        let ingestor = Ingestor(store: store)
-        // One transaction for the body: one commit, not one per line; hearts, shares and
-        // comments decided set at a time, every other event under a savepoint of its own.
-        try writing {
-            try store.transaction {
-                for (line, result) in try ingestor.apply(body: request.body) {
-                    switch result {
-                    case .success(let outcome):
-                        if outcome.repeated { report.repeated += 1 } else { report.applied += 1 }
-                        version = max(version, outcome.eventKey)
-                        written += outcome.rowCount
-                        if rows.count < wanted {
-                            try store.inboxes.forEachRow(ofEvent: outcome, limit: wanted - rows.count) { rows.append($0.contractJSON) }
-                        }
-                    case .failure(let error):
-                        report.rejected += 1
-                        rejects.append(.object([("line", .int(line)), ("reason", .string(error.description))]))
-                    }
-                }
+        for (line, result) in done.lines {
+            switch result {
+            case .success(let outcome):
+                if outcome.repeated { report.repeated += 1 } else { report.applied += 1 }
+                version = max(version, outcome.eventKey)
+                written += outcome.rowCount
+            case .failure(let error):
+                report.rejected += 1
+                rejects.append(.object([("line", .int(line)), ("reason", .string(error.description))]))
             }
         }
-        if report.applied > 0 { ChangeSignal.shared.signal() }
+        let rows = done.rows
         var answer: [(String, JSON)] = [
             ("applied", .int(report.applied)), ("repeated", .int(report.repeated)),
             ("rejected", .array(rejects)), ("rowsWritten", .int(written)), ("version", .int(version)),

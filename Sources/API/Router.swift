@@ -147,14 +147,22 @@ public final class Router {
         do {
             guard request.body.count <= Router.maximumBody else { throw APIError.tooLarge }
             return try route(request)
-        } catch let error as APIError {
+        } catch {
+            return response(for: error)
+        }
+    }
+
+    /// The answer an error makes.
+    public func response(for error: Error) -> HTTPResponse {
+        switch error {
+        case let error as APIError:
             return error.response
-        } catch let error as WireError {
+        case let error as WireError:
             return APIError.invalid(error.description).response
-        } catch let diverged as HistoryDiverged {
+        case let diverged as HistoryDiverged:
             // A pull or a batch of mutations made on a history the store no longer has.
             return APIError(409, "historyDiverged", diverged.description).response
-        } catch {
+        default:
             // A full disk, a database restarting: retryable, and said so. A connection that
             // broke without a word is the same fault.
             if let fault = Connection.fault(of: error) ?? (store.isConnected ? nil : .unavailable) {
@@ -184,9 +192,16 @@ public final class Router {
 
     /// Every route the API serves: the routing table itself, and what docs/api.md must list.
     public static let endpoints: [Endpoint] = [
-        Endpoint(methods: ["GET"], path: "/v1/health") { router, _, _ in
+        Endpoint(methods: ["GET"], path: "/v1/health") { router, request, _ in
             var fields: [(String, JSON)] = [("ok", true), ("version", .int(try router.store.currentVersion())),
                                             ("store", .string(router.store.identity))]
+            // How POST /v1/events requests joined groups (one transaction each) since the start:
+            // for an admin token only (the traffic is not anyone's business).
+            if (try? router.admin(request)) != nil {
+                let groups = EventGroups.of(router.store).counts
+                fields.append(("eventGroups", .object([("requests", .int(groups.requests)), ("groups", .int(groups.groups)),
+                                                       ("largest", .int(groups.largest))])))
+            }
             if router.openReader != nil {
                 // With a standby: where reads went since the server started.
                 let reads = Router.reads.snapshot
@@ -216,11 +231,21 @@ public final class Router {
         Endpoint(methods: ["GET"], path: "/v1/stats") { router, request, _ in try router.stats(request) },
     ]
 
-    private func route(_ request: HTTPRequest) throws -> HTTPResponse {
-        // Each segment decoded on its own: an id's "/" (sent as %2F) stays inside its segment.
-        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map { part in
+    /// A path's segments, each decoded on its own: an id's "/" (sent as %2F) stays inside its segment.
+    static func segments(_ path: String) -> [Substring] {
+        path.split(separator: "/", omittingEmptySubsequences: true).map { part in
             part.removingPercentEncoding.map { Substring($0) } ?? part
         }
+    }
+
+    /// Whether the request is `POST /v1/events`, which an HTTP server answers in two halves
+    /// (`startEvents`, `finishEvents`) so that a request waiting for its group holds no thread.
+    public static func postsEvents(_ request: HTTPRequest) -> Bool {
+        request.method == "POST" && segments(request.path) == ["v1", "events"]
+    }
+
+    private func route(_ request: HTTPRequest) throws -> HTTPResponse {
+        let parts = Router.segments(request.path)
         for endpoint in Router.endpoints {
             guard let id = endpoint.match(parts) else { continue }
             // HEAD is GET without the body (the HTTP server sends no body for it).

@@ -21,6 +21,8 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
     /// On PostgreSQL: the connection that hears other servers' commits.
     private var listener: ChangeListener?
     private let log: (@Sendable (String) -> Void)?
+    /// The groups its `POST /v1/events` requests join.
+    private var eventGroups: EventGroups?
     let connections: ConnectionGuard
     /// The port the server listens on (the one the system chose, when asked for 0).
     public private(set) var port: UInt16 = 0
@@ -41,7 +43,8 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
         connections = ConnectionGuard(limits: limits)
         // Room for the connections, the store's files and a margin.
         connectionLimit = max(64, min(ConnectionGuard.raiseFileLimit() - 128, 60_000))
-        _ = try routers.borrow(then: { _ in })  // open (and migrate) the store before listening
+        // Open (and migrate) the store before listening.
+        eventGroups = try routers.borrow(then: { $0.eventGroups })
         var socketAddress = sockaddr_in()
         socketAddress.sin_family = sa_family_t(AF_INET)
         socketAddress.sin_port = port.bigEndian
@@ -107,6 +110,8 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
             waiters.close()
             // Suspended connections must be resumed before the daemon stops; they answer at once.
             for connection in waiters.takeAll() { MHD_resume_connection(connection) }
+            // Events parked for a group are answered once it is written (bounded).
+            eventGroups?.drain(timeout: 30)
             MHD_stop_daemon(daemon)
             self.daemon = nil
         }
@@ -233,8 +238,41 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
             let token = request.bearerToken
             // Resumed after a wait: the first deadline holds (or has passed, when closing).
             request.deadline = waiters.isClosed ? Date.distantPast : state.deadline
-            response = (try? routers.borrow { $0.respond(to: request) })
-                ?? APIError.unavailable(.unavailable).response
+            if let pending = state.pending {
+                // Woken from its group: answered, or to lead the next group.
+                response = (try? routers.borrow { $0.finishEvents(pending) }) ?? {
+                    pending.failLead()
+                    return APIError.unavailable(.unavailable).response
+                }()
+            } else if Router.postsEvents(request) {
+                // Events join the group being gathered; while another group is written the
+                // connection is parked (no thread held) until the leader wakes it.
+                let started = try? routers.borrow { router -> Started in
+                    do {
+                        let pending = try router.startEvents(request)
+                        return pending.leadsNow ? .answered(router.finishEvents(pending)) : .parks(pending)
+                    } catch {
+                        return .answered(router.response(for: error))
+                    }
+                }
+                switch started {
+                case .answered(let answer): response = answer
+                case .parks(let pending):
+                    state.pending = pending
+                    connections.move(connection, to: .answering)
+                    if pending.member.park(suspend: { MHD_suspend_connection(connection) }, resume: { MHD_resume_connection(connection) }) {
+                        return .YES
+                    }
+                    response = (try? routers.borrow { $0.finishEvents(pending) }) ?? {
+                        pending.failLead()
+                        return APIError.unavailable(.unavailable).response
+                    }()
+                case nil: response = APIError.unavailable(.unavailable).response
+                }
+            } else {
+                response = (try? routers.borrow { $0.respond(to: request) })
+                    ?? APIError.unavailable(.unavailable).response
+            }
             if let poll = response.longPoll {
                 // Nothing yet: park the connection without holding this thread — if its user,
                 // its token and the server have room for one more.
@@ -252,6 +290,12 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
         state.status = response.status
         connections.move(connection, to: .answering)
         return queue(response, on: connection, closing: false)
+    }
+
+    /// How a `POST /v1/events` began: answered (it led its group, or was refused), or parked.
+    private enum Started {
+        case answered(HTTPResponse)
+        case parks(PendingEvents)
     }
 
     /// The answer to a long-poll past its caps.
@@ -283,6 +327,11 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
         if let connection { connections.move(connection, to: .awaitingHeaders) }
         guard let raw else { return }
         let state = Unmanaged<RequestState>.fromOpaque(raw).takeRetainedValue()
+        // A parked request whose connection ended without being answered (its client went, the
+        // server stopped) may have been woken to lead: lead here, so no group waits for it.
+        if let pending = state.pending, pending.member.leads {
+            if (try? routers.borrow(then: { _ = $0.finishEvents(pending) })) == nil { pending.failLead() }
+        }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - state.started) / 1e6
         log?(String(format: "%@ %@ %d %.1fms", state.method, state.path, state.status, elapsed))
     }
@@ -354,6 +403,8 @@ final class RequestState {
     var overCap = false
     var status = 0
     var deadline: Date?
+    /// A `POST /v1/events` parked until its group is written.
+    var pending: PendingEvents?
 
     init(method: String, path: String) {
         self.method = method

@@ -181,7 +181,7 @@ public struct Ingestor {
 
     /// Times a batch is tried again after PostgreSQL aborted it (a deadlock, a serialization
     /// failure) before the ingest gives up.
-    static let retries = 8
+    public static let retries = 8
 
     /// What one committed batch did: its outcomes to report, and its counts.
     struct Batch {
@@ -459,31 +459,70 @@ public struct Ingestor {
         return try Event(json: json)
     }
 
+    /// The lines of one request body, parsed (on the request's own thread, before it waits
+    /// for a group): each numbered as in the body, blank lines left out.
+    public struct Body: Sendable {
+        let lines: [(Int, Parsed)]
+        /// How many lines the body had that are events or refusals (not blank).
+        public var count: Int { lines.count }
+
+        public init(_ data: Data) {
+            var reader = LineReader(data: data)
+            var lines: [(Int, Parsed)] = []
+            var number = 0
+            while let next = reader.next() {
+                number += 1
+                switch next {
+                case .overlong(let bytes): lines.append((number, .rejected("line is \(bytes) bytes, over the limit")))
+                case .text(let data):
+                    do {
+                        if let event = try Ingestor.parseLine(data) { lines.append((number, .event(event))) }
+                    } catch let error as EventError {
+                        lines.append((number, .rejected(error.description)))
+                    } catch {
+                        lines.append((number, .rejected("not an event")))
+                    }
+                }
+            }
+            self.lines = lines
+        }
+    }
+
     /// Applies the lines of one request body in the caller's transaction, hearts, shares and
     /// comments set at a time as the stream's are: each line's outcome, or why it was refused
     /// (blank lines have none). A line the rules refuse costs only itself; a failure of the
-    /// store throws.
+    /// store throws. The group of one body.
     public func apply(body: Data) throws -> [(line: Int, outcome: Result<EventOutcome, EventError>)] {
-        var reader = LineReader(data: body)
+        try apply(bodies: [Body(body)])[0]
+    }
+
+    /// Applies several bodies in the caller's transaction as one chunk, in the order given —
+    /// exactly as if they had been posted one after another, and set at a time across them
+    /// (runs of hearts from different bodies join one set): each body's lines' outcomes,
+    /// numbered as in that body.
+    public func apply(bodies: [Body]) throws -> [[(line: Int, outcome: Result<EventOutcome, EventError>)]] {
+        // One numbering across the bodies, each body's lines after the last one's.
         var chunk: [(Int, Parsed)] = []
-        var number = 0
-        while let next = reader.next() {
-            number += 1
-            switch next {
-            case .overlong(let bytes): chunk.append((number, .rejected("line is \(bytes) bytes, over the limit")))
-            case .text(let data):
-                do {
-                    if let event = try Ingestor.parseLine(data) { chunk.append((number, .event(event))) }
-                } catch let error as EventError {
-                    chunk.append((number, .rejected(error.description)))
-                }
-            }
+        var starts: [Int] = []
+        var base = 0
+        for body in bodies {
+            starts.append(base)
+            for (line, parsed) in body.lines { chunk.append((base + line, parsed)) }
+            base += (body.lines.last?.0 ?? 0)
         }
+        let results: [(Int, Result<EventOutcome, Refusal>)]
         do {
-            return try applyChunk(chunk).map { line, result in (line, result.mapError { EventError($0.reason) }) }
+            results = try applyChunk(chunk)
         } catch let failure as LineFailure {
             throw failure.underlying
         }
+        var answers = Array(repeating: [(line: Int, outcome: Result<EventOutcome, EventError>)](), count: bodies.count)
+        var body = 0
+        for (line, result) in results {  // in line order, so in body order
+            while body + 1 < starts.count && line > starts[body + 1] { body += 1 }
+            answers[body].append((line - starts[body], result.mapError { EventError($0.reason) }))
+        }
+        return answers
     }
 
     /// Parses and applies one line on the calling thread; nil for a blank line.

@@ -418,7 +418,7 @@ public final class Store {
     }
 
     /// Clears what was remembered inside a transaction: it may have been rolled back.
-    func forgetLookups() {
+    public func forgetLookups() {
         interactionCache?.clear()
         ceilingSpans.removeAll()
     }
