@@ -115,21 +115,29 @@ public final class EventGroups: Sendable {
         var waiting: [Member] = []
         var leading = false
         var counts = Counts()
+        /// Servers that lend this store a writer thread (see `attachWriter`).
+        var servers = 0
+        var writerRunning = false
     }
     private let state = Mutex(State())
+    /// Signalled when a group is to be written and the writer thread leads them.
+    private let work = DispatchSemaphore(value: 0)
 
     var counts: Counts { state.withLock { $0.counts } }
 
-    /// Joins the group being gathered: true when no group is being written, and the caller
-    /// leads one now (`lead`); false when it must park until woken.
+    /// Joins the group being gathered: true when no group is being written and the caller
+    /// leads one now (`lead`); false when it must park until woken. With a writer thread
+    /// attached, the writer leads every group and this is always false.
     func join(_ member: Member) -> Bool {
-        state.withLock { state in
+        let (leads, wakeWriter) = state.withLock { state -> (Bool, Bool) in
             state.waiting.append(member)
             state.counts.requests += 1
-            if state.leading { return false }
+            if state.leading { return (false, false) }
             state.leading = true
-            return true
+            return state.writerRunning ? (false, true) : (true, false)
         }
+        if wakeWriter { work.signal() }
+        return leads
     }
 
     /// Applies `body` in a group, parking this thread while another group is written: the
@@ -142,11 +150,9 @@ public final class EventGroups: Sendable {
         return try me.answer!.get()
     }
 
-    /// Writes the group `me` heads (the requests waiting, in order, up to `largestGroup`
-    /// lines), answers and wakes its members, and wakes the first request that arrived
-    /// meanwhile to lead the next.
-    func lead(_ me: Member, writing write: ([Member]) throws -> [Answer]) {
-        let group = state.withLock { state -> [Member] in
+    /// The next group: the requests waiting, in order, up to `largestGroup` lines.
+    private func take() -> [Member] {
+        state.withLock { state -> [Member] in
             var lines = 0
             var taken = 0
             for member in state.waiting {
@@ -158,10 +164,13 @@ public final class EventGroups: Sendable {
             state.waiting.removeFirst(taken)
             return group
         }
-        assert(group.first === me)
-        let written = Result { try write(group) }
+    }
+
+    /// Gives each member of a written group its answer; the first request that arrived
+    /// meanwhile, if any (it heads the next group), else nil, and no group is being written.
+    private func answer(_ group: [Member], _ written: Result<[Answer], Error>) -> Member? {
         for (index, member) in group.enumerated() { member.answer = written.map { $0[index] } }
-        let next = state.withLock { state -> Member? in
+        return state.withLock { state -> Member? in
             state.counts.groups += 1
             state.counts.largest = max(state.counts.largest, group.count)
             guard let first = state.waiting.first else {
@@ -170,8 +179,73 @@ public final class EventGroups: Sendable {
             }
             return first
         }
+    }
+
+    /// Writes the group `me` heads, answers and wakes its members, and wakes the first
+    /// request that arrived meanwhile to lead the next.
+    func lead(_ me: Member, writing write: ([Member]) throws -> [Answer]) {
+        let group = take()
+        assert(group.first === me)
+        let next = answer(group, Result { try write(group) })
         for member in group where member !== me { member.wake() }
         next?.wake()
+    }
+
+    /// Lends the store a thread of its own that writes every group, so that no server thread
+    /// (which serves many connections) waits on the store while others queue behind it: each
+    /// request only parks. `open` makes its router (again, after its connection broke). A
+    /// second server on the same store in this process shares the one thread.
+    public func attachWriter(open: @escaping @Sendable () throws -> Router) {
+        let start = state.withLock { state -> Bool in
+            state.servers += 1
+            guard !state.writerRunning else { return false }
+            state.writerRunning = true
+            return true
+        }
+        guard start else { return }
+        let thread = Thread { [self] in writer(open: open) }
+        thread.name = "stepo.events.writer"
+        thread.start()
+    }
+
+    /// A server stops lending its writer; the last one's leaves once no group waits.
+    public func detachWriter() {
+        let last = state.withLock { state -> Bool in
+            state.servers -= 1
+            return state.servers == 0
+        }
+        if last { work.signal() }
+    }
+
+    private func writer(open: @Sendable () throws -> Router) {
+        var router: Router?
+        while true {
+            work.wait()
+            // Groups until none waits.
+            while true {
+                let more = state.withLock { state -> Bool? in
+                    if !state.waiting.isEmpty { return true }
+                    if state.servers == 0 {
+                        state.writerRunning = false
+                        return nil
+                    }
+                    return false
+                }
+                guard let more else { return }
+                guard more else { break }
+                if router == nil { router = try? open() }
+                let group = take()
+                let written = Result {
+                    guard let router else { throw APIError.unavailable(.unavailable) }
+                    return try router.write(group)
+                }
+                // A connection that broke is dropped: the next group opens a fresh one.
+                if router?.store.isConnected == false { router = nil }
+                let next = answer(group, written)
+                for member in group { member.wake() }
+                if next == nil { break }
+            }
+        }
     }
 
     /// Waits (up to `timeout`) until no group is being written or waits to be: a server

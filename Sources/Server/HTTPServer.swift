@@ -43,8 +43,10 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
         connections = ConnectionGuard(limits: limits)
         // Room for the connections, the store's files and a margin.
         connectionLimit = max(64, min(ConnectionGuard.raiseFileLimit() - 128, 60_000))
-        // Open (and migrate) the store before listening.
+        // Open (and migrate) the store before listening. Event groups are written on a thread
+        // of their own: a server thread never waits on the store for them.
         eventGroups = try routers.borrow(then: { $0.eventGroups })
+        eventGroups?.attachWriter { Router(store: try Store(location: databasePath)) }
         var socketAddress = sockaddr_in()
         socketAddress.sin_family = sa_family_t(AF_INET)
         socketAddress.sin_port = port.bigEndian
@@ -112,6 +114,7 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
             for connection in waiters.takeAll() { MHD_resume_connection(connection) }
             // Events parked for a group are answered once it is written (bounded).
             eventGroups?.drain(timeout: 30)
+            eventGroups?.detachWriter()
             MHD_stop_daemon(daemon)
             self.daemon = nil
         }

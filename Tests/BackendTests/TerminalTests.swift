@@ -195,12 +195,14 @@ struct TerminalTests {
         try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
         let at = { (ago: Int64) in Timestamp.format(Int64(Date().timeIntervalSince1970 * 1000) - ago) }
         let lines = [
-            #"{"id":"u0","type":"user","at":"\#(at(9_000_000))","user":{"id":"chaucao","username":"chaucao","name":"Chau Cao"}}"#,
-            #"{"id":"u1","type":"user","at":"\#(at(9_000_000))","user":{"id":"maya","username":"maya","name":"Maya Okonkwo"}}"#,
-            #"{"id":"u2","type":"user","at":"\#(at(9_000_000))","user":{"id":"kofi","username":"kofi","name":"Kofi Asante"}}"#,
-            #"{"id":"f1","type":"follow","at":"\#(at(8_000_000))","actor":"maya","target":"chaucao"}"#,
-            #"{"id":"f2","type":"follow","at":"\#(at(7_000_000))","actor":"kofi","target":"chaucao"}"#,
+            #"{"id":"u0","type":"user","at":"\#(at(900_000))","user":{"id":"chaucao","username":"chaucao","name":"Chau Cao"}}"#,
+            #"{"id":"u1","type":"user","at":"\#(at(900_000))","user":{"id":"maya","username":"maya","name":"Maya Okonkwo"}}"#,
+            #"{"id":"u2","type":"user","at":"\#(at(900_000))","user":{"id":"kofi","username":"kofi","name":"Kofi Asante"}}"#,
+            #"{"id":"f1","type":"follow","at":"\#(at(800_000))","actor":"maya","target":"chaucao"}"#,
+            #"{"id":"f2","type":"follow","at":"\#(at(700_000))","actor":"kofi","target":"chaucao"}"#,
         ]
+        // Minutes ago, so both are today — but for a run in the first quarter hour of a day.
+        let today = Calendar.current.isDate(Date().addingTimeInterval(-800), inSameDayAs: Date())
         #expect(try Stepo.run(["ingest", "--db", data + "/stepo.db", "-"], stdin: Data(lines.joined(separator: "\n").utf8)).status == 0)
         #expect(try Stepo.run(["seen", "--db", data + "/stepo.db", "--user", "chaucao"]).stdout.contains(#""unseen":0"#))
         let tmux = try Tmux(folder: folder)
@@ -209,7 +211,7 @@ struct TerminalTests {
         let screen = try tmux.waitFor { $0.contains("Kofi Asante") && $0.contains("synced") }
         #expect(!screen.contains(" New"), "\(screen)")
         #expect(!screen.contains("●"), "\(screen)")
-        #expect(screen.contains(" Today"))
+        #expect(screen.contains(today ? " Today" : " This week"), "\(screen)")
         try tmux.keys("q")
     }
 

@@ -102,6 +102,54 @@ struct ScaleOutTests {
         #expect(latencies.last! < 250, "slowest \(latencies.last!) ms")
     }
 
+    @Test("group commit on PostgreSQL: posts that arrive while a group waits for a lock are written as one group, none answered before it commits; two servers write theirs side by side")
+    func groupCommit() async throws {
+        let (url, store) = try world(users: 17)
+        let admin = try store.tokens.create(for: nil, admin: true, at: 0)
+        let step = """
+            {"id":"j","type":"journey","at":"2026-11-20T08:01:00Z","journey":{"id":"j1","owner":"u0","title":"Walk"}}
+            {"id":"s","type":"step","at":"2026-11-20T08:02:00Z","step":{"id":"s1","journey":"j1","caption":"Day 1"}}
+            {"id":"m","type":"mediaReady","at":"2026-11-20T08:03:00Z","step":"s1"}
+
+            """
+        _ = try Ingestor(store: store).ingest(LineReader(data: Data(step.utf8)), onRow: { _ in }, onReject: { _, _ in })
+        var servers: [(server: Spawn.Background, address: String)] = []
+        defer { for server in servers { server.server.stop() } }
+        for index in 0..<2 { servers.append(try Stepo.serve(url, log: folder + "/groups-\(index).log")) }
+
+        // Another transaction holds the events table: each server's first group waits for it,
+        // and the posts behind it gather.
+        let holder = try Store(postgres: url)
+        try holder.connection.execute("BEGIN")
+        try holder.connection.execute("LOCK TABLE events IN SHARE ROW EXCLUSIVE MODE")
+        let answers = Locked<[(Int, Double)]>([])
+        let group = DispatchGroup()
+        for poster in 1...16 {
+            group.enter()
+            let event = #"{"id":"h\#(poster)","type":"heart","at":"2026-11-20T09:\#(10 + poster):00Z","actor":"u\#(poster)","step":"s1"}"#
+            call("POST", servers[poster % 2].address + "/v1/events", token: admin, body: Data(event.utf8)) { status, json in
+                answers.mutate { $0.append((json["applied"]?.int == 1 ? status : -status, Date().timeIntervalSince1970)) }
+                group.leave()
+            }
+        }
+        try await Task.sleep(nanoseconds: 1_500_000_000)
+        #expect(answers.value.isEmpty, "answered while the lock was held: \(answers.value)")
+        let released = Date().timeIntervalSince1970
+        try holder.connection.execute("COMMIT")
+        await wait(group)
+        #expect(answers.value.count == 16 && answers.value.allSatisfy { $0.0 == 200 && $0.1 >= released }, "\(answers.value)")
+        for server in servers {
+            let (_, health) = await callNow("GET", server.address + "/v1/health", token: admin)
+            let requests = health["eventGroups"]?["requests"]?.int ?? -1, groups = health["eventGroups"]?["groups"]?.int ?? -1
+            let largest = health["eventGroups"]?["largest"]?.int ?? -1
+            print("group commit on PostgreSQL, \(server.address): \(requests) requests in \(groups) groups, the largest \(largest)")
+            #expect(requests == 8 && groups <= 3 && largest >= 6)
+        }
+        // Sixteen hearts from two servers' groups: one batch row for the step's owner, each heart in it once.
+        #expect(try store.connection.query("SELECT count(*) FROM batch_members") { $0.int(0) }.first == 16)
+        #expect(try store.connection.query("SELECT count(*) FROM events WHERE ext LIKE 'h%'") { $0.int(0) }.first == 16)
+    }
+
     @Test("concurrent writers and pullers: every row a pull may see is seen, none is skipped")
     func noRowSkipped() async throws {
         let (url, store) = try world(users: 241)
