@@ -2,6 +2,7 @@ import Foundation
 import Notifications
 import Wire
 import Testing
+import TestSupport
 @testable import Backend
 
 /// The sample stream, ingested into a real SQLite file, shows the board's matrix verbatim.
@@ -129,10 +130,17 @@ struct EventsDocTests {
         let printed = Box2<[String]>([])
         _ = try Ingestor(store: world.store).ingest(LineReader(fileDescriptor: descriptor),
                                                     onRow: { printed.value.append($0.contractJSON.serialized) }, onReject: { _, _ in })
+        // On PostgreSQL a set takes its row ids from the sequence ahead and leaves gaps
+        // (docs/decisions.md): an id says only order there, so it is not compared.
+        let withoutId = { (json: JSON) -> JSON in
+            guard TestEngine.isPostgres, case .object(let members) = json else { return json }
+            return .object(members.filter { $0.0 != "id" })
+        }
         for block in blocks {
-            let example = try JSON.parse(Data(block.replacingOccurrences(of: #","…""#, with: "").utf8))
+            let example = withoutId(try JSON.parse(Data(block.replacingOccurrences(of: #","…""#, with: "").utf8)))
             let found = printed.value.contains { line in
-                guard var row = try? JSON.parse(Data(line.utf8)) else { return false }
+                guard let parsed = try? JSON.parse(Data(line.utf8)) else { return false }
+                var row = withoutId(parsed)
                 // The doc shortens a facepile to its first face and "…".
                 if let pile = example["media"]?["facepile"]?.array, let full = row["media"]?["facepile"]?.array,
                    full.starts(with: pile), case .object(var members) = row, case .object(var media)? = row["media"] {
