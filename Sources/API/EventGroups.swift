@@ -109,6 +109,9 @@ public final class EventGroups: Sendable {
         var requests = 0
         var groups = 0
         var largest = 0
+        /// Groups tried again because PostgreSQL chose them as a deadlock's victim or could not
+        /// serialize them.
+        var retried = 0
     }
 
     private struct State {
@@ -124,6 +127,8 @@ public final class EventGroups: Sendable {
     private let work = DispatchSemaphore(value: 0)
 
     var counts: Counts { state.withLock { $0.counts } }
+
+    func countRetry() { state.withLock { $0.counts.retried += 1 } }
 
     /// Joins the group being gathered: true when no group is being written and the caller
     /// leads one now (`lead`); false when it must park until woken. With a writer thread
@@ -292,6 +297,7 @@ extension Router {
                 if Connection.fault(of: error) == nil && !store.isConnected { throw APIError.unavailable(.unavailable) }
                 guard Connection.isTransient(error), tries < Ingestor.retries else { throw error }
                 tries += 1
+                eventGroups.countRetry()
             }
         }
     }

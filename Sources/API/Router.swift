@@ -200,7 +200,7 @@ public final class Router {
             if (try? router.admin(request)) != nil {
                 let groups = EventGroups.of(router.store).counts
                 fields.append(("eventGroups", .object([("requests", .int(groups.requests)), ("groups", .int(groups.groups)),
-                                                       ("largest", .int(groups.largest))])))
+                                                       ("largest", .int(groups.largest)), ("retried", .int(groups.retried))])))
             }
             if router.openReader != nil {
                 // With a standby: where reads went since the server started.

@@ -29,6 +29,13 @@ enum Guard {
 
     static func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
 
+    /// The CPU time the calling thread has used, in seconds.
+    static func threadCPU() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
     /// Runs `body` in this process: its result, its CPU seconds and its wall seconds.
     static func measure<T>(_ body: () throws -> T) rethrows -> (T, cpu: Double, wall: Double) {
         let cpu = processCPU(), start = DispatchTime.now()

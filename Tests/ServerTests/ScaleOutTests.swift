@@ -168,6 +168,64 @@ struct ScaleOutTests {
         #expect(try store.connection.query("SELECT count(*) FROM events WHERE ext LIKE 'h%'") { $0.int(0) }.first == 16)
     }
 
+    @Test("group commit on PostgreSQL: two servers' groups that meet the same inboxes in opposite orders never deadlock (each group locks its inboxes in key order first)")
+    func noDeadlock() throws {
+        let (url, store) = try world(users: 40)
+        let admin = try store.tokens.create(for: nil, admin: true, at: 0)
+        // Four owners (u0 … u3), a step each; hearts from u4 … u39.
+        var setUp = ""
+        for owner in 0..<4 {
+            setUp += #"{"id":"j\#(owner)","type":"journey","at":"2026-11-20T08:01:00Z","journey":{"id":"j\#(owner)","owner":"u\#(owner)","title":"Walk"}}"# + "\n"
+            setUp += #"{"id":"s\#(owner)","type":"step","at":"2026-11-20T08:02:00Z","step":{"id":"s\#(owner)","journey":"j\#(owner)","caption":"Day 1"}}"# + "\n"
+            setUp += #"{"id":"m\#(owner)","type":"mediaReady","at":"2026-11-20T08:03:00Z","step":"s\#(owner)"}"# + "\n"
+        }
+        _ = try Ingestor(store: store).ingest(LineReader(data: Data(setUp.utf8)), onRow: { _ in }, onReject: { _, _ in })
+        var servers: [(server: Spawn.Background, address: String)] = []
+        defer { for server in servers { server.server.stop() } }
+        for index in 0..<2 { servers.append(try Stepo.serve(url, log: folder + "/deadlock-\(index).log")) }
+        let addresses = servers.map(\.address)
+
+        // Eight posters on each server, each body two hearts on two owners' steps: on one server
+        // in rising order of owner, on the other falling, so groups meet the inboxes crosswise.
+        let failures = Failures()
+        let group = DispatchGroup()
+        for poster in 0..<16 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                let client = HTTPClient()
+                for round in 0..<15 {
+                    let actor = 4 + (poster * 15 + round) % 36
+                    let n = poster * 100 + round
+                    let first = round % 4, second = (round + 1 + poster % 3) % 4
+                    guard first != second else { continue }
+                    let owners = poster % 2 == 0 ? [min(first, second), max(first, second)] : [max(first, second), min(first, second)]
+                    let body = owners.enumerated().map { index, owner in
+                        #"{"id":"x\#(n)-\#(index)","type":"heart","at":"2026-11-20T09:00:00Z","actor":"u\#(actor)","step":"s\#(owner)"}"#
+                    }.joined(separator: "\n")
+                    do {
+                        let answer = try client.perform(method: "POST", url: addresses[poster % 2] + "/v1/events",
+                                                        headers: [("Authorization", "Bearer \(admin)")], body: Data(body.utf8), timeout: 60)
+                        if answer.status != 200 { failures.add("poster \(poster): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))") }
+                    } catch {
+                        failures.add("poster \(poster): \(error)")
+                    }
+                }
+            }.start()
+        }
+        #expect(group.wait(timeout: .now() + 120) == .success)
+        #expect(failures.all.isEmpty, "\(failures.all.prefix(3))")
+        var retried = 0, groups = 0
+        for address in addresses {
+            let answer = try HTTPClient().perform(method: "GET", url: address + "/v1/health", headers: [("Authorization", "Bearer \(admin)")], timeout: 30)
+            let health = try JSON.parse(answer.body)
+            retried += health["eventGroups"]?["retried"]?.int ?? -1
+            groups += health["eventGroups"]?["groups"]?.int ?? 0
+        }
+        print("group commit on PostgreSQL, crosswise: \(groups) groups, \(retried) tried again")
+        #expect(retried == 0, "groups were deadlock victims: \(retried)")
+    }
+
     @Test("concurrent writers and pullers: every row a pull may see is seen, none is skipped")
     func noRowSkipped() async throws {
         let (url, store) = try world(users: 241)

@@ -510,6 +510,7 @@ public struct Ingestor {
             for (line, parsed) in body.lines { chunk.append((base + line, parsed)) }
             base += (body.lines.last?.0 ?? 0)
         }
+        try lockRecipients(of: chunk)
         let results: [(Int, Result<EventOutcome, Refusal>)]
         do {
             results = try applyChunk(chunk)
@@ -523,6 +524,39 @@ public struct Ingestor {
             answers[body].append((line - starts[body], result.mapError { EventError($0.reason) }))
         }
         return answers
+    }
+
+    /// On PostgreSQL, where writers run side by side: locks the inboxes a chunk's hearts,
+    /// shares and comments will update — their steps' owners and the authors of the comments
+    /// they answer — in key order, before any is applied. One event at a time locks each as it
+    /// comes, in arrival order, and two servers' groups that met the same two inboxes in opposite
+    /// orders deadlocked: a second lost each time (PostgreSQL's deadlock_timeout), then one of
+    /// them tried again. (A set locks its own in key order; a mention may still meet one late,
+    /// which costs that rare deadlock and a retry, nothing else.)
+    func lockRecipients(of chunk: [(Int, Parsed)]) throws {
+        guard store.db.dialect.writersSideBySide else { return }
+        var steps: [String] = [], comments: [String] = []
+        for case (_, .event(let event)) in chunk {
+            switch event.body {
+            case let .interaction(_, _, step): steps.append(step)
+            case let .comment(_, step, _, _, parent):
+                steps.append(step)
+                if let parent { comments.append(parent) }
+            default: break
+            }
+        }
+        guard steps.count + comments.count > 1 else { return }
+        let db = store.db
+        let keys = try db.prepare("""
+            SELECT owner FROM steps WHERE ext IN (SELECT unnest(CAST(? AS TEXT[])))
+            UNION SELECT author FROM comments WHERE ext IN (SELECT unnest(CAST(? AS TEXT[])))
+            """).bind([EventSet.array(Array(Set(steps)).map(\.sqlValue)), EventSet.array(Array(Set(comments)).map(\.sqlValue))])
+            .map { $0.int(0) }
+        guard keys.count > 1 else { return }
+        // One parameter a key: each partition of the hash-partitioned inboxes is given its own.
+        try db.prepare("SELECT count(*) FROM (SELECT 1 FROM inboxes WHERE user IN ("
+                       + Array(repeating: "?", count: keys.count).joined(separator: ", ") + ") ORDER BY user FOR UPDATE) AS locked")
+            .bind(keys.sorted()).run()
     }
 
     /// Parses and applies one line on the calling thread; nil for a blank line.
