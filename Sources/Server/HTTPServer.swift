@@ -23,6 +23,9 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
     private let log: (@Sendable (String) -> Void)?
     /// The groups its `POST /v1/events` requests join.
     private var eventGroups: EventGroups?
+    /// `POST /v1/events` requests parked for their group and not yet answered: a server that
+    /// stops waits for them (a resumed connection is answered on the daemon's next turn).
+    private let parkedEvents = Mutex(0)
     let connections: ConnectionGuard
     /// The port the server listens on (the one the system chose, when asked for 0).
     public private(set) var port: UInt16 = 0
@@ -112,9 +115,24 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
             waiters.close()
             // Suspended connections must be resumed before the daemon stops; they answer at once.
             for connection in waiters.takeAll() { MHD_resume_connection(connection) }
-            // Events parked for a group are answered once it is written (bounded).
-            eventGroups?.drain(timeout: 30)
+            // Events parked for a group are answered once it is written (bounded). If the
+            // store does not answer meanwhile, those still waiting are answered 503 (none of
+            // theirs was written); a group stuck in the store keeps its connections suspended,
+            // and libmicrohttpd may not be stopped with suspended connections: it is left to
+            // the process's exit.
+            var drained = eventGroups?.drain(timeout: 30) ?? true
+            if !drained {
+                eventGroups?.failWaiting(APIError.unavailable(.unavailable))
+                drained = eventGroups?.drain(timeout: 2) ?? true
+            }
             eventGroups?.detachWriter()
+            // Woken is not yet answered: wait for the daemon to send the answers.
+            let deadline = Date().addingTimeInterval(5)
+            while drained, parkedEvents.withLock({ $0 > 0 }), Date() < deadline { usleep(2_000) }
+            guard drained else {
+                log?("a group of events was still being written when the server stopped: its requests were not answered")
+                return
+            }
             MHD_stop_daemon(daemon)
             self.daemon = nil
         }
@@ -263,9 +281,12 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
                 case .parks(let pending):
                     state.pending = pending
                     connections.move(connection, to: .answering)
+                    parkedEvents.withLock { $0 += 1 }
                     if pending.member.park(suspend: { MHD_suspend_connection(connection) }, resume: { MHD_resume_connection(connection) }) {
+                        state.parked = true
                         return .YES
                     }
+                    parkedEvents.withLock { $0 -= 1 }
                     response = (try? routers.borrow { $0.finishEvents(pending) }) ?? {
                         pending.failLead()
                         return APIError.unavailable(.unavailable).response
@@ -335,6 +356,7 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
         if let pending = state.pending, pending.member.leads {
             if (try? routers.borrow(then: { _ = $0.finishEvents(pending) })) == nil { pending.failLead() }
         }
+        if state.parked { parkedEvents.withLock { $0 -= 1 } }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - state.started) / 1e6
         log?(String(format: "%@ %@ %d %.1fms", state.method, state.path, state.status, elapsed))
     }
@@ -408,6 +430,8 @@ final class RequestState {
     var deadline: Date?
     /// A `POST /v1/events` parked until its group is written.
     var pending: PendingEvents?
+    /// Whether its connection was suspended for it (until the request completes).
+    var parked = false
 
     init(method: String, path: String) {
         self.method = method

@@ -188,4 +188,47 @@ struct GroupCommitTests {
         let store = try Store(location: served)
         #expect(try store.db.query("SELECT count(*) FROM batch_members") { $0.int(0) }.first == 8)
     }
+
+    @Test("a server told to stop while posts wait for their group answers each once the group is written, then exits cleanly")
+    func stopWhileParked() throws {
+        let served = folder + "/stop.db"
+        let token = try Stepo.run(["token", "--db", served, "--admin"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        var world = ""
+        for i in 0..<5 {
+            world += #"{"id":"user-\#(i)","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"u\#(i)","username":"u\#(i)","name":"U \#(i)"}}"# + "\n"
+        }
+        world += #"{"id":"j","type":"journey","at":"2026-11-20T08:01:00Z","journey":{"id":"j1","owner":"u0","title":"Walk"}}"# + "\n"
+        world += #"{"id":"s","type":"step","at":"2026-11-20T08:02:00Z","step":{"id":"s1","journey":"j1","caption":"Day 1"}}"# + "\n"
+        world += #"{"id":"m","type":"mediaReady","at":"2026-11-20T08:03:00Z","step":"s1"}"# + "\n"
+        #expect(try Stepo.run(["ingest", "--db", served, "--quiet", "-"], stdin: Data(world.utf8)).status == 0)
+        let (server, address) = try Stepo.serve(served, log: folder + "/stop.log")
+        defer { server.stop() }
+        let holder = try Store(location: served)
+        try holder.db.execute("BEGIN IMMEDIATE")
+        let statuses = Mutex<[Int]>([])
+        let group = DispatchGroup()
+        func post(_ poster: Int) {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                let line = #"{"id":"h\#(poster)","type":"heart","at":"2026-11-20T09:0\#(poster):00Z","actor":"u\#(poster)","step":"s1"}"#
+                let answer = try? HTTPClient().perform(method: "POST", url: address + "/v1/events", headers: [("Authorization", "Bearer \(token)")],
+                                                       body: Data((line + "\n").utf8), timeout: 30)
+                statuses.withLock { $0.append(answer?.status ?? 0) }
+            }.start()
+        }
+        post(1)
+        Thread.sleep(forTimeInterval: 0.3)
+        for poster in 2...4 { post(poster) }
+        Thread.sleep(forTimeInterval: 0.5)
+        // SIGTERM while one group waits for the lock and three posts wait behind it.
+        kill(server.pid, SIGTERM)
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(statuses.withLock { $0.isEmpty })
+        try holder.db.execute("COMMIT")
+        #expect(group.wait(timeout: .now() + 30) == .success)
+        #expect(statuses.withLock { $0 } == [200, 200, 200, 200])
+        #expect(server.wait(timeout: 20) == 0, "stepo serve did not exit cleanly")
+        #expect(try Store(location: served).db.query("SELECT count(*) FROM events WHERE ext LIKE 'h%'") { $0.int(0) }.first == 4)
+    }
 }
