@@ -23,9 +23,10 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
     private let log: (@Sendable (String) -> Void)?
     /// The groups its `POST /v1/events` requests join.
     private var eventGroups: EventGroups?
-    /// `POST /v1/events` requests parked for their group and not yet answered: a server that
-    /// stops waits for them (a resumed connection is answered on the daemon's next turn).
-    private let parkedEvents = Mutex(0)
+    /// `POST /v1/events` requests let in and not yet completed (answered, or their connection
+    /// gone); once the server stops, none is let in, and it waits for these to complete — a
+    /// parked one is answered on the daemon's next turn after its group is written.
+    private let eventsGate = Mutex((stopping: false, inFlight: 0))
     let connections: ConnectionGuard
     /// The port the server listens on (the one the system chose, when asked for 0).
     public private(set) var port: UInt16 = 0
@@ -115,25 +116,29 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
             waiters.close()
             // Suspended connections must be resumed before the daemon stops; they answer at once.
             for connection in waiters.takeAll() { MHD_resume_connection(connection) }
-            // Events parked for a group are answered once it is written (bounded). If the
-            // store does not answer meanwhile, those still waiting are answered 503 (none of
-            // theirs was written); a group stuck in the store keeps its connections suspended,
-            // and libmicrohttpd may not be stopped with suspended connections: it is left to
-            // the process's exit.
-            var drained = eventGroups?.drain(timeout: 30) ?? true
-            if !drained {
+            // No new connection, and no new event let in; those let in are answered once their
+            // group is written (bounded). If the store does not answer meanwhile, those still
+            // waiting for a group are answered 503 (none of theirs was written); a group stuck
+            // in the store keeps its connections suspended, and libmicrohttpd may not be stopped
+            // with suspended connections: it is left to the process's exit.
+            let listening = MHD_quiesce_daemon(daemon)
+            eventsGate.withLock { $0.stopping = true }
+            let inFlight = { self.eventsGate.withLock { $0.inFlight } }
+            var deadline = Date().addingTimeInterval(30)
+            while inFlight() > 0, Date() < deadline { usleep(2_000) }
+            if inFlight() > 0 {
                 eventGroups?.failWaiting(APIError.unavailable(.unavailable))
-                drained = eventGroups?.drain(timeout: 2) ?? true
+                deadline = Date().addingTimeInterval(2)
+                while inFlight() > 0, Date() < deadline { usleep(2_000) }
             }
             eventGroups?.detachWriter()
-            // Woken is not yet answered: wait for the daemon to send the answers.
-            let deadline = Date().addingTimeInterval(5)
-            while drained, parkedEvents.withLock({ $0 > 0 }), Date() < deadline { usleep(2_000) }
-            guard drained else {
+            guard inFlight() == 0 else {
                 log?("a group of events was still being written when the server stopped: its requests were not answered")
+                self.daemon = nil
                 return
             }
             MHD_stop_daemon(daemon)
+            if listening >= 0 { close(listening) }  // quiesced: the listening socket is ours to close
             self.daemon = nil
         }
     }
@@ -265,7 +270,18 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
                     pending.failLead()
                     return APIError.unavailable(.unavailable).response
                 }()
+            } else if Router.postsEvents(request), !eventsGate.withLock({ gate in
+                // Once the server stops, no event joins a group: it could be written after the
+                // daemon must stop, with no one left to answer.
+                if gate.stopping { return false }
+                gate.inFlight += 1
+                return true
+            }) {
+                var stopping = APIError(503, "stopping", "the server is stopping: nothing of this request was stored; send it again (to another server, or here once it is back)")
+                stopping.retryAfter = 2
+                response = stopping.response
             } else if Router.postsEvents(request) {
+                state.gated = true
                 // Events join the group being gathered; while another group is written the
                 // connection is parked (no thread held) until the leader wakes it.
                 let started = try? routers.borrow { router -> Started in
@@ -281,12 +297,9 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
                 case .parks(let pending):
                     state.pending = pending
                     connections.move(connection, to: .answering)
-                    parkedEvents.withLock { $0 += 1 }
                     if pending.member.park(suspend: { MHD_suspend_connection(connection) }, resume: { MHD_resume_connection(connection) }) {
-                        state.parked = true
                         return .YES
                     }
-                    parkedEvents.withLock { $0 -= 1 }
                     response = (try? routers.borrow { $0.finishEvents(pending) }) ?? {
                         pending.failLead()
                         return APIError.unavailable(.unavailable).response
@@ -356,7 +369,7 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
         if let pending = state.pending, pending.member.leads {
             if (try? routers.borrow(then: { _ = $0.finishEvents(pending) })) == nil { pending.failLead() }
         }
-        if state.parked { parkedEvents.withLock { $0 -= 1 } }
+        if state.gated { eventsGate.withLock { $0.inFlight -= 1 } }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - state.started) / 1e6
         log?(String(format: "%@ %@ %d %.1fms", state.method, state.path, state.status, elapsed))
     }
@@ -430,8 +443,9 @@ final class RequestState {
     var deadline: Date?
     /// A `POST /v1/events` parked until its group is written.
     var pending: PendingEvents?
-    /// Whether its connection was suspended for it (until the request completes).
-    var parked = false
+    /// Whether it is a `POST /v1/events` let in before the server began to stop (counted
+    /// until it completes).
+    var gated = false
 
     init(method: String, path: String) {
         self.method = method

@@ -231,4 +231,64 @@ struct GroupCommitTests {
         #expect(server.wait(timeout: 20) == 0, "stepo serve did not exit cleanly")
         #expect(try Store(location: served).db.query("SELECT count(*) FROM events WHERE ext LIKE 'h%'") { $0.int(0) }.first == 4)
     }
+
+    @Test("stopped under a stream of posts, the server exits cleanly: every post answered 200 is stored, every one refused 503 stopping is not, none is stored unanswered",
+          arguments: [0, 1, 2])
+    func stopUnderTraffic(run: Int) throws {
+        let served = folder + "/traffic-\(run).db"
+        let token = try Stepo.run(["token", "--db", served, "--admin"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        var world = ""
+        for i in 0..<9 {
+            world += #"{"id":"user-\#(i)","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"u\#(i)","username":"u\#(i)","name":"U \#(i)"}}"# + "\n"
+        }
+        world += #"{"id":"j","type":"journey","at":"2026-11-20T08:01:00Z","journey":{"id":"j1","owner":"u0","title":"Walk"}}"# + "\n"
+        world += #"{"id":"s","type":"step","at":"2026-11-20T08:02:00Z","step":{"id":"s1","journey":"j1","caption":"Day 1"}}"# + "\n"
+        world += #"{"id":"m","type":"mediaReady","at":"2026-11-20T08:03:00Z","step":"s1"}"# + "\n"
+        #expect(try Stepo.run(["ingest", "--db", served, "--quiet", "-"], stdin: Data(world.utf8)).status == 0)
+        let log = folder + "/traffic-\(run).log"
+        let (server, address) = try Stepo.serve(served, log: log)
+        defer { server.stop() }
+        // Eight posters on keep-alive connections, a comment a post, until the server is gone;
+        // on run 1 another writer holds the store across the stop.
+        let outcomes = Mutex<[String: Int]>([:])  // event id → status (0: no answer)
+        let group = DispatchGroup()
+        let stop = Mutex(false)
+        for poster in 1...8 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                let client = HTTPClient()
+                var n = 0
+                while !stop.withLock({ $0 }) {
+                    n += 1
+                    let id = "c\(poster)-\(n)"
+                    let line = #"{"id":"\#(id)","type":"comment","at":"2026-11-20T09:00:00Z","actor":"u\#(poster)","step":"s1","comment":{"id":"\#(id)","text":"on"}}"#
+                    let answer = try? client.perform(method: "POST", url: address + "/v1/events", headers: [("Authorization", "Bearer \(token)")],
+                                                      body: Data(line.utf8), timeout: 30, connectTimeout: 2)
+                    outcomes.withLock { $0[id] = answer?.status ?? 0 }
+                    if answer == nil { return }  // the server is gone
+                }
+            }.start()
+        }
+        Thread.sleep(forTimeInterval: 0.8)
+        let holder = run == 1 ? try Store(location: served) : nil
+        try holder?.db.execute("BEGIN IMMEDIATE")
+        Thread.sleep(forTimeInterval: run == 2 ? 0.05 : 0.3)
+        kill(server.pid, SIGTERM)
+        Thread.sleep(forTimeInterval: 0.5)
+        try holder?.db.execute("COMMIT")
+        let exit = server.wait(timeout: 40)
+        stop.withLock { $0 = true }
+        #expect(group.wait(timeout: .now() + 40) == .success)
+        #expect(exit == 0, "stepo serve exited \(exit.map(String.init) ?? "not at all"): \((try? String(contentsOfFile: log, encoding: .utf8))?.suffix(300) ?? "")")
+        let stored = Set(try Store(location: served).db.query("SELECT ext FROM events WHERE ext LIKE 'c%'") { $0.string(0) })
+        let all = outcomes.withLock { $0 }
+        let answered = all.filter { $0.value == 200 }.map(\.key), refused = all.filter { $0.value == 503 }.map(\.key)
+        let unanswered = all.filter { $0.value == 0 }.map(\.key)
+        #expect(answered.count > 20, "only \(answered.count) answered")
+        #expect(answered.allSatisfy(stored.contains), "answered 200 and not stored")
+        #expect(!refused.contains(where: stored.contains), "refused and stored")
+        #expect(!unanswered.contains(where: stored.contains), "stored and never answered: \(unanswered.filter(stored.contains))")
+        #expect(all.values.allSatisfy { [200, 503, 0].contains($0) }, "\(Set(all.values))")
+    }
 }
