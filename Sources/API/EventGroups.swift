@@ -253,18 +253,6 @@ public final class EventGroups: Sendable {
         }
     }
 
-    /// Waits (up to `timeout`) until no group is being written or waits to be: a server
-    /// stopping lets its parked requests be answered first. Whether it got there.
-    @discardableResult
-    public func drain(timeout: TimeInterval) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while state.withLock({ $0.leading || !$0.waiting.isEmpty }) {
-            if Date() >= deadline { return false }
-            usleep(2_000)
-        }
-        return true
-    }
-
     /// Answers every request still waiting for a group (none of it written) with `error`: a
     /// server that must stop while the store does not answer. A group being written is left to
     /// finish or fail on its own.

@@ -18,6 +18,28 @@ struct GroupCommitTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     }
 
+    /// A store at `path` with `people` people (u0 …), a published step `s1` of u0's, and an
+    /// admin token: the step the posts heart and comment on.
+    func oneStep(_ path: String, people: Int) throws -> (path: String, token: String) {
+        let token = try Stepo.run(["token", "--db", path, "--admin"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        var world = (0..<people).map { i in
+            #"{"id":"user-\#(i)","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"u\#(i)","username":"u\#(i)","name":"U \#(i)"}}"#
+        }
+        world.append(#"{"id":"j","type":"journey","at":"2026-11-20T08:01:00Z","journey":{"id":"j1","owner":"u0","title":"Walk"}}"#)
+        world.append(#"{"id":"s","type":"step","at":"2026-11-20T08:02:00Z","step":{"id":"s1","journey":"j1","caption":"Day 1"}}"#)
+        world.append(#"{"id":"m","type":"mediaReady","at":"2026-11-20T08:03:00Z","step":"s1"}"#)
+        let setUp = try Stepo.run(["ingest", "--db", path, "--quiet", "-"], stdin: Data((world.joined(separator: "\n") + "\n").utf8))
+        #expect(setUp.status == 0, "\(setUp.stderr)")
+        return (path, token)
+    }
+
+    /// u`poster` hearts s1, through the server at `address`: its answer, or nil for none.
+    static func heart(from poster: Int, to address: String, token: String) -> HTTPAnswer? {
+        let line = #"{"id":"h\#(poster)","type":"heart","at":"2026-11-20T09:0\#(poster):00Z","actor":"u\#(poster)","step":"s1"}"#
+        return try? HTTPClient().perform(method: "POST", url: address + "/v1/events", headers: [("Authorization", "Bearer \(token)")],
+                                         body: Data((line + "\n").utf8), timeout: 30)
+    }
+
     /// A stream's lines with each event id kept once (the first): which of two lines with one
     /// id wins depends on arrival order, which eight posters do not keep.
     static func distinct(_ lines: [String]) -> [(id: String, line: String)] {
@@ -130,17 +152,7 @@ struct GroupCommitTests {
 
     @Test("requests that arrive while a group waits for the store are written together, one transaction, and none is answered before it commits")
     func joined() throws {
-        let served = folder + "/joined.db"
-        let token = try Stepo.run(["token", "--db", served, "--admin"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        var world = ""
-        for i in 0..<9 {
-            world += #"{"id":"user-\#(i)","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"u\#(i)","username":"u\#(i)","name":"U \#(i)"}}"# + "\n"
-        }
-        world += #"{"id":"j","type":"journey","at":"2026-11-20T08:01:00Z","journey":{"id":"j1","owner":"u0","title":"Walk"}}"# + "\n"
-        world += #"{"id":"s","type":"step","at":"2026-11-20T08:02:00Z","step":{"id":"s1","journey":"j1","caption":"Day 1"}}"# + "\n"
-        world += #"{"id":"m","type":"mediaReady","at":"2026-11-20T08:03:00Z","step":"s1"}"# + "\n"
-        let setUp = try Stepo.run(["ingest", "--db", served, "--quiet", "-"], stdin: Data(world.utf8))
-        #expect(setUp.status == 0, "\(setUp.stderr)")
+        let (served, token) = try oneStep(folder + "/joined.db", people: 9)
         // A request waiting for its group holds no thread: the default four serve all eight.
         let (server, address) = try Stepo.serve(served, log: folder + "/joined.log")
         defer { server.stop() }
@@ -157,9 +169,7 @@ struct GroupCommitTests {
             group.enter()
             Thread {
                 defer { group.leave() }
-                let line = #"{"id":"h\#(poster)","type":"heart","at":"2026-11-20T09:0\#(poster):00Z","actor":"u\#(poster)","step":"s1"}"#
-                let answer = try? HTTPClient().perform(method: "POST", url: address + "/v1/events", headers: [("Authorization", "Bearer \(token)")],
-                                                       body: Data((line + "\n").utf8), timeout: 30)
+                let answer = GroupCommitTests.heart(from: poster, to: address, token: token)
                 answers.withLock { $0.append((answer?.status ?? 0, Date(), answer.map { String(decoding: $0.body, as: UTF8.self) } ?? "")) }
             }.start()
         }
@@ -191,16 +201,7 @@ struct GroupCommitTests {
 
     @Test("a server told to stop while posts wait for their group answers each once the group is written, then exits cleanly")
     func stopWhileParked() throws {
-        let served = folder + "/stop.db"
-        let token = try Stepo.run(["token", "--db", served, "--admin"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        var world = ""
-        for i in 0..<5 {
-            world += #"{"id":"user-\#(i)","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"u\#(i)","username":"u\#(i)","name":"U \#(i)"}}"# + "\n"
-        }
-        world += #"{"id":"j","type":"journey","at":"2026-11-20T08:01:00Z","journey":{"id":"j1","owner":"u0","title":"Walk"}}"# + "\n"
-        world += #"{"id":"s","type":"step","at":"2026-11-20T08:02:00Z","step":{"id":"s1","journey":"j1","caption":"Day 1"}}"# + "\n"
-        world += #"{"id":"m","type":"mediaReady","at":"2026-11-20T08:03:00Z","step":"s1"}"# + "\n"
-        #expect(try Stepo.run(["ingest", "--db", served, "--quiet", "-"], stdin: Data(world.utf8)).status == 0)
+        let (served, token) = try oneStep(folder + "/stop.db", people: 5)
         let (server, address) = try Stepo.serve(served, log: folder + "/stop.log")
         defer { server.stop() }
         let holder = try Store(location: served)
@@ -211,9 +212,7 @@ struct GroupCommitTests {
             group.enter()
             Thread {
                 defer { group.leave() }
-                let line = #"{"id":"h\#(poster)","type":"heart","at":"2026-11-20T09:0\#(poster):00Z","actor":"u\#(poster)","step":"s1"}"#
-                let answer = try? HTTPClient().perform(method: "POST", url: address + "/v1/events", headers: [("Authorization", "Bearer \(token)")],
-                                                       body: Data((line + "\n").utf8), timeout: 30)
+                let answer = GroupCommitTests.heart(from: poster, to: address, token: token)
                 statuses.withLock { $0.append(answer?.status ?? 0) }
             }.start()
         }
@@ -235,16 +234,7 @@ struct GroupCommitTests {
     @Test("stopped under a stream of posts, the server exits cleanly: every post answered 200 is stored, every one refused 503 stopping is not, none is stored unanswered",
           arguments: [0, 1, 2])
     func stopUnderTraffic(run: Int) throws {
-        let served = folder + "/traffic-\(run).db"
-        let token = try Stepo.run(["token", "--db", served, "--admin"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        var world = ""
-        for i in 0..<9 {
-            world += #"{"id":"user-\#(i)","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"u\#(i)","username":"u\#(i)","name":"U \#(i)"}}"# + "\n"
-        }
-        world += #"{"id":"j","type":"journey","at":"2026-11-20T08:01:00Z","journey":{"id":"j1","owner":"u0","title":"Walk"}}"# + "\n"
-        world += #"{"id":"s","type":"step","at":"2026-11-20T08:02:00Z","step":{"id":"s1","journey":"j1","caption":"Day 1"}}"# + "\n"
-        world += #"{"id":"m","type":"mediaReady","at":"2026-11-20T08:03:00Z","step":"s1"}"# + "\n"
-        #expect(try Stepo.run(["ingest", "--db", served, "--quiet", "-"], stdin: Data(world.utf8)).status == 0)
+        let (served, token) = try oneStep(folder + "/traffic-\(run).db", people: 9)
         let log = folder + "/traffic-\(run).log"
         let (server, address) = try Stepo.serve(served, log: log)
         defer { server.stop() }
