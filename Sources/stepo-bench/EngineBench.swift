@@ -176,7 +176,8 @@ struct EngineBench {
         let rate = BenchFigures.median(rates), floor = BenchFigures.median(floors), ratio = rate / max(floor, 1e-9)
         figures.report(rate: rate, "uniform: ingest of \(events) interactions (\(rows) rows), median of 3", target: 30_000)
         figures.line("  the floor: \(rows) rows of the same shape inserted raw, committed as the ingest commits",
-                     String(format: "%.0f rows/s; ingest ÷ floor %.3f (wall clock)", floor, ratio), met: ratio >= 0.35, target: "≥ 0.35")
+                     String(format: "%.0f rows/s; ingest ÷ floor %.3f (wall clock)", floor, ratio), met: ratio >= 0.30,
+                     target: "≥ 0.30 (issue 34)")
     }
 
     /// CI's guard: the ingest's CPU against its floor's, in turns (see `Guard`). A warm-up
