@@ -9,14 +9,17 @@ import Synchronization
 public struct PendingEvents: Sendable {
     public let member: EventGroups.Member
     let groups: EventGroups
-    let wanted: Int
     public let leadsNow: Bool
 
-    /// For a request woken to lead when no router can be had (the store cannot be opened):
+    /// Whether it must write the group it heads before it has an answer: it found no group
+    /// being written, or it was woken to lead.
+    public var mustLead: Bool { member.answer == nil && (leadsNow || member.leads) }
+
+    /// For a request that must lead when no router can be had (the store cannot be opened):
     /// fails the group it heads, as a store that cannot be reached fails it, and passes the
     /// lead on — a group never waits for a leader that will not come.
     public func failLead() {
-        guard member.answer == nil, leadsNow || member.leads else { return }
+        guard mustLead else { return }
         groups.lead(member) { _ in throw APIError.unavailable(.unavailable) }
     }
 }
@@ -101,7 +104,7 @@ public final class EventGroups: Sendable {
         }
 
         /// Whether it was woken to lead (no answer yet) rather than to answer.
-        public var leads: Bool { lock.withLock { woken && _answer == nil } }
+        var leads: Bool { lock.withLock { woken && _answer == nil } }
     }
 
     /// How the requests joined groups, since the process started (`/v1/health` shows them).
@@ -143,16 +146,6 @@ public final class EventGroups: Sendable {
         }
         if wakeWriter { work.signal() }
         return leads
-    }
-
-    /// Applies `body` in a group, parking this thread while another group is written: the
-    /// request's answer once its group committed.
-    func submit(_ body: Ingestor.Body, wanted: Int, on router: Router) throws -> Answer {
-        let me = Member(body: body, wanted: wanted)
-        let now = join(me)
-        if !now { me.wait() }
-        if now || me.leads { lead(me, writing: router.write) }
-        return try me.answer!.get()
     }
 
     /// The next group: the requests waiting, in order, up to `largestGroup` lines.

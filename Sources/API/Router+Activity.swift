@@ -103,7 +103,7 @@ extension Router {
         let wanted = try integer(request, "rows", default: 0, range: 0...Router.largestRowsAnswer)
         let member = EventGroups.Member(body: Ingestor.Body(request.body), wanted: wanted)
         let groups = EventGroups.of(store)
-        return PendingEvents(member: member, groups: groups, wanted: wanted, leadsNow: groups.join(member))
+        return PendingEvents(member: member, groups: groups, leadsNow: groups.join(member))
     }
 
     /// The second half: once the request leads (at once, or woken to) its group is written on
@@ -117,9 +117,9 @@ extension Router {
     }
 
     private func report(of pending: PendingEvents) throws -> HTTPResponse {
-        if pending.member.answer == nil && (pending.leadsNow || pending.member.leads) { pending.groups.lead(pending.member, writing: write) }
+        if pending.mustLead { pending.groups.lead(pending.member, writing: write) }
         let done = try pending.member.answer!.get()
-        let wanted = pending.wanted
+        let wanted = pending.member.wanted
         var rejects: [JSON] = []
         var report = Ingestor.Report()
         var written = 0

@@ -266,25 +266,18 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
             request.deadline = waiters.isClosed ? Date.distantPast : state.deadline
             if let pending = state.pending {
                 // Woken from its group: answered, or to lead the next group.
-                response = (try? routers.borrow { $0.finishEvents(pending) }) ?? {
-                    pending.failLead()
-                    return APIError.unavailable(.unavailable).response
-                }()
-            } else if Router.postsEvents(request), !eventsGate.withLock({ gate in
+                response = finish(pending)
+            } else if Router.postsEvents(request) {
                 // Once the server stops, no event joins a group: it could be written after the
                 // daemon must stop, with no one left to answer.
-                if gate.stopping { return false }
-                gate.inFlight += 1
-                return true
-            }) {
-                var stopping = APIError(503, "stopping", "the server is stopping: nothing of this request was stored; send it again (to another server, or here once it is back)")
-                stopping.retryAfter = 2
-                response = stopping.response
-            } else if Router.postsEvents(request) {
-                state.gated = true
+                state.gated = eventsGate.withLock { gate in
+                    if gate.stopping { return false }
+                    gate.inFlight += 1
+                    return true
+                }
                 // Events join the group being gathered; while another group is written the
                 // connection is parked (no thread held) until the leader wakes it.
-                let started = try? routers.borrow { router -> Started in
+                let started = !state.gated ? .stopping : try? routers.borrow { router -> Started in
                     do {
                         let pending = try router.startEvents(request)
                         return pending.leadsNow ? .answered(router.finishEvents(pending)) : .parks(pending)
@@ -293,6 +286,10 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
                     }
                 }
                 switch started {
+                case .stopping:
+                    var stopping = APIError(503, "stopping", "the server is stopping: nothing of this request was stored; send it again (to another server, or here once it is back)")
+                    stopping.retryAfter = 2
+                    response = stopping.response
                 case .answered(let answer): response = answer
                 case .parks(let pending):
                     state.pending = pending
@@ -300,10 +297,7 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
                     if pending.member.park(suspend: { MHD_suspend_connection(connection) }, resume: { MHD_resume_connection(connection) }) {
                         return .YES
                     }
-                    response = (try? routers.borrow { $0.finishEvents(pending) }) ?? {
-                        pending.failLead()
-                        return APIError.unavailable(.unavailable).response
-                    }()
+                    response = finish(pending)
                 case nil: response = APIError.unavailable(.unavailable).response
                 }
             } else {
@@ -329,8 +323,20 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
         return queue(response, on: connection, closing: false)
     }
 
-    /// How a `POST /v1/events` began: answered (it led its group, or was refused), or parked.
+    /// A parked `POST /v1/events`'s answer, on a router of the pool (writing the group it heads
+    /// first, if it must lead); when no router can be had, 503 — and a group it had to lead
+    /// fails, so none waits for it.
+    private func finish(_ pending: PendingEvents) -> HTTPResponse {
+        (try? routers.borrow { $0.finishEvents(pending) }) ?? {
+            pending.failLead()
+            return APIError.unavailable(.unavailable).response
+        }()
+    }
+
+    /// How a `POST /v1/events` began: refused because the server is stopping, answered (it led
+    /// its group, or was refused), or parked.
     private enum Started {
+        case stopping
         case answered(HTTPResponse)
         case parks(PendingEvents)
     }
@@ -366,9 +372,7 @@ public final class HTTPServer: @unchecked Sendable {  // owns the libmicrohttpd 
         let state = Unmanaged<RequestState>.fromOpaque(raw).takeRetainedValue()
         // A parked request whose connection ended without being answered (its client went, the
         // server stopped) may have been woken to lead: lead here, so no group waits for it.
-        if let pending = state.pending, pending.member.leads {
-            if (try? routers.borrow(then: { _ = $0.finishEvents(pending) })) == nil { pending.failLead() }
-        }
+        if let pending = state.pending, pending.mustLead { _ = finish(pending) }
         if state.gated { eventsGate.withLock { $0.inFlight -= 1 } }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - state.started) / 1e6
         log?(String(format: "%@ %@ %d %.1fms", state.method, state.path, state.status, elapsed))

@@ -488,18 +488,11 @@ public struct Ingestor {
         }
     }
 
-    /// Applies the lines of one request body in the caller's transaction, hearts, shares and
-    /// comments set at a time as the stream's are: each line's outcome, or why it was refused
-    /// (blank lines have none). A line the rules refuse costs only itself; a failure of the
-    /// store throws. The group of one body.
-    public func apply(body: Data) throws -> [(line: Int, outcome: Result<EventOutcome, EventError>)] {
-        try apply(bodies: [Body(body)])[0]
-    }
-
-    /// Applies several bodies in the caller's transaction as one chunk, in the order given —
-    /// exactly as if they had been posted one after another, and set at a time across them
-    /// (runs of hearts from different bodies join one set): each body's lines' outcomes,
-    /// numbered as in that body.
+    /// Applies request bodies in the caller's transaction as one chunk, in the order given —
+    /// exactly as if they had been posted one after another, hearts, shares and comments set
+    /// at a time across them as the stream's are: each body's lines' outcomes (or why a line
+    /// was refused), numbered as in that body. A line the rules refuse costs only itself; a
+    /// failure of the store throws.
     public func apply(bodies: [Body]) throws -> [[(line: Int, outcome: Result<EventOutcome, EventError>)]] {
         // One numbering across the bodies, each body's lines after the last one's.
         var chunk: [(Int, Parsed)] = []
