@@ -145,9 +145,10 @@ struct ScaleoutBench {
                      String(format: "median %.1f ms, p99 %.1f ms, max %.1f ms (%d events)", BenchFigures.median(result.wakes) * 1000, wakeP99,
                             (result.wakes.max() ?? 0) * 1000, result.wakes.count),
                      met: wakeP99 <= 200 && !result.wakes.isEmpty, target: "p99 ≤ 200 ms")
-        let achieved = Double(result.posted) / Double(seconds)
-        figures.line("  events posted per second", String(format: "%.0f", achieved), met: achieved >= Double(rate) * 0.98,
-                     target: "≥ \(rate) (98%)")
+        let achieved = Double(result.posted - result.errors) / Double(seconds)
+        // Issue 34: ≥ 950 accepted a second of the 1,000 offered (95%).
+        figures.line("  events accepted per second", String(format: "%.0f", achieved), met: achieved >= Double(rate) * 0.95,
+                     target: "≥ \(rate * 95 / 100) (95% of those offered, issue 34)")
     }
 
     // MARK: Throughput
@@ -248,9 +249,9 @@ struct ScaleoutBench {
         print("\(posters) clients posting hearts and comments through 3 servers for \(seconds) s (\(clients) step owners, \(scale)×): \(result.posted) events")
         let kinds = result.kinds.sorted { $0.value > $1.value }.map { "\($0.value) × \($0.key)" }.joined(separator: "; ")
         figures.line("  errors", "\(result.errors)" + (kinds.isEmpty ? "" : " (\(kinds))"), met: result.errors == 0, target: "0")
-        // The issue's target is 0.30; CI's short run (on whatever machine runs it, with a debug
-        // build) only refuses a collapse.
-        let least = arguments.has("guard") ? 0.05 : 0.30
+        // Issue 34's target is 0.60 (0.30 before it); CI's short run (on whatever machine runs
+        // it, with a debug build) only refuses a collapse.
+        let least = arguments.has("guard") ? 0.05 : 0.60
         figures.line("  events/s accepted, against pgbench's TPC-B tps", String(format: "%.0f/s (%.2f × %.0f tps); post median %.1f ms, p99 %.1f ms",
                                                                         accepted, accepted / floor, floor, median, p99),
                      met: accepted >= least * floor, target: "≥ \(least) × pgbench")
