@@ -30,9 +30,22 @@ public struct HTTPRequest: Sendable {
 
     /// The bearer token of the `Authorization` header, if any.
     public var bearerToken: String? {
-        guard let value = headers["authorization"], value.lowercased().hasPrefix("bearer ") else { return nil }
-        let token = value.dropFirst(7).trimmingCharacters(in: .whitespaces)
-        return token.isEmpty ? nil : token
+        headers["authorization"].flatMap(HTTPRequest.bearer(in:))
+    }
+
+    /// The token of an `Authorization` value `Bearer TOKEN` (the scheme in any case, spaces and
+    /// tabs around the token), or nil. Read on every request, so by hand: Foundation's
+    /// `trimmingCharacters` went through NSString and took a sixth of a server's CPU.
+    public static func bearer(in value: String) -> String? {
+        let scheme = Array("bearer".utf8)
+        let head = Array(value.utf8.prefix(scheme.count + 1))
+        // Letters compared without case (ASCII: bit 0x20), then one space.
+        guard head.count == scheme.count + 1, head.last == 0x20,
+              zip(head, scheme).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
+        var token = Substring(value).utf8.dropFirst(scheme.count + 1)
+        while let first = token.first, first == 0x20 || first == 0x09 { token = token.dropFirst() }
+        while let last = token.last, last == 0x20 || last == 0x09 { token = token.dropLast() }
+        return token.isEmpty ? nil : String(Substring(token))
     }
 }
 
