@@ -29,13 +29,42 @@ extension Router {
             response.longPoll = LongPoll(userKey: user.key, after: after, deadline: deadline)
             return response
         }
+        // The page's name as the store stands (before the page is read: see `pageTag`). A client
+        // holding the page already, asking without waiting, is answered 304 without a page read.
+        let query = "\(after)|\(afterRow.map(String.init) ?? "-")|\(limit)"
+        let tag = try reading(caughtUp: true) { try $0.sync.pageTag(for: user, query: query) }
+        if !parking, let held = request.headers["if-none-match"], Router.matches(held, tag) {
+            var response = HTTPResponse(status: 304, jsonBytes: [])
+            response.headers = Router.pageHeaders(tag)
+            return response
+        }
         let page = try reading(caughtUp: true) { try $0.sync.page(for: user, after: after, afterRow: afterRow, limit: limit) }
         if page.isEmpty, parking {
             var response = HTTPResponse.ok(.null)
             response.longPoll = LongPoll(userKey: user.key, after: after, deadline: deadline)
             return response
         }
-        return HTTPResponse(status: 200, jsonBytes: page.bytes)
+        var response = HTTPResponse(status: 200, jsonBytes: page.bytes)
+        response.headers = Router.pageHeaders(tag)
+        return response
+    }
+
+    /// A page's validators: its tag, and that another token's page at the same address is
+    /// another page.
+    static func pageHeaders(_ tag: String) -> [(name: String, value: String)] {
+        [("ETag", tag), ("Vary", "Authorization"), ("Cache-Control", "private, no-cache")]
+    }
+
+    /// Whether an `If-None-Match` value names `tag` (a list, `*`, or weak tags: RFC 9110 13.1.2
+    /// compares weakly).
+    static func matches(_ header: String, _ tag: String) -> Bool {
+        header.split(separator: ",").contains { item in
+            var candidate = item.drop { $0 == " " || $0 == "\t" }
+            while let last = candidate.last, last == " " || last == "\t" { candidate = candidate.dropLast() }
+            if candidate == "*" { return true }
+            if candidate.hasPrefix("W/") { candidate.removeFirst(2) }
+            return candidate == tag
+        }
     }
 
     /// The most rows one page may ask for.

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPClient
+import Synchronization
 import Wire
 
 /// The API over HTTP through libcurl (the same client the push worker uses): a bearer token on
@@ -20,6 +21,15 @@ public final class HTTPTransport: Transport, Sendable {
     static let longPollMargin: TimeInterval = 15
     /// A server that does not accept a connection in this long is counted unreachable.
     static let connectTimeout: TimeInterval = 5
+
+    /// The last page read without waiting, with its `ETag`: asked for again (a sync with
+    /// nothing new asks for the same page), it is sent with `If-None-Match`, and a 304 answers
+    /// it from here without the server reading or sending the page again.
+    private let lastPage = Mutex<(url: String, tag: String, body: Data)?>(nil)
+    private let unchanged = Atomic<Int>(0)
+
+    /// Pages the server answered 304 (the page held here still stands) since this transport began.
+    public var notModified: Int { unchanged.load(ordering: .relaxed) }
 
     public init(baseURL: URL, token: String) {
         self.baseURL = baseURL
@@ -49,9 +59,19 @@ public final class HTTPTransport: Transport, Sendable {
         guard let url = components.url?.absoluteString else { throw Unreachable(description: "cannot make a URL of \(path)") }
         var headers = [("Authorization", "Bearer \(token)")]
         if body != nil { headers.append(("Content-Type", "application/json")) }
+        let page = method == "GET" && path == "/v1/activity" && query["wait"] == nil
+        let held = page ? lastPage.withLock { $0 }.flatMap { $0.url == url ? $0 : nil } : nil
+        if let held { headers.append(("If-None-Match", held.tag)) }
         do {
             let answer = try client.perform(method: method, url: url, headers: headers, body: body,
                                             timeout: timeout, connectTimeout: HTTPTransport.connectTimeout)
+            if answer.status == 304, let held {
+                unchanged.add(1, ordering: .relaxed)
+                return (200, held.body)
+            }
+            if page, answer.status == 200, let tag = answer.headers.first(where: { $0.name.lowercased() == "etag" })?.value {
+                lastPage.withLock { $0 = (url, tag, answer.body) }
+            }
             return (answer.status, answer.body)
         } catch let failure as HTTPFailure {
             switch failure.reason {

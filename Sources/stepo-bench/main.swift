@@ -5,7 +5,7 @@ import Foundation
 let benchCommand = Command(
     name: "stepo-bench",
     summary: "Run one of Stepo's benchmarks against the `stepo` binary beside it and print its figures (build both with -c release).",
-    usage: "stepo-bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER] [--guard [--regress savepoints|counters]]  |  stepo-bench sync [--rows 10000,100000,1000000] [--first-only] [--seconds 30]  |  stepo-bench inbox [--rows 10000,100000,1000000] [--seconds 60]  |  stepo-bench deliver [--only throughput|latency] [--scale 1,4] [--fraction F] [--standins FILE] [--batch N] [--streams N]  |  stepo-bench scaleout [--only throughput|load|fanout|ingest] [--scale 1,4] [--posters 16] [--pgbench-seconds 20] [--clients 500] [--rate 1000] [--seconds 60] [--followers 250000] [--events 250000] [--statements] [--guard] [--driver wrk|own]  |  stepo-bench stats [--rows 10000,10000000] [--people 10000] [--guard]",
+    usage: "stepo-bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER] [--guard [--regress savepoints|counters]]  |  stepo-bench sync [--rows 10000,100000,1000000] [--first-only] [--seconds 30]  |  stepo-bench inbox [--rows 10000,100000,1000000] [--seconds 60]  |  stepo-bench deliver [--only throughput|latency] [--scale 1,4] [--fraction F] [--standins FILE] [--batch N] [--streams N]  |  stepo-bench scaleout [--only throughput|load|fanout|ingest] [--scale 1,4] [--posters 16] [--pgbench-seconds 20] [--clients 500] [--rate 1000] [--seconds 60] [--followers 250000] [--events 250000] [--statements] [--guard] [--driver wrk|own]  |  stepo-bench stats [--rows 10000,10000000] [--people 10000] [--guard]  |  stepo-bench api [--seconds 8] [--connections 32]",
     details: """
     engine: uniform worlds — one publish to 100,000 followers into a store of 1,000,000 rows
     (against a raw INSERT … SELECT of the same rows), counts for a user with 10,000 rows,
@@ -42,8 +42,12 @@ let benchCommand = Command(
     from the smallest to the largest), beside the same figures read row by row. --guard (CI's
     short run, any build): the only target is that at the largest size the counters take at
     most a quarter of the time the same figures take read row by row.
+    api: the sample world behind the real `stepo serve`: the demo user's GET
+    /v1/activity?limit=50, GET /v1/counts and the page again with If-None-Match, each driven
+    by wrk (two threads, --connections keep-alive connections, --seconds each), beside nginx
+    serving the very bytes the server answered, in the same run (needs wrk and nginx).
     """,
-    options: ["dir", "only", "scale", "fraction", "seconds", "role", "port", "tokens", "rows", "standins", "batch", "streams", "clients", "rate", "followers", "posters", "pgbench-seconds", "people", "events", "regress", "driver"], flags: ["first-only", "statements", "guard"],
+    options: ["dir", "only", "scale", "fraction", "seconds", "role", "port", "tokens", "rows", "standins", "batch", "streams", "clients", "rate", "followers", "posters", "pgbench-seconds", "people", "events", "regress", "driver", "connections"], flags: ["first-only", "statements", "guard"],
     program: ""
 ) { arguments in
     switch arguments.positionals.first {
@@ -59,10 +63,12 @@ let benchCommand = Command(
         return try ScaleoutBench(arguments: arguments).run()
     case "stats":
         return try StatsBench(arguments: arguments).run()
+    case "api":
+        return try ApiBench(arguments: arguments).run()
     case nil:
-        throw UsageError(description: "name a benchmark: engine, sync, inbox, deliver, scaleout or stats")
+        throw UsageError(description: "name a benchmark: engine, sync, inbox, deliver, scaleout, stats or api")
     case let other?:
-        throw UsageError(description: "unknown benchmark \(other); try engine, sync, inbox, deliver, scaleout or stats")
+        throw UsageError(description: "unknown benchmark \(other); try engine, sync, inbox, deliver, scaleout, stats or api")
     }
 }
 

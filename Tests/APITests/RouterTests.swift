@@ -377,3 +377,83 @@ struct DeviceRouteTests {
         #expect(t.call("PUT", "/v1/devices", as: "chaucao").0 == 405)
     }
 }
+
+/// A page's `ETag`: a repeated page is answered 304 without being read; any change to the store
+/// names a new page; another reader's page is another page.
+@Suite("Pages by tag")
+struct PageTagTests {
+    let folder = NSTemporaryDirectory() + "stepo-tag-" + UUID().uuidString
+
+    func respond(_ router: Router, _ token: String, query: [String: String], tag: String? = nil) -> HTTPResponse {
+        var headers = ["Authorization": "Bearer \(token)"]
+        if let tag { headers["If-None-Match"] = tag }
+        return router.respond(to: HTTPRequest(method: "GET", path: "/v1/activity", query: query, headers: headers))
+    }
+
+    static func tag(_ response: HTTPResponse) -> String? { response.headers.first { $0.name == "ETag" }?.value }
+
+    @Test("the same page asked with its tag is 304 and empty; a change anywhere, another reader, another query or a long-poll reads it again")
+    func notModified() throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try Store(location: try TestEngine.location(folder, "tag.db"))
+        let router = Router(store: store)
+        let ingest = { (text: String) in for line in text.split(separator: "\n") { _ = try Ingestor(store: store).apply(Data(line.utf8)) } }
+        try ingest("""
+            {"id":"u1","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"chaucao","username":"chaucao","name":"Chau Cao"}}
+            {"id":"u2","type":"user","at":"2026-11-20T08:00:00Z","user":{"id":"maya","username":"maya","name":"Maya Okonkwo"}}
+            {"id":"j1","type":"journey","at":"2026-11-20T08:02:00Z","journey":{"id":"j1","owner":"chaucao","title":"Run the ridge"}}
+            {"id":"s1","type":"step","at":"2026-11-20T09:00:00Z","step":{"id":"s1","journey":"j1","caption":"Trail run"}}
+            {"id":"m1","type":"mediaReady","at":"2026-11-20T10:00:00Z","step":"s1"}
+            {"id":"h1","type":"heart","at":"2026-11-20T10:05:00Z","actor":"maya","step":"s1"}
+            """)
+        let chau = try store.tokens.create(for: try store.user("chaucao"), admin: false, at: 0)
+        let maya = try store.tokens.create(for: try store.user("maya"), admin: false, at: 0)
+        let query = ["limit": "50"]
+
+        let first = respond(router, chau, query: query)
+        #expect(first.status == 200)
+        let tag = try #require(Self.tag(first))
+        #expect(first.headers.contains { $0.name == "Vary" && $0.value == "Authorization" })
+        // Asked again with it: nothing is read, nothing is sent.
+        let again = respond(router, chau, query: query, tag: tag)
+        #expect(again.status == 304)
+        #expect(again.body.isEmpty)
+        #expect(Self.tag(again) == tag)
+        #expect(respond(router, chau, query: query, tag: "W/\(tag)").status == 304, "If-None-Match compares weakly")
+        #expect(respond(router, chau, query: query, tag: "\"other\", \(tag)").status == 304, "a list of tags")
+        // The same page without the tag is the same bytes under the same tag.
+        let plain = respond(router, chau, query: query)
+        #expect(plain.body == first.body)
+        #expect(Self.tag(plain) == tag)
+        // Another reader, another query: other pages, whatever tag they are sent with.
+        #expect(respond(router, maya, query: query, tag: tag).status == 200)
+        #expect(respond(router, chau, query: ["limit": "49"], tag: tag).status == 200)
+        #expect(respond(router, chau, query: ["limit": "50", "after": "1"], tag: tag).status == 200)
+        // A long-poll with the tag is a long-poll, never a 304.
+        #expect(respond(router, chau, query: ["limit": "50", "wait": "1"], tag: tag).status != 304)
+
+        // A change anywhere in the store — here a profile Chau's page shows, made by someone
+        // else's event with no row for Chau — names a new page, read afresh.
+        try ingest(#"{"id":"n1","type":"user","at":"2026-11-20T11:00:00Z","user":{"id":"maya","username":"maya","name":"Maya O."}}"#)
+        let changed = respond(router, chau, query: query, tag: tag)
+        #expect(changed.status == 200)
+        let newTag = try #require(Self.tag(changed))
+        #expect(newTag != tag)
+        #expect(String(decoding: changed.body, as: UTF8.self).contains("Maya O."))
+        // A seen mark is a change too.
+        let marked = router.respond(to: HTTPRequest(method: "POST", path: "/v1/mutations", headers: ["Authorization": "Bearer \(chau)"],
+                                                    body: Data(#"{"client":"tag-test","mutations":[{"seq":1,"type":"seen","upTo":1000000}]}"#.utf8)))
+        #expect(marked.status == 200)
+        #expect(respond(router, chau, query: query, tag: newTag).status == 200)
+    }
+}
+
+@Test("a bearer token is read in any case of the scheme, with spaces and tabs around it; anything else is no token",
+      arguments: [("Bearer abc", "abc"), ("bearer abc", "abc"), ("BEARER abc", "abc"), ("Bearer   abc \t", "abc"),
+                  ("Bearer \tabc", "abc"), ("Bearer ", nil), ("Bearer", nil), ("Bearer\tabc", nil), ("Basic abc", nil),
+                  ("Bearer\u{0}abc", nil), ("Bearerabc", nil), ("", nil), ("Bearer a b", "a b"), ("Bearer ü", "ü")] as [(String, String?)])
+func bearerTokens(header: String, token: String?) {
+    #expect(HTTPRequest.bearer(in: header) == token)
+    #expect(HTTPRequest(method: "GET", path: "/", headers: ["AUTHORIZATION": header]).bearerToken == token)
+}

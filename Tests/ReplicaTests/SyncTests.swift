@@ -87,6 +87,27 @@ struct SyncTests {
         #expect(try b.rows().allSatisfy { $0.seenAt != nil })
     }
 
+    @Test("a sync with nothing new asks with the page's tag and the server answers 304; after a change it reads the page again")
+    func notModifiedOverHTTP() throws {
+        let server = try HTTPServer(databasePath: storePath, port: 0, threads: 2)
+        defer { server.stop() }
+        let token = try store.tokens.create(for: try store.user("chaucao"), admin: false, at: 0)
+        let transport = HTTPTransport(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, token: token)
+        let engine = SyncEngine(replica: try replica("tagged"), transport: transport)
+        #expect(try engine.sync() == 106)
+        #expect(transport.notModified == 0)
+        // Caught up: the next sync asks for the same (empty) page, and is told it stands.
+        #expect(try engine.sync() == 0)
+        let before = transport.notModified
+        #expect(try engine.sync() == 0)
+        #expect(transport.notModified == before + 1, "the repeated page was read again")
+        // Anything new: the page is read afresh, and the row arrives.
+        _ = try Ingestor(store: store).apply(Data(#"{"id":"late-comment","type":"comment","at":"2026-11-29T12:00:00Z","actor":"maya","step":"ridge-1","comment":{"id":"late-c","text":"so good"}}"#.utf8))
+        let now = transport.notModified
+        #expect(try engine.sync() >= 1)
+        #expect(transport.notModified == now)
+    }
+
     @Test("offline, stamps wait in the queue; when the server is back they are sent once and counts agree")
     func offlineQueue() throws {
         var server: HTTPServer? = try HTTPServer(databasePath: storePath, port: 0, threads: 2)

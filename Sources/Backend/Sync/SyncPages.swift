@@ -189,6 +189,33 @@ public struct SyncPages {
         return String(UInt64(bitPattern: mark), radix: 16)
     }
 
+    /// A name for what `user`'s page asked with `query` (its `after`, `afterRow` and `limit`)
+    /// answers now, read without reading the page: the page's `ETag`. Every change to the store
+    /// takes a version (an `events` row: events, marks, revocations alike), so while the newest
+    /// settled version and its history mark stand, every page reads the same bytes; a store
+    /// restored from an older copy hands out versions again with other marks. Read before the
+    /// page's own snapshot: a change in between makes the tag name the older state, and the
+    /// next request with it then reads the page again (never the reverse).
+    public func pageTag(for user: UserRecord, query: String) throws -> String {
+        let below = try store.horizon()
+        let state: (version: Int, mark: Int64)
+        if below == Int.max {
+            state = try db.cached("SELECT id, coalesce(nonce, 0) FROM events ORDER BY id DESC LIMIT 1").bind([]).first {
+                ($0.int(0), $0.int64(1))
+            } ?? (0, 0)
+        } else {
+            state = try db.cached("SELECT id, coalesce(nonce, 0) FROM events WHERE id < ? ORDER BY id DESC LIMIT 1").bind([below]).first {
+                ($0.int(0), $0.int64(1))
+            } ?? (0, 0)
+        }
+        // FNV-1a, 64 bits: the same on every server of a store, unlike Swift's seeded Hasher.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in "\(store.identity)|\(state.version)|\(state.mark)|\(user.key)|\(query)".utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        return "\"" + String(hash, radix: 16) + "-" + String(state.version, radix: 36) + "\""
+    }
+
     /// Throws `HistoryDiverged` unless `mark` — what a replica was handed with `version` — is
     /// still the store's mark there. Asked after the horizon, so a standby has replayed the
     /// replica's version before it answers.
