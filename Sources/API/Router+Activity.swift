@@ -32,10 +32,17 @@ extension Router {
         // The page's name as the store stands (before the page is read: see `pageTag`). A client
         // holding the page already, asking without waiting, is answered 304 without a page read.
         let query = "\(after)|\(afterRow.map(String.init) ?? "-")|\(limit)"
-        let tag = try reading(caughtUp: true) { try $0.sync.pageTag(for: user, query: query) }
+        let (key, tag) = try reading(caughtUp: true) { try $0.sync.pageState(for: user, query: query) }
         if !parking, let held = request.headers["if-none-match"], Router.matches(held, tag) {
             var response = HTTPResponse(status: 304, jsonBytes: [])
             response.headers = Router.pageHeaders(tag)
+            return response
+        }
+        var response = HTTPResponse(status: 200, jsonBytes: [])
+        response.headers = Router.pageHeaders(tag)
+        // Written already for this very state (only pages with something in them are kept).
+        if let kept = PageCache.shared.page(for: key) {
+            response.body = kept
             return response
         }
         let page = try reading(caughtUp: true) { try $0.sync.page(for: user, after: after, afterRow: afterRow, limit: limit) }
@@ -44,8 +51,8 @@ extension Router {
             response.longPoll = LongPoll(userKey: user.key, after: after, deadline: deadline)
             return response
         }
-        var response = HTTPResponse(status: 200, jsonBytes: page.bytes)
-        response.headers = Router.pageHeaders(tag)
+        response.body = Data(page.bytes)
+        if !page.isEmpty { PageCache.shared.keep(response.body, for: key) }
         return response
     }
 
@@ -58,7 +65,8 @@ extension Router {
     /// Whether an `If-None-Match` value names `tag` (a list, `*`, or weak tags: RFC 9110 13.1.2
     /// compares weakly).
     static func matches(_ header: String, _ tag: String) -> Bool {
-        header.split(separator: ",").contains { item in
+        if header == tag { return true }  // what a client sends back, nearly always
+        return header.split(separator: ",").contains { item in
             var candidate = item.drop { $0 == " " || $0 == "\t" }
             while let last = candidate.last, last == " " || last == "\t" { candidate = candidate.dropLast() }
             if candidate == "*" { return true }

@@ -39,7 +39,8 @@ func stepoCollectValue(_ context: UnsafeMutableRawPointer?, _ kind: MHD_ValueKin
     // The shim left a "%2F" and a "%25" as written (see its unescaper): an argument's value is
     // decoded whole here.
     let text = value.map { String(cString: $0) } ?? ""
-    box.values[name] = kind == .GET_ARGUMENT_KIND ? (text.removingPercentEncoding ?? text) : text
+    // (Decoded only where there is an escape left: Foundation's decoding is not cheap.)
+    box.values[name] = kind == .GET_ARGUMENT_KIND && text.utf8.contains(UInt8(ascii: "%")) ? (text.removingPercentEncoding ?? text) : text
     box.counts[name.lowercased(), default: 0] += 1
     return .YES
 }

@@ -22,8 +22,8 @@ enum BenchWorld {
     }
 
     /// `stepo serve` on `database`, on a port of the system's choosing: the child and its address.
-    static func serve(_ database: String, log: String) throws -> (child: Child, address: String) {
-        let server = try Child.start([Bench.stepo, "serve", "--db", database, "--port", "0", "--quiet"], log: log)
+    static func serve(_ database: String, log: String, _ extra: [String] = []) throws -> (child: Child, address: String) {
+        let server = try Child.start([Bench.stepo, "serve", "--db", database, "--port", "0", "--quiet"] + extra, log: log)
         do {
             return (server, try Child.address(in: log))
         } catch {

@@ -10,7 +10,7 @@ import API
 let serveCommand = Command(
     name: "serve",
     summary: "Serve the store's JSON API over HTTP (libmicrohttpd).",
-    usage: "stepo serve [--db FILE | --database URL [--read-database URL]] [--bind 127.0.0.1] [--port 8080] [--threads 4] [--per-address 256] [--header-timeout 10] [--body-timeout 30] [--quiet] [--deliver PROVIDER-OPTIONS]",
+    usage: "stepo serve [--db FILE | --database URL [--read-database URL]] [--bind 127.0.0.1] [--port 8080] [--threads 4] [--per-address 256] [--header-timeout 10] [--body-timeout 30] [--page-cache 16] [--quiet] [--deliver PROVIDER-OPTIONS]",
     details: """
     Logs one line per request (method, path, status, milliseconds) to stderr (--quiet: none).
     SIGINT or SIGTERM stops it cleanly. Endpoints and tokens: docs/api.md; `stepo token` makes
@@ -21,6 +21,9 @@ let serveCommand = Command(
     --header-timeout seconds to send a request's headers and --body-timeout for its body.
     The open-file limit is raised to its maximum at start.
 
+    --page-cache MB keeps up to MB megabytes of written pages (GET /v1/activity), each served
+    again as long as the store has not changed since it was written (16 unless told; 0: none).
+
     --read-database (with --database) names a streaming standby of that PostgreSQL server:
     pulls, counts and tap destinations are read there whenever it has replayed everything the
     primary had written when the read began, else from the primary (docs/scale-out.md).
@@ -29,7 +32,7 @@ let serveCommand = Command(
     provider options of `stepo deliver` (--apns-url …, --fcm-url …, --ca, --batch, --streams).
     """,
     options: ["db", "database", "read-database", "bind", "port", "threads", "per-address", "header-timeout", "body-timeout",
-              "apns-url", "apns-key", "apns-key-id", "apns-team", "apns-topic", "fcm-url", "fcm-credentials", "ca",
+              "page-cache", "apns-url", "apns-key", "apns-key-id", "apns-team", "apns-topic", "fcm-url", "fcm-credentials", "ca",
               "batch", "streams"],
     flags: ["quiet", "deliver"]
 ) { arguments in
@@ -43,6 +46,9 @@ let serveCommand = Command(
     guard (0...100_000).contains(limits.perAddress) else { throw UsageError(description: "--per-address must be 0 to 100000") }
     limits.headerTimeout = try seconds(arguments, "header-timeout") ?? limits.headerTimeout
     limits.bodyTimeout = try seconds(arguments, "body-timeout") ?? limits.bodyTimeout
+    let pageCache = try arguments.integer("page-cache") ?? 16
+    guard (0...4096).contains(pageCache) else { throw UsageError(description: "--page-cache must be 0 to 4096 (megabytes)") }
+    PageCache.shared.limit(to: pageCache << 20)
     var log: (@Sendable (String) -> Void)? = { line in Output.error(line) }
     if arguments.has("quiet") { log = nil }
     let readDatabase = arguments["read-database"]

@@ -196,11 +196,12 @@ public struct SyncPages {
     /// restored from an older copy hands out versions again with other marks. Read before the
     /// page's own snapshot: a change in between makes the tag name the older state, and the
     /// next request with it then reads the page again (never the reverse).
-    public func pageTag(for user: UserRecord, query: String) throws -> String {
+    /// Returns the state whole (`key`: what a page cache keys it by, unhashed) and as the tag.
+    public func pageState(for user: UserRecord, query: String) throws -> (key: String, tag: String) {
         let below = try store.horizon()
         let state: (version: Int, mark: Int64)
         if below == Int.max {
-            state = try db.cached("SELECT id, coalesce(nonce, 0) FROM events ORDER BY id DESC LIMIT 1").bind([]).first {
+            state = try db.cached("SELECT id, coalesce(nonce, 0) FROM events WHERE id = (SELECT max(id) FROM events)").bind([]).first {
                 ($0.int(0), $0.int64(1))
             } ?? (0, 0)
         } else {
@@ -208,12 +209,11 @@ public struct SyncPages {
                 ($0.int(0), $0.int64(1))
             } ?? (0, 0)
         }
+        let key = "\(store.identity)|\(state.version)|\(state.mark)|\(user.key)|\(query)"
         // FNV-1a, 64 bits: the same on every server of a store, unlike Swift's seeded Hasher.
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in "\(store.identity)|\(state.version)|\(state.mark)|\(user.key)|\(query)".utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-        }
-        return "\"" + String(hash, radix: 16) + "-" + String(state.version, radix: 36) + "\""
+        for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return (key, "\"" + String(hash, radix: 16) + "-" + String(state.version, radix: 36) + "\"")
     }
 
     /// Throws `HistoryDiverged` unless `mark` — what a replica was handed with `version` — is

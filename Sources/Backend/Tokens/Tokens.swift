@@ -48,13 +48,20 @@ public struct Tokens {
     /// The holder of `token` at `now`, or nil when it is not one of ours, was revoked, or has
     /// expired. The account's state is the caller's to check: a banned holder is known, and
     /// refused for what they are rather than for their token.
+    /// `UserRecord.columns` of the users table named `u`.
+    static let userColumns = UserRecord.columns.split(separator: ",")
+        .map { "u." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", ")
+
     public func holder(of token: String, at now: Int64) throws -> Holder? {
-        guard let row = try db.first("SELECT user, admin, expires_at, revoked_at FROM tokens WHERE hash = ?",
-                                     [SQLValue.blob(Tokens.hash(token))], {
-            (user: $0.optionalInt(0), admin: $0.bool(1), expires: $0.optionalInt64(2), revoked: $0.optionalInt64(3))
+        // The token and its user in one statement: every request asks it.
+        guard let row = try db.first("""
+            SELECT t.admin, t.expires_at, t.revoked_at, t.user IS NOT NULL AND u.id IS NOT NULL, \(Tokens.userColumns)
+            FROM tokens AS t LEFT JOIN users AS u ON u.id = t.user WHERE t.hash = ?
+            """, [SQLValue.blob(Tokens.hash(token))], {
+            (admin: $0.bool(0), expires: $0.optionalInt64(1), revoked: $0.optionalInt64(2), user: $0.bool(3) ? UserRecord($0, at: 4) : nil)
         }) else { return nil }
         guard row.revoked == nil, row.expires.map({ now < $0 }) ?? true else { return nil }
-        return Holder(user: try row.user.flatMap { try store.user(key: $0) }, isAdmin: row.admin)
+        return Holder(user: row.user, isAdmin: row.admin)
     }
 
     /// The tokens of `user` (every token when nil), newest first.
