@@ -29,7 +29,7 @@ extension Router {
             response.longPoll = LongPoll(userKey: user.key, after: after, deadline: deadline)
             return response
         }
-        // The page's name as the store stands (before the page is read: see `pageTag`). A client
+        // The page's name as the store stands (read before the page: see `SyncPages.pageState`). A client
         // holding the page already, asking without waiting, is answered 304 without a page read.
         let query = "\(after)|\(afterRow.map(String.init) ?? "-")|\(limit)"
         let (key, tag) = try reading(caughtUp: true) { try $0.sync.pageState(for: user, query: query) }
