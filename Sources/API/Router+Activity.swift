@@ -33,7 +33,9 @@ extension Router {
         // holding the page already, asking without waiting, is answered 304 without a page read.
         let query = "\(after)|\(afterRow.map(String.init) ?? "-")|\(limit)"
         let (key, tag) = try reading(caughtUp: true) { try $0.sync.pageState(for: user, query: query) }
-        if !parking, let held = request.headers["if-none-match"], Router.matches(held, tag) {
+        // (A long-poll whose wait ran out is asked once more, no longer parking: still a
+        // long-poll, answered with its page, never 304.)
+        if wait == 0, let held = request.headers["if-none-match"], Router.matches(held, tag) {
             var response = HTTPResponse(status: 304, jsonBytes: [])
             response.headers = Router.pageHeaders(tag)
             return response

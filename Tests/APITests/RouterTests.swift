@@ -432,6 +432,11 @@ struct PageTagTests {
         #expect(respond(router, chau, query: ["limit": "50", "after": "1"], tag: tag).status == 200)
         // A long-poll with the tag is a long-poll, never a 304.
         #expect(respond(router, chau, query: ["limit": "50", "wait": "1"], tag: tag).status != 304)
+        // Nor when its wait ran out with nothing new: the server asks once more, past the deadline.
+        var expired = HTTPRequest(method: "GET", path: "/v1/activity", query: ["limit": "50", "wait": "1"],
+                                  headers: ["Authorization": "Bearer \(chau)", "If-None-Match": tag])
+        expired.deadline = Date().addingTimeInterval(-1)
+        #expect(router.respond(to: expired).status == 200)
 
         // A change anywhere in the store — here a profile Chau's page shows, made by someone
         // else's event with no row for Chau — names a new page, read afresh.
