@@ -9,17 +9,13 @@ public protocol PushQueue {
     func claimDue(worker: String, now: Int64, lease: Int64, limit: Int, platforms: [DeviceRecord.Platform]) throws -> [OutboxEntry]
     /// Whether anything is due (or claimed and its lease run out) at `now`.
     func anythingDue(now: Int64) throws -> Bool
-    /// The push of an entry as it would go now to its device (the rules asked again at send
-    /// time, the device still its recipient's).
-    func pushContent(for entry: OutboxEntry) throws -> PushContent
-    /// The provider's answer to an entry, and what becomes of the entry.
-    func settle(_ entry: OutboxEntry, attempt: DeliveryAttempt, next: OutboxEntry.State, retryAt: Int64?) throws
+    /// The pushes of entries as they would go now to their devices (the rules asked again at
+    /// send time, each device still its recipient's), in their order: a content, or why none.
+    func pushContents(for entries: [OutboxEntry]) throws -> [Result<PushContent, Error>]
+    /// The providers' answers to entries, and what becomes of each: one write for them all.
+    func settle(_ settlements: [Outbox.Settlement]) throws
     /// An entry given back unsent, due again at `dueAt`.
     func release(_ entry: OutboxEntry, dueAt: Int64) throws
-    /// An entry that cannot go (expired, its content unavailable).
-    func abandon(_ entry: OutboxEntry, reason: String, at: Int64) throws
-    /// An entry the rules withhold at send time, with `PushUnavailable.dropReason`.
-    func drop(_ entry: OutboxEntry, reason: String, at: Int64) throws
     /// A device the provider says is gone since `since`, or (FCM) whose token is unregistered.
     func disableDevice(_ token: String, since: Int64, at: Int64) throws
     func forgetDevice(_ token: String) throws
@@ -29,9 +25,14 @@ public protocol PushQueue {
 
 extension Backend.Outbox: PushQueue {}
 
-extension PushQueue {
-    /// An entry settled with nothing to retry.
-    func settle(_ entry: OutboxEntry, attempt: DeliveryAttempt, next: OutboxEntry.State) throws {
-        try settle(entry, attempt: attempt, next: next, retryAt: nil)
+extension Outbox.Settlement {
+    /// An entry that cannot go (expired, its content unavailable): dead without an attempt.
+    static func abandoned(_ entry: OutboxEntry, reason: String, at: Int64) -> Outbox.Settlement {
+        Outbox.Settlement(entry, attempt: DeliveryAttempt(at: at, status: nil, reason: reason, providerId: nil, latencyMs: nil), next: .dead)
+    }
+
+    /// An entry the rules withhold at send time, with `PushUnavailable.dropReason`.
+    static func dropped(_ entry: OutboxEntry, reason: String, at: Int64) -> Outbox.Settlement {
+        Outbox.Settlement(entry, attempt: DeliveryAttempt(at: at, status: nil, reason: reason, providerId: nil, latencyMs: nil), next: .dropped)
     }
 }

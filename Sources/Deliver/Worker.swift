@@ -79,6 +79,7 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
             let answers = connection.poll(wait: 0.05)
             if !answers.isEmpty {
                 try queue.inTransaction(memo: false) {
+                    var settled: [Outbox.Settlement] = []
                     for answer in answers {
                         guard var flight = flights.removeValue(forKey: answer.tag) else { continue }
                         let at = now()
@@ -88,7 +89,7 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
                         case .success(let reply): outcome = flight.provider.outcome(of: reply, now: at, renewed: flight.renewed)
                         }
                         if let (result, status) = outcome {
-                            try settle(flight, result, status: status, at: at, pass: &pass)
+                            try settle(flight, result, status: status, at: at, pass: &pass, into: &settled)
                             continue
                         }
                         // The provider refused our credential: once more with a fresh one
@@ -99,11 +100,12 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
                         flight.renewed = true
                         flight.sentAt = at
                         if let refused = send(flight, tag: answer.tag, renew: renew) {
-                            try settle(flight, refused.result, status: refused.status, at: at, pass: &pass)
+                            try settle(flight, refused.result, status: refused.status, at: at, pass: &pass, into: &settled)
                         } else {
                             flights[answer.tag] = flight
                         }
                     }
+                    try queue.settle(settled)
                 }
             }
             if refill, more, connection.inFlight <= batch / 2 {
@@ -119,47 +121,56 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
     private func launch(limit: Int, now: () -> Int64, flights: inout [Int: Flight], nextTag: inout Int, pass: inout Pass) throws -> Bool {
         let entries = try queue.claimDue(worker: name, now: now(), lease: lease, limit: limit, platforms: Array(providers.keys))
         guard !entries.isEmpty else { return false }
-        // One transaction, and the records its entries share (a fan-out's actor, step,
-        // journey) read once: the batch is judged as the store stands at this moment.
-        try queue.inTransaction(memo: true) {
+        // One transaction, and everything the rules ask of the batch read in a few set
+        // statements first: the batch is judged as the store stands at this moment.
+        try queue.inTransaction(memo: false) {
+            var settled: [Outbox.Settlement] = []
+            var judging: [OutboxEntry] = []
             for entry in entries {
                 let at = now()
                 if let expires = entry.expiresAt, expires <= at {
-                    try queue.abandon(entry, reason: "expired", at: at)
+                    settled.append(.abandoned(entry, reason: "expired", at: at))
                     pass.dead += 1
                     continue
                 }
-                guard let provider = providers[entry.platform] else { continue }
+                guard providers[entry.platform] != nil else { continue }
                 if let breaker = breakers[entry.platform], breaker.openUntil > at {
                     try queue.release(entry, dueAt: breaker.openUntil)
                     pass.waited += 1
                     continue
                 }
-                // The rules judged again, now: what they forbid since the row was made is dropped.
+                judging.append(entry)
+            }
+            // The rules judged again, now: what they forbid since the row was made is dropped.
+            for (entry, judged) in zip(judging, try queue.pushContents(for: judging)) {
+                let at = now()
+                guard let provider = providers[entry.platform] else { continue }
                 var content: PushContent
-                do {
-                    content = try queue.pushContent(for: entry)
-                } catch let unavailable as PushUnavailable {
+                switch judged {
+                case .success(let found): content = found
+                case .failure(let unavailable as PushUnavailable):
                     if let reason = unavailable.dropReason {
-                        try queue.drop(entry, reason: reason, at: at)
+                        settled.append(.dropped(entry, reason: reason, at: at))
                         pass.dropped += 1
                     } else {
-                        try queue.abandon(entry, reason: unavailable.description, at: at)
+                        settled.append(.abandoned(entry, reason: unavailable.description, at: at))
                         pass.dead += 1
                     }
                     continue
+                case .failure(let error): throw error
                 }
                 content.silent = entry.silent
                 content.expiresAt = entry.expiresAt
                 content.ttlSeconds = entry.expiresAt.map { Int(max(0, $0 - at) / 1000) }
                 let flight = Flight(entry: entry, provider: provider, content: content, at: at, sentAt: at, started: .now())
                 if let refused = send(flight, tag: nextTag, renew: false) {
-                    try settle(flight, refused.result, status: refused.status, at: at, pass: &pass)
+                    try settle(flight, refused.result, status: refused.status, at: at, pass: &pass, into: &settled)
                 } else {
                     flights[nextTag] = flight
                     nextTag += 1
                 }
             }
+            try queue.settle(settled)
         }
         return entries.count == limit
     }
@@ -188,9 +199,9 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
         }
     }
 
-    /// Records what came of `flight` and what follows: sent, the token gone, dead, or due
-    /// again after a backoff.
-    private func settle(_ flight: Flight, _ result: SendResult, status: Int?, at: Int64, pass: inout Pass) throws {
+    /// Records what came of `flight` and what follows (sent, the token gone, dead, or due
+    /// again after a backoff) in `settled`, written with the rest of its moment.
+    private func settle(_ flight: Flight, _ result: SendResult, status: Int?, at: Int64, pass: inout Pass, into settled: inout [Outbox.Settlement]) throws {
         let entry = flight.entry
         let latency = Int((DispatchTime.now().uptimeNanoseconds - flight.started.uptimeNanoseconds) / 1_000_000)
         func attempt(_ reason: String?, _ id: String? = nil) -> DeliveryAttempt {
@@ -199,7 +210,7 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
         switch result {
         case .sent(let id):
             breakers[entry.platform] = Breaker()
-            try queue.settle(entry, attempt: attempt(nil, id), next: .sent)
+            settled.append(Outbox.Settlement(entry, attempt: attempt(nil, id), next: .sent))
             pass.sent += 1
         case let .gone(since, reason):
             breakers[entry.platform] = Breaker()
@@ -208,10 +219,10 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
             } else {
                 try queue.forgetDevice(entry.token)  // FCM UNREGISTERED: the token is deleted
             }
-            try queue.settle(entry, attempt: attempt(reason), next: .dead)
+            settled.append(Outbox.Settlement(entry, attempt: attempt(reason), next: .dead))
             pass.gone += 1
         case .permanent(let reason):
-            try queue.settle(entry, attempt: attempt(reason), next: .dead)
+            settled.append(Outbox.Settlement(entry, attempt: attempt(reason), next: .dead))
             pass.dead += 1
         case let .retry(after, reason):
             var breaker = breakers[entry.platform] ?? Breaker()
@@ -219,11 +230,11 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
             if breaker.failures >= Breaker.threshold { breaker.openUntil = at + Breaker.rest }
             breakers[entry.platform] = breaker
             if entry.attempts + 1 >= maxAttempts {
-                try queue.settle(entry, attempt: attempt(reason), next: .dead)
+                settled.append(Outbox.Settlement(entry, attempt: attempt(reason), next: .dead))
                 pass.dead += 1
             } else {
-                try queue.settle(entry, attempt: attempt(reason), next: .due,
-                                 retryAt: at + DeliveryWorker.backoff(attempt: entry.attempts, after: after, using: &random))
+                settled.append(Outbox.Settlement(entry, attempt: attempt(reason), next: .due,
+                                                 retryAt: at + DeliveryWorker.backoff(attempt: entry.attempts, after: after, using: &random)))
                 pass.retried += 1
             }
         }

@@ -13,6 +13,8 @@ public final class HTTPMultiplexer {
     private let multi: UnsafeMutableRawPointer
     private var idle: [UnsafeMutableRawPointer] = []
     private var running: [UnsafeMutableRawPointer: Transfer] = [:]
+    /// Whether requests were started since libcurl last ran.
+    private var startedSincePerform = false
     /// The sockets libcurl has open for these transfers: corked while libcurl writes a burst.
     fileprivate var sockets: Set<Int32> = []
 
@@ -79,13 +81,19 @@ public final class HTTPMultiplexer {
         }, Unmanaged.passUnretained(self).toOpaque())
         running[handle] = Transfer(tag: tag, url: request.url, received: received, headers: headers)
         curl_multi_add_handle(multi, handle)
+        startedSincePerform = true
     }
 
     /// Moves the transfers on, waiting at most `wait` seconds for something to happen, and
     /// returns the requests answered (or failed) since the last call.
     public func poll(wait: TimeInterval) -> [Completion] {
-        perform()
-        var done = drain()
+        // libcurl walks every transfer on each perform: only when requests were started since
+        // (they must be sent), not also before every wait.
+        var done: [Completion] = []
+        if startedSincePerform {
+            perform()
+            done = drain()
+        }
         if done.isEmpty, !running.isEmpty || wait > 0 {
             var events: Int32 = 0
             curl_multi_poll(multi, nil, 0, Int32(max(0, wait * 1000)), &events)
@@ -100,6 +108,7 @@ public final class HTTPMultiplexer {
     /// requests would otherwise leave as a few hundred small packets. Uncorking sends the lot
     /// at once, without Nagle's wait for an acknowledgement.
     private func perform() {
+        startedSincePerform = false
         var on: Int32 = 1, off: Int32 = 0
         for socket in sockets { setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &on, socklen_t(MemoryLayout<Int32>.size)) }
         var active: Int32 = 0

@@ -43,7 +43,7 @@ struct DeliverBench {
         init(_ folder: String, script: String) throws {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             guard let python = DeliverBench.find("python3") else { throw CommandError(description: "python3 is not on PATH") }
-            child = try Child.start([python, script, "--dir", folder], log: folder + "/standin.log")
+            child = try Child.start(DeliverBench.pinned(to: 1) + [python, script, "--dir", folder], log: folder + "/standin.log")
             address = try Child.address(in: folder + "/standin.log", scheme: "https")
             self.folder = folder
         }
@@ -58,6 +58,14 @@ struct DeliverBench {
             }
             return found
         }
+    }
+
+    /// On a machine of two cores or more, the stand-ins run on core 1 and the worker on core
+    /// 0 (`taskset`), so the worker's CPU a push is its own cost, not what sharing a core with
+    /// the stand-ins added to it; nothing where taskset is missing.
+    static func pinned(to core: Int) -> [String] {
+        guard ProcessInfo.processInfo.activeProcessorCount >= 2, let taskset = find("taskset") else { return [] }
+        return [taskset, "-c", String(core)]
     }
 
     static func find(_ program: String) -> String? {
@@ -86,7 +94,7 @@ struct DeliverBench {
         guard FileManager.default.createFile(atPath: bundle, contents: certificates) else {
             throw CommandError(description: "cannot write the stand-ins' certificates to \(bundle)")
         }
-        let worker = [Bench.stepo, "deliver", "--ca", bundle,
+        let worker = DeliverBench.pinned(to: 0) + [Bench.stepo, "deliver", "--ca", bundle,
                       "--apns-url", apns.address, "--apns-key", apns.folder + "/apns.p8", "--apns-key-id", "KEY1234567",
                       "--apns-team", "TEAM123456", "--fcm-url", fcm.address, "--fcm-credentials", fcm.folder + "/service.json"] + tuning
 
@@ -172,11 +180,14 @@ struct DeliverBench {
         }
         let rate = Double(entries) / elapsed
         figures.line("throughput ×\(scale): \(entries) pushes (one publish to \(followers) followers' phones) from process start to an empty outbox",
-                     String(format: "%.2f s, %.0f pushes/s, worker peak %.1f MB", elapsed, rate, peak),
-                     met: rate >= 5_000, target: "≥ 5,000 pushes/s")
-        print(String(format: "  CPU per push: the worker %.0f µs (%.0f%% of a core), the stand-ins %.0f µs and %.0f µs",
-                     workerCPU / Double(entries) * 1e6, workerCPU / elapsed * 100,
-                     standInsUsed[0] / Double((followers + 1) / 2) * 1e6, standInsUsed[1] / Double(max(1, followers / 2)) * 1e6))
+                     String(format: "%.2f s, %.0f pushes/s", elapsed, rate), met: rate >= 5_000, target: "≥ 5,000 pushes/s")
+        let perPush = workerCPU / Double(entries) * 1e6
+        figures.line("  the worker's CPU a push (user + system, ×\(scale))",
+                     String(format: "%.0f µs (%.0f%% of a core); the stand-ins %.0f µs and %.0f µs a request, on a core of their own",
+                            perPush, workerCPU / elapsed * 100,
+                            standInsUsed[0] / Double((followers + 1) / 2) * 1e6, standInsUsed[1] / Double(max(1, followers / 2)) * 1e6),
+                     met: perPush <= 60, target: "≤ 60 µs (issue 36)")
+        figures.line("  the worker's peak memory (×\(scale))", String(format: "%.1f MB", peak), met: peak <= 100, target: "≤ 100 MB")
         let sent = try store.outbox.counts()[.sent] ?? 0
         if sent != entries { figures.fail("  \(entries - sent) entries not sent") }
         check(try apns.requests(prefix: prefix), expected: (followers + 1) / 2, provider: "APNs stand-in", &figures)

@@ -74,10 +74,12 @@ let deliverCommand = Command(
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let due = try store.outbox.due(now: now, limit: limit)
         var withheld = 0
-        for entry in due {
+        // Judged as the worker judges a claimed batch: one gather, then the rules per entry.
+        let judged = try store.transaction { try store.outbox.pushContents(for: due) }
+        for (entry, result) in zip(due, judged) {
             var content: PushContent
             do {
-                content = try store.outbox.pushContent(for: entry)
+                content = try result.get()
             } catch let unavailable as PushUnavailable {
                 // The send-time rules drop it: not printed, only reported.
                 withheld += 1
@@ -99,6 +101,9 @@ let deliverCommand = Command(
     guard !providers.isEmpty else {
         throw UsageError(description: "name a provider (--apns-url …, --fcm-url …), or --dry-run to print what would go out")
     }
+    // The worker reads a batch's rows once and writes its answers: a small cache serves it,
+    // and its memory stays flat however large the store (docs/delivery.md).
+    try store.limitMemory(cacheKiB: 8_192)
     let worker = try deliveryWorker(store, providers, arguments, name: "worker-\(getpid())")
     if let lease = try seconds(arguments, "lease") { worker.lease = Int64(lease * 1000) }
     try deliverLoop(worker, once: arguments.has("once"), label: "stepo deliver")

@@ -247,20 +247,20 @@ final class EventSet {
         }
         // What the runs before this one (since the last `finish`) decided is not all written yet:
         // a fact the set already holds is kept as it stands, over what the store says.
-        applied.formUnion(try keyed("SELECT ext FROM events WHERE ext IN (%)", exts) { $0.string(0) })
-        for step in try keyed("SELECT \(StepRecord.columns) FROM steps WHERE ext IN (%)", stepIds, StepRecord.init) {
+        applied.formUnion(try db.keyed("SELECT ext FROM events WHERE ext IN (%)", exts) { $0.string(0) })
+        for step in try db.keyed("SELECT \(StepRecord.columns) FROM steps WHERE ext IN (%)", stepIds, StepRecord.init) {
             steps[step.id] = step
         }
-        for comment in try keyed("SELECT \(CommentRecord.columns) FROM comments WHERE ext IN (%)", commentIds, CommentRecord.init)
+        for comment in try db.keyed("SELECT \(CommentRecord.columns) FROM comments WHERE ext IN (%)", commentIds, CommentRecord.init)
             where comments[comment.id] == nil {
             comments[comment.id] = comment
         }
-        for user in try keyed("SELECT \(UserRecord.columns) FROM users WHERE ext IN (%)", actorIds, UserRecord.init) { remember(user) }
+        for user in try db.keyed("SELECT \(UserRecord.columns) FROM users WHERE ext IN (%)", actorIds, UserRecord.init) { remember(user) }
         // The owners of this run's steps and the authors of the comments it replies to.
         var keys = Set(stepIds.compactMap { steps[$0]?.ownerKey }).union(commentIds.compactMap { comments[$0]?.authorKey })
         keys.subtract(usersByKey.keys)
-        for user in try keyed("SELECT \(UserRecord.columns) FROM users WHERE id IN (%)", Array(keys), UserRecord.init) { remember(user) }
-        for user in try keyed("SELECT \(UserRecord.columns) FROM users WHERE username IN (%)", names, UserRecord.init) { remember(user) }
+        for user in try db.keyed("SELECT \(UserRecord.columns) FROM users WHERE id IN (%)", Array(keys), UserRecord.init) { remember(user) }
+        for user in try db.keyed("SELECT \(UserRecord.columns) FROM users WHERE username IN (%)", names, UserRecord.init) { remember(user) }
 
         // Blocks between the pairs the run's decisions ask about, either way: each actor and
         // each recipient, and each step's owner and each person mentioned on it.
@@ -293,11 +293,11 @@ final class EventSet {
         let pairValues = pairs.map { [$0.a, $0.b] as [SQLBindable] }
         for sql in ["SELECT b.blocker, b.blocked FROM k JOIN blocks AS b ON b.blocker = k.a AND b.blocked = k.b",
                     "SELECT b.blocker, b.blocked FROM k JOIN blocks AS b ON b.blocker = k.b AND b.blocked = k.a"] {
-            for pair in try matching("k(a, b)", ["BIGINT", "BIGINT"], pairValues, sql, { Pair(a: $0.int(0), b: $0.int(1)) }) {
+            for pair in try db.matching("k(a, b)", ["BIGINT", "BIGINT"], pairValues, sql, { Pair(a: $0.int(0), b: $0.int(1)) }) {
                 blocks.insert(pair)
             }
         }
-        for key in try matching("k(s, t, a)", ["BIGINT", "TEXT", "BIGINT"], triples.map { [$0.step, $0.type, $0.actor] },
+        for key in try db.matching("k(s, t, a)", ["BIGINT", "TEXT", "BIGINT"], triples.map { [$0.step, $0.type, $0.actor] },
                                 "SELECT i.step, i.type, i.actor FROM k JOIN interactions AS i ON i.step = k.s AND i.type = k.t AND i.actor = k.a",
                                 { InteractionKey(step: $0.int(0), type: $0.string(1), actor: $0.int(2)) }) {
             interactions.insert(key)
@@ -306,12 +306,12 @@ final class EventSet {
         // The recipients' inbox rows are locked in key order on PostgreSQL, so writers meet on
         // a shared recipient only, and always in the same order.
         let recipients = recipientKeys.sorted()
-        for (user, counters) in try keyed("""
+        for (user, counters) in try db.keyed("""
             SELECT user, total, push_day, pushes_0, pushes_1, pushes_2 FROM inboxes WHERE user IN (%) ORDER BY user\(db.dialect.lockingRead)
             """, recipients, spelled: true, { ($0.int(0), InboxCounters(total: $0.int(1), pushDay: $0.int64(2), pushes: [$0.int(3), $0.int(4), $0.int(5)])) }) {
             if inboxes[user] == nil { inboxes[user] = counters }
         }
-        withDevices.formUnion(try keyed("SELECT DISTINCT user FROM devices WHERE user IN (%) AND disabled_at IS NULL", recipients) { $0.int(0) })
+        withDevices.formUnion(try db.keyed("SELECT DISTINCT user FROM devices WHERE user IN (%) AND disabled_at IS NULL", recipients) { $0.int(0) })
 
         // The batches the run's hearts and shares may join: of each step's owner on the step,
         // opened inside the window of some event of the run; and which of the run's actors
@@ -326,7 +326,7 @@ final class EventSet {
                 WHERE b.opened_at > \(earliest - Batching.window) AND b.opened_at <= \(latest)
                 ORDER BY b.opened_at\(db.dialect.lockingRead(of: "n"))
                 """
-            for (key, openedAt, open) in try matching("k(r, s)", ["BIGINT", "BIGINT"], owned.map { [$0.a, $0.b] }, sql, { r in
+            for (key, openedAt, open) in try db.matching("k(r, s)", ["BIGINT", "BIGINT"], owned.map { [$0.a, $0.b] }, sql, { r in
                 (BatchKey(recipient: r.int(0), step: r.int(1), action: r.string(2)), r.int64(3), OpenBatch(
                     row: r.int(4), members: r.int(5), push: PushStatus(r.string(6)) ?? .sent,
                     faces: r.optionalString(7).map { $0.split(separator: "\n").map(String.init) } ?? (r.optionalString(8).map { [$0] } ?? []),
@@ -344,7 +344,7 @@ final class EventSet {
             for t in triples {
                 for row in rowsOfStep[t.step] ?? [] { candidates.insert(Pair(a: row, b: t.actor)) }
             }
-            for pair in try matching("k(r, p)", ["BIGINT", "BIGINT"], candidates.map { [$0.a, $0.b] },
+            for pair in try db.matching("k(r, p)", ["BIGINT", "BIGINT"], candidates.map { [$0.a, $0.b] },
                                      "SELECT m.row, m.person FROM k JOIN batch_members AS m ON m.row = k.r AND m.person = k.p",
                                      { Pair(a: $0.int(0), b: $0.int(1)) }) {
                 members.insert(pair)
@@ -378,51 +378,6 @@ final class EventSet {
         }
     }
 
-    /// Runs `sql`, which reads the table `k` (`table` names it and its columns), with `tuples`
-    /// as `k`'s rows, gathering every row. The tuples are one parameter per column on
-    /// PostgreSQL (arrays, `unnest`), one JSON array of arrays on SQLite (`json_each`): one
-    /// statement text, whatever the run's size.
-    private func matching<T>(_ table: String, _ types: [String], _ tuples: [[SQLBindable]], _ sql: String,
-                             _ transform: (Row) throws -> T) throws -> [T] {
-        guard !tuples.isEmpty else { return [] }
-        if db.dialect.writersSideBySide {
-            let text = "WITH \(table) AS (SELECT * FROM unnest(" + types.map { "CAST(? AS \($0)[])" }.joined(separator: ", ") + ")) " + sql
-            let columns: [SQLBindable] = types.indices.map { column in EventSet.array(tuples.map { $0[column].sqlValue }) }
-            return try gatherQuery(text, columns, transform)
-        }
-        let text = "WITH \(table) AS (SELECT " + types.indices.map { "json_extract(value, '$[\($0)]')" }.joined(separator: ", ")
-            + " FROM json_each(?)) " + sql
-        let json = JSON.array(tuples.map { JSON.array($0.map { EventSet.json($0.sqlValue) }) }).serialized
-        return try gatherQuery(text, [json], transform)
-    }
-
-    /// Runs a gather statement. On PostgreSQL it is planned for its values each time: a plan
-    /// kept for every value, made while a table was small, read the whole `events` table for
-    /// each run (46 ms a run at 25,000 events).
-    private func gatherQuery<T>(_ sql: String, _ values: [SQLBindable], _ transform: (Row) throws -> T) throws -> [T] {
-        db.dialect.writersSideBySide ? try db.prepare(sql).bind(values).map(transform) : try db.query(sql, values, transform)
-    }
-
-    /// Values as a PostgreSQL array literal (integers, or texts quoted).
-    static func array(_ values: [SQLValue]) -> String {
-        "{" + values.map { value -> String in
-            switch value {
-            case .integer(let i): return String(i)
-            case .text(let t): return "\"" + t.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
-            case .real(let d): return String(d)
-            case .null, .blob: return "NULL"
-            }
-        }.joined(separator: ",") + "}"
-    }
-
-    static func json(_ value: SQLValue) -> JSON {
-        switch value {
-        case .integer(let i): return .int(Int(i))
-        case .text(let t): return .string(t)
-        default: return .null
-        }
-    }
-
     static let batchingKinds = Kind.allCases.filter(\.batches)
 
     private func remember(_ user: UserRecord) {
@@ -430,32 +385,6 @@ final class EventSet {
         usersByKey[user.key] = user
         usersByName[user.username.lowercased()] = user
     }
-
-    /// Runs `sql`, whose `IN (%)` stands for the set of `keys`, gathering every row: one
-    /// parameter, an array (`unnest`) on PostgreSQL, a JSON array (`json_each`) on SQLite.
-    ///
-    /// On PostgreSQL `= ANY(array)` was planned as a scan of every partition of `inboxes` and of
-    /// all of `devices` (70 ms and 4 ms a run); `IN (SELECT unnest(array))` probes the index. A
-    /// hash-partitioned table is best read with a list of one parameter per key (`spelled`):
-    /// each partition is given only its own keys.
-    private func keyed<K: SQLBindable & Hashable, T>(_ sql: String, _ keys: [K], spelled: Bool = false,
-                                                     _ transform: (Row) throws -> T) throws -> [T] {
-        let unique = Array(Set(keys))
-        guard !unique.isEmpty else { return [] }
-        if db.dialect.writersSideBySide {
-            if spelled {
-                let text = sql.replacingOccurrences(of: "IN (%)", with: "IN (" + Array(repeating: "?", count: unique.count).joined(separator: ", ") + ")")
-                return try gatherQuery(text, unique, transform)
-            }
-            let type: String
-            if case .integer = unique[0].sqlValue { type = "BIGINT" } else { type = "TEXT" }
-            let text = sql.replacingOccurrences(of: "IN (%)", with: "IN (SELECT unnest(CAST(? AS \(type)[])))")
-            return try gatherQuery(text, [EventSet.array(unique.map(\.sqlValue))], transform)
-        }
-        let text = sql.replacingOccurrences(of: "IN (%)", with: "IN (SELECT value FROM json_each(?))")
-        return try gatherQuery(text, [JSON.array(unique.map { EventSet.json($0.sqlValue) }).serialized], transform)
-    }
-
 
     // MARK: Decide
 
@@ -788,7 +717,7 @@ final class EventSet {
         // One statement a person: PostgreSQL planned a set update of the (hash-partitioned)
         // inboxes as a scan of every partition, 3.2 ms for 64 people against 0.01 ms for one.
         if db.dialect.writersSideBySide && !updated.isEmpty {
-            let columns: [SQLBindable] = (0..<6).map { c in EventSet.array(updated.map { $0[c].sqlValue }) }
+            let columns: [SQLBindable] = (0..<6).map { c in KeySets.array(updated.map { $0[c].sqlValue }) }
             try db.run("""
                 UPDATE inboxes AS i SET total = v.total, push_day = v.d, pushes_0 = v.p0, pushes_1 = v.p1, pushes_2 = v.p2
                 FROM unnest(CAST(? AS BIGINT[]), CAST(? AS BIGINT[]), CAST(? AS BIGINT[]), CAST(? AS BIGINT[]), CAST(? AS BIGINT[]),

@@ -551,7 +551,7 @@ public struct Ingestor {
         let keys = try db.prepare("""
             SELECT owner FROM steps WHERE ext IN (SELECT unnest(CAST(? AS TEXT[])))
             UNION SELECT author FROM comments WHERE ext IN (SELECT unnest(CAST(? AS TEXT[])))
-            """).bind([EventSet.array(Array(Set(steps)).map(\.sqlValue)), EventSet.array(Array(Set(comments)).map(\.sqlValue))])
+            """).bind([KeySets.array(Array(Set(steps)).map(\.sqlValue)), KeySets.array(Array(Set(comments)).map(\.sqlValue))])
             .map { $0.int(0) }
         guard keys.count > 1 else { return }
         // One parameter a key: each partition of the hash-partitioned inboxes is given its own.

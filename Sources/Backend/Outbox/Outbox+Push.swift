@@ -74,6 +74,10 @@ extension Outbox {
     /// `PushUnavailable.notRecipientsDevice` when it is not.
     public func pushContent(for entry: OutboxEntry) throws -> PushContent {
         let content = try pushContent(row: entry.row)
+        if let holder = store.recordMemo?.devices[entry.token], let stored = store.recordMemo?.pushes[entry.row] ?? nil {
+            guard holder == stored.recipient else { throw PushUnavailable.notRecipientsDevice(row: entry.row) }
+            return content
+        }
         let owned = try db.cached("""
             SELECT EXISTS (SELECT 1 FROM devices AS d JOIN notifications AS n ON n.recipient = d.user
                            WHERE d.token = ? AND n.id = ?)
@@ -89,15 +93,10 @@ extension Outbox {
     /// fresh unseen count as the absolute badge. Throws `PushUnavailable.withheld` when the
     /// rules now forbid it.
     public func pushContent(row id: Int) throws -> PushContent {
-        guard let stored = try db.first(Outbox.pushSQL, [id], { row in
-                StoredPush(kind: Kind(rawValue: row.string(0)) ?? .announcement, title: row.string(1), body: row.string(2),
-                           image: row.optionalString(3), face: row.optionalString(4), thread: row.string(5),
-                           tap: row.string(6), recipient: row.int(7), deleted: row.bool(8),
-                           action: row.optionalString(9).flatMap(Kind.init(rawValue:)), actor: row.optionalInt(10),
-                           step: row.optionalInt(11), comment: row.optionalInt(12), journey: row.optionalInt(13),
-                           tier: row.optionalString(14), recipientAlerts: row.int(15),
-                           facepile: row.optionalString(16).map { $0.split(separator: "\n").map(String.init) })
-            }) else { throw PushUnavailable.noSuchRow(id) }
+        let memo = store.recordMemo?.pushes[id]
+        guard let stored = try memo ?? db.first(Outbox.pushSQL + " WHERE n.id = ?", [id], StoredPush.init) else {
+            throw PushUnavailable.noSuchRow(id)
+        }
         guard let recipient = try store.user(key: stored.recipient) else { throw PushUnavailable.noSuchRow(id) }
         let actor = try stored.actor.flatMap { try store.user(key: $0) }
         let facts = try sendFacts(stored, recipient: recipient, actor: actor)
@@ -146,8 +145,95 @@ extension Outbox {
         return facts
     }
 
+    /// The pushes of `entries` as they go out now, in their order: each the content
+    /// `pushContent(for:)` gives, or the error it throws. Everything the send-time rules ask
+    /// of the whole batch — the rows, their recipients, actors and what they quote, the blocks
+    /// and follows between those, the badges, who holds each device — is read first, in a few
+    /// set statements (`gather`); the rules then judge each entry over what was read, as the
+    /// one-entry path judges it over what it reads one query at a time.
+    public func pushContents(for entries: [OutboxEntry]) throws -> [Result<PushContent, Error>] {
+        try store.withRecordMemo {
+            try gather(entries)
+            return entries.map { entry in Result { try pushContent(for: entry) } }
+        }
+    }
+
+    /// Reads into the record memo what judging `entries` will ask.
+    func gather(_ entries: [OutboxEntry]) throws {
+        guard let memo = store.recordMemo else { return }
+        let rows = Array(Set(entries.map(\.row)))
+        for key in rows { memo.pushes[key] = .some(nil) }
+        for (key, stored) in try db.keyed(Outbox.pushSQL.replacingOccurrences(of: "SELECT n.kind", with: "SELECT n.id, n.kind")
+                                          + " WHERE n.id IN (%)", rows, { ($0.int(0), try StoredPush(row: $0, from: 1)) }) {
+            memo.pushes[key] = stored
+        }
+        let pushes = memo.pushes.values.compactMap { $0 }
+        // What each row quotes, and through it whose it is.
+        let comments = Set(pushes.compactMap(\.comment))
+        for comment in try db.keyed("SELECT \(CommentRecord.columns) FROM comments WHERE id IN (%)", Array(comments), CommentRecord.init) {
+            memo.comments[comment.key] = comment
+        }
+        for key in comments where memo.comments[key] == nil { memo.comments[key] = .some(nil) }
+        let steps = Set(pushes.compactMap(\.step)).union(memo.comments.values.compactMap { $0?.stepKey })
+        for step in try db.keyed("SELECT \(StepRecord.columns) FROM steps WHERE id IN (%)", Array(steps), StepRecord.init) {
+            memo.steps[step.key] = step
+        }
+        for key in steps where memo.steps[key] == nil { memo.steps[key] = .some(nil) }
+        let journeys = Set(pushes.compactMap(\.journey))
+        for journey in try db.keyed("SELECT \(JourneyRecord.columns) FROM journeys WHERE id IN (%)", Array(journeys), JourneyRecord.init) {
+            memo.journeys[journey.key] = journey
+        }
+        for key in journeys where memo.journeys[key] == nil { memo.journeys[key] = .some(nil) }
+        // Each recipient and the people their row names: blocks between them, and whether the
+        // recipient follows those whose content it quotes.
+        var people = Set<Int>()
+        var blockPairs = Set<RecordMemo.Pair>()
+        var followPairs = Set<RecordMemo.Pair>()
+        for push in pushes {
+            var named: [Int] = []
+            if let actor = push.actor { named.append(actor) }
+            var owners: [Int] = []
+            if let step = push.step, let record = memo.steps[step] ?? nil { owners.append(record.ownerKey) }
+            if let journey = push.journey, let record = memo.journeys[journey] ?? nil { owners.append(record.ownerKey) }
+            if let comment = push.comment, let record = memo.comments[comment] ?? nil {
+                named.append(record.authorKey)
+                if let step = memo.steps[record.stepKey] ?? nil { owners.append(step.ownerKey) }
+            }
+            people.insert(push.recipient)
+            for person in named + owners where person != push.recipient {
+                people.insert(person)
+                blockPairs.insert(RecordMemo.Pair(min(person, push.recipient), max(person, push.recipient)))
+            }
+            for owner in owners where owner != push.recipient { followPairs.insert(RecordMemo.Pair(push.recipient, owner)) }
+        }
+        for user in try db.keyed("SELECT \(UserRecord.columns) FROM users WHERE id IN (%)", Array(people), UserRecord.init) {
+            memo.users[user.key] = user
+        }
+        for key in people where memo.users[key] == nil { memo.users[key] = .some(nil) }
+        let pairs = blockPairs.map { [$0.a, $0.b] as [SQLBindable] }
+        for pair in blockPairs { memo.blocks[pair] = false }
+        for sql in ["SELECT k.a, k.b FROM k JOIN blocks AS b ON b.blocker = k.a AND b.blocked = k.b",
+                    "SELECT k.a, k.b FROM k JOIN blocks AS b ON b.blocker = k.b AND b.blocked = k.a"] {
+            for pair in try db.matching("k(a, b)", ["BIGINT", "BIGINT"], pairs, sql, { RecordMemo.Pair($0.int(0), $0.int(1)) }) {
+                memo.blocks[pair] = true
+            }
+        }
+        for pair in followPairs { memo.follows[pair] = false }
+        for pair in try db.matching("k(a, b)", ["BIGINT", "BIGINT"], followPairs.map { [$0.a, $0.b] as [SQLBindable] },
+                                    "SELECT k.a, k.b FROM k JOIN follows AS f ON f.follower = k.a AND f.followee = k.b",
+                                    { RecordMemo.Pair($0.int(0), $0.int(1)) }) {
+            memo.follows[pair] = true
+        }
+        for (user, counters) in try store.counters(ofEach: Array(Set(pushes.map(\.recipient)))) { memo.counters[user] = counters }
+        let tokens = Array(Set(entries.map(\.token)))
+        for token in tokens { memo.devices[token] = .some(nil) }
+        for (token, user) in try db.keyed("SELECT token, user FROM devices WHERE token IN (%)", tokens, { ($0.string(0), $0.int(1)) }) {
+            memo.devices[token] = user
+        }
+    }
+
     /// A row's push as stored: the copy decided when the row was made, and what it points at.
-    private struct StoredPush {
+    struct StoredPush {
         var kind: Kind
         var title: String
         var body: String
@@ -167,6 +253,33 @@ extension Outbox {
         var recipientAlerts: Int
         /// A batch's faces, newest first.
         var facepile: [String]?
+        /// When the row was made (Unix ms).
+        var createdAt: Int64
+
+        init(row: Row) throws { try self.init(row: row, from: 0) }
+
+        /// Read from `pushSQL`'s columns, the first at `first`.
+        init(row: Row, from first: Int) throws {
+            func at(_ i: Int) -> Int { first + i }
+            kind = Kind(rawValue: row.string(at(0))) ?? .announcement
+            title = row.string(at(1))
+            body = row.string(at(2))
+            image = row.optionalString(at(3))
+            face = row.optionalString(at(4))
+            thread = row.string(at(5))
+            tap = row.string(at(6))
+            recipient = row.int(at(7))
+            deleted = row.bool(at(8))
+            action = row.optionalString(at(9)).flatMap(Kind.init(rawValue:))
+            actor = row.optionalInt(at(10))
+            step = row.optionalInt(at(11))
+            comment = row.optionalInt(at(12))
+            journey = row.optionalInt(at(13))
+            tier = row.optionalString(at(14))
+            recipientAlerts = row.int(at(15))
+            facepile = row.optionalString(at(16)).map { $0.split(separator: "\n").map(String.init) }
+            createdAt = row.int64(at(17))
+        }
     }
 
     private static let pushSQL = """
@@ -174,7 +287,7 @@ extension Outbox {
                CASE WHEN n.title IS NULL THEN coalesce(e.push_body, e.body) ELSE coalesce(n.push_body, n.body) END,
                \(RowReader.content("push_image")), \(RowReader.content("face")), \(RowReader.content("thread")),
                \(RowReader.content("tap")), n.recipient, n.deleted, n.action, n.actor, n.step, n.comment, n.journey, n.tier,
-               r.alerts, n.facepile
-        FROM notifications AS n JOIN events AS e ON e.id = n.event JOIN users AS r ON r.id = n.recipient WHERE n.id = ?
+               r.alerts, n.facepile, n.created_at
+        FROM notifications AS n JOIN events AS e ON e.id = n.event JOIN users AS r ON r.id = n.recipient
         """
 }

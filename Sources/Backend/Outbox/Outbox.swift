@@ -120,15 +120,43 @@ public struct Outbox {
     /// Records one attempt at `entry` and what follows from it, in one transaction: sent, dead,
     /// or due again at `retryAt`.
     public func settle(_ entry: OutboxEntry, attempt: DeliveryAttempt, next: OutboxEntry.State, retryAt: Int64? = nil) throws {
+        try settle([Settlement(entry, attempt: attempt, next: next, retryAt: retryAt)])
+    }
+
+    /// One attempt at an entry and what follows from it, waiting to be recorded.
+    public struct Settlement: Sendable {
+        public var entry: OutboxEntry
+        public var attempt: DeliveryAttempt
+        public var next: OutboxEntry.State
+        public var retryAt: Int64?
+
+        public init(_ entry: OutboxEntry, attempt: DeliveryAttempt, next: OutboxEntry.State, retryAt: Int64? = nil) {
+            self.entry = entry
+            self.attempt = attempt
+            self.next = next
+            self.retryAt = retryAt
+        }
+    }
+
+    /// Records attempts and what follows each, in one transaction and a few set statements
+    /// whatever their number: the attempts in one insert, the entries in one update, the trust
+    /// budget's counters summed per key and written once each. `settle(_:attempt:next:)` is
+    /// this with one.
+    public func settle(_ settlements: [Settlement]) throws {
+        guard !settlements.isEmpty else { return }
         try db.transaction {
-            try store.countSettled(entry, attempt: attempt, next: next)
-            try db.cached("""
-                INSERT INTO delivery_attempts(entry, at, status, reason, provider_id, latency_ms) VALUES (?, ?, ?, ?, ?, ?)
-                """).bind([entry.id, attempt.at, attempt.status, attempt.reason, attempt.providerId, attempt.latencyMs]).run()
-            try db.cached("""
-                UPDATE outbox SET state = ?, attempts = attempts + 1, due_at = coalesce(?, due_at), claimed_by = NULL,
-                    claimed_until = NULL WHERE id = ?
-                """).bind([next.rawValue, retryAt, entry.id]).run()
+            try store.countSettled(settlements)
+            _ = try db.matching("k(e, a, s, r, p, l)", ["BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "BIGINT"],
+                                settlements.map { s in [s.entry.id, s.attempt.at, s.attempt.status, s.attempt.reason, s.attempt.providerId,
+                                                        s.attempt.latencyMs] as [SQLBindable] },
+                                "INSERT INTO delivery_attempts(entry, at, status, reason, provider_id, latency_ms) SELECT e, a, s, r, p, l FROM k",
+                                { _ in () })
+            _ = try db.matching("k(i, s, d)", ["BIGINT", "TEXT", "BIGINT"],
+                                settlements.map { s in [s.entry.id, s.next.rawValue, s.retryAt] as [SQLBindable] },
+                                """
+                                UPDATE outbox SET state = k.s, attempts = outbox.attempts + 1, due_at = coalesce(k.d, outbox.due_at),
+                                    claimed_by = NULL, claimed_until = NULL FROM k WHERE outbox.id = k.i
+                                """, { _ in () })
         }
     }
 

@@ -105,7 +105,7 @@ extension Store {
     private static let countLoadSQL = "INSERT INTO push_load(hour, user, category, sent, held) VALUES (?, ?, ?, ?, ?) \(StatsCounters.upsertLoad)"
     private static let countDailySQL = "INSERT INTO push_daily(day, user, category, sent, held) VALUES (?, ?, ?, ?, ?) \(StatsCounters.upsertDaily)"
     private static let countWithheldSQL = "INSERT INTO stats_withheld(hour, kind, reason, slot, n) VALUES (?, ?, ?, ?, 1) \(StatsCounters.upsertWithheld)"
-    private static let countDeliverySQL = "INSERT INTO stats_delivery(hour, outcome, reason, slot, n) VALUES (?, ?, ?, ?, 1) \(StatsCounters.upsertDelivery)"
+    private static let countDeliveriesSQL = "INSERT INTO stats_delivery(hour, outcome, reason, slot, n) VALUES (?, ?, ?, ?, ?) \(StatsCounters.upsertDelivery)"
 
     /// Counts one row made (`delta` 1) or one taken back (−1) under its push state.
     func countRow(kind: Kind, push: PushStatus, recipient: Int, at: Int64, delta: Int = 1) throws {
@@ -143,24 +143,38 @@ extension Store {
     /// Counts how an outbox entry ended, when this attempt ends it: its outcome (a drop with
     /// its reason), whether it took more than one attempt, and for a sent one, how long from
     /// its row to the provider's answer.
-    func countSettled(_ entry: OutboxEntry, attempt: DeliveryAttempt, next: OutboxEntry.State) throws {
-        let outcome: String
-        switch next {
-        case .sent: outcome = "sent"
-        case .dead: outcome = "dead"
-        case .dropped: outcome = "dropped"
-        case .due, .claimed, .superseded: return
+    func countSettled(_ settlements: [Outbox.Settlement]) throws {
+        let rows = settlements.filter { [.sent, .dead, .dropped].contains($0.next) }.map(\.entry.row)
+        guard !rows.isEmpty else { return }
+        var madeAt: [Int: Int64] = [:]
+        for row in rows { if let known = recordMemo?.pushes[row] ?? nil { madeAt[row] = known.createdAt } }
+        let unknown = rows.filter { madeAt[$0] == nil }
+        for (row, at) in try db.keyed("SELECT id, created_at FROM notifications WHERE id IN (%)", unknown, { ($0.int(0), $0.int64(1)) }) {
+            madeAt[row] = at
         }
-        guard let rowAt = try db.cached("SELECT created_at FROM notifications WHERE id = ?").bind([entry.row]).first({ $0.int64(0) })
-        else { return }
-        var counts: [(String, String)] = [(outcome, next == .dropped ? attempt.reason ?? "unknown" : "")]
-        if entry.attempts >= 1 { counts.append(("retried", "")) }
-        if next == .sent {
-            counts.append(("answered", String(StampBuckets.bucket(max(0, attempt.at + Int64(attempt.latencyMs ?? 0) - rowAt)))))
+        struct Key: Hashable { var hour: Int64, outcome: String, reason: String }
+        var counts: [Key: Int] = [:]
+        for settlement in settlements {
+            let (entry, attempt, next) = (settlement.entry, settlement.attempt, settlement.next)
+            let outcome: String
+            switch next {
+            case .sent: outcome = "sent"
+            case .dead: outcome = "dead"
+            case .dropped: outcome = "dropped"
+            case .due, .claimed, .superseded: continue
+            }
+            guard let rowAt = madeAt[entry.row] else { continue }
+            let hour = StatsCounters.hour(of: rowAt)
+            counts[Key(hour: hour, outcome: outcome, reason: next == .dropped ? attempt.reason ?? "unknown" : ""), default: 0] += 1
+            if entry.attempts >= 1 { counts[Key(hour: hour, outcome: "retried", reason: ""), default: 0] += 1 }
+            if next == .sent {
+                let answered = String(StampBuckets.bucket(max(0, attempt.at + Int64(attempt.latencyMs ?? 0) - rowAt)))
+                counts[Key(hour: hour, outcome: "answered", reason: answered), default: 0] += 1
+            }
         }
-        for (outcome, reason) in counts {
-            try db.cached(Store.countDeliverySQL)
-                .bind([StatsCounters.hour(of: rowAt), outcome, reason, slot]).run()
+        // In key order, so writers on PostgreSQL meet on a counter in one order.
+        for (key, n) in counts.sorted(by: { ($0.key.hour, $0.key.outcome, $0.key.reason) < ($1.key.hour, $1.key.outcome, $1.key.reason) }) {
+            try db.cached(Store.countDeliveriesSQL).bind([key.hour, key.outcome, key.reason, slot, n]).run()
         }
     }
 

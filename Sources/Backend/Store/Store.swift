@@ -330,6 +330,14 @@ public final class Store {
         throw StandbyBehind(position: position)
     }
 
+    /// Keeps this connection's memory small: a page cache of `cacheKiB` and no memory map of
+    /// the file (whose pages, once read, count in the process's resident memory). For a
+    /// process that reads little of a large store again, as the push worker does. SQLite only.
+    public func limitMemory(cacheKiB: Int) throws {
+        guard !db.dialect.writersSideBySide else { return }
+        try db.execute("PRAGMA cache_size = -\(cacheKiB); PRAGMA mmap_size = 0")
+    }
+
     /// The newest version handed out.
     public func currentVersion() throws -> Int {
         try db.scalar("SELECT max(id) FROM events") ?? 0
@@ -435,13 +443,23 @@ public final class Store {
     }
 
     /// Whether a block stands between two users, in either direction.
+    ///
+    /// Two probes of the key, not one `OR`: on a table without rowid SQLite answers an `OR` of
+    /// two index lookups through a temporary b-tree built for each run.
     public func blocked(_ a: Int, _ b: Int) throws -> Bool {
-        try db.scalar("SELECT EXISTS (SELECT 1 FROM blocks WHERE (blocker = ? AND blocked = ?) OR (blocker = ? AND blocked = ?))",
-                      a, b, b, a) == 1
+        let pair = RecordMemo.Pair(min(a, b), max(a, b))
+        if let known = recordMemo?.blocks[pair] { return known }
+        let found = try db.cached("""
+            SELECT EXISTS (SELECT 1 FROM blocks WHERE blocker = ? AND blocked = ?)
+                OR EXISTS (SELECT 1 FROM blocks WHERE blocker = ? AND blocked = ?)
+            """).bind([a, b, b, a]).first { $0.bool(0) } ?? false
+        recordMemo?.blocks[pair] = found
+        return found
     }
 
     public func follows(_ follower: Int, _ followee: Int) throws -> Bool {
-        try db.scalar("SELECT EXISTS (SELECT 1 FROM follows WHERE followee = ? AND follower = ?)", followee, follower) == 1
+        if let known = recordMemo?.follows[RecordMemo.Pair(follower, followee)] { return known }
+        return try db.scalar("SELECT EXISTS (SELECT 1 FROM follows WHERE followee = ? AND follower = ?)", followee, follower) == 1
     }
 
     /// Whether `follower` follows the journey `journey` (keys both).
@@ -610,10 +628,24 @@ public final class Store {
 
 /// Records read by key inside `withRecordMemo` (nil: known to be absent).
 final class RecordMemo {
+    struct Pair: Hashable {
+        var a: Int, b: Int
+        init(_ a: Int, _ b: Int) { self.a = a; self.b = b }
+    }
     var users: [Int: UserRecord?] = [:]
     var steps: [Int: StepRecord?] = [:]
     var journeys: [Int: JourneyRecord?] = [:]
     var comments: [Int: CommentRecord?] = [:]
+    /// Whether a block stands between two people (the smaller key first).
+    var blocks: [Pair: Bool] = [:]
+    /// Whether `a` follows `b`.
+    var follows: [Pair: Bool] = [:]
+    /// Recipients' inbox counters (the badge).
+    var counters: [Int: InboxCounters] = [:]
+    /// Which person each device token is registered to (nil: to nobody).
+    var devices: [String: Int?] = [:]
+    /// Rows' pushes as stored (nil: no such row).
+    var pushes: [Int: Outbox.StoredPush?] = [:]
 }
 
 /// The steps (with their owners) and users an ingest's interactions have looked up.

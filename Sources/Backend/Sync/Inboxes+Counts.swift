@@ -23,7 +23,8 @@ import Wire
 /// it, whichever is earlier; nothing is ever unset.
 extension Store {
     @_spi(Bench) public func counters(of userKey: Int) throws -> InboxCounters {
-        try counters(of: userKey, sql: Store.countersSQL)
+        if let known = recordMemo?.counters[userKey] { return known }
+        return try counters(of: userKey, sql: Store.countersSQL)
     }
 
     /// The counters of `userKey`, held until the transaction ends, for a change computed from
@@ -34,6 +35,16 @@ extension Store {
     }
 
     private static let countersSQL = "SELECT total, seen_ord, read_ord, seen_above, read_above FROM inboxes WHERE user = ?"
+
+    /// The counters of every user in `keys` (those with none have zeros), in one statement.
+    func counters(ofEach keys: [Int]) throws -> [Int: InboxCounters] {
+        var found: [Int: InboxCounters] = [:]
+        for (user, counters) in try db.keyed("SELECT user, total, seen_ord, read_ord, seen_above, read_above FROM inboxes WHERE user IN (%)", keys, { r in
+            (r.int(0), InboxCounters(total: r.int(1), seenOrd: r.int(2), readOrd: r.int(3), seenAbove: r.int(4), readAbove: r.int(5)))
+        }) { found[user] = counters }
+        for key in keys where found[key] == nil { found[key] = InboxCounters(total: 0, seenOrd: 0, readOrd: 0, seenAbove: 0, readAbove: 0) }
+        return found
+    }
 
     private func counters(of userKey: Int, sql: String) throws -> InboxCounters {
         try db.cached(sql).bind([userKey])
