@@ -6,8 +6,8 @@ import Storage
 extension Connection {
     /// Runs `sql`, which reads the table `k` (`table` names it and its columns), with `tuples`
     /// as `k`'s rows, gathering every row. The tuples are one parameter per column on
-    /// PostgreSQL (arrays, `unnest`), one JSON array of arrays on SQLite (`json_each`): one
-    /// statement text, whatever the run's size.
+    /// PostgreSQL (arrays, `unnest`): one statement text, whatever the run's size; on SQLite
+    /// a `VALUES` list, a statement for every 64 rows.
     func matching<T>(_ table: String, _ types: [String], _ tuples: [[SQLBindable]], _ sql: String,
                              _ transform: (Row) throws -> T) throws -> [T] {
         guard !tuples.isEmpty else { return [] }
@@ -16,10 +16,17 @@ extension Connection {
             let columns: [SQLBindable] = types.indices.map { column in KeySets.array(tuples.map { $0[column].sqlValue }) }
             return try gatherQuery(text, columns, transform)
         }
-        let text = "WITH \(table) AS (SELECT " + types.indices.map { "json_extract(value, '$[\($0)]')" }.joined(separator: ", ")
-            + " FROM json_each(?)) " + sql
-        let json = JSON.array(tuples.map { JSON.array($0.map { KeySets.json($0.sqlValue) }) }).serialized
-        return try gatherQuery(text, [json], transform)
+        // SQLite: a `VALUES` list of `KeySets.rowsPerStatement` rows at most, its statement
+        // kept: half the cost of a JSON array taken apart with json_extract (1.3 against
+        // 2.8 µs a row of six columns).
+        let row = "(" + Array(repeating: "?", count: types.count).joined(separator: ", ") + ")"
+        var found: [T] = []
+        for start in stride(from: 0, to: tuples.count, by: KeySets.rowsPerStatement) {
+            let part = tuples[start..<min(start + KeySets.rowsPerStatement, tuples.count)]
+            let text = "WITH \(table) AS (VALUES " + Array(repeating: row, count: part.count).joined(separator: ", ") + ") " + sql
+            found += try cached(text).bind(part.flatMap { $0 }).map(transform)
+        }
+        return found
     }
 
     /// Runs a gather statement. On PostgreSQL it is planned for its values each time: a plan
@@ -56,6 +63,9 @@ extension Connection {
 }
 
 enum KeySets {
+    /// How many rows one SQLite statement of `matching` carries.
+    static let rowsPerStatement = 64
+
     /// Values as a PostgreSQL array literal (integers, or texts quoted).
     static func array(_ values: [SQLValue]) -> String {
         "{" + values.map { value -> String in
