@@ -121,9 +121,9 @@ public final class APNsProvider: PushProvider, Sendable {
     }
 
     public func outcome(of answer: HTTPAnswer, now: Int64, renewed: Bool) -> (result: SendResult, status: Int?)? {
+        if answer.status == 200 { return (.sent(providerId: answer.header("apns-id")), 200) }  // no body to read
         let why = reason(in: answer.body) ?? "HTTP \(answer.status)"
         switch answer.status {
-        case 200: return (.sent(providerId: answer.header("apns-id")), 200)
         case 410:
             let since = (try? JSON.parse(answer.body))?["timestamp"]?.int.map(Int64.init) ?? now
             return (.gone(since: since, reason: why), 410)
@@ -216,9 +216,10 @@ public final class FCMProvider: PushProvider, Sendable {
     }
 
     public func outcome(of answer: HTTPAnswer, now: Int64, renewed: Bool) -> (result: SendResult, status: Int?)? {
+        // The common answer first, its body read once.
+        if answer.status == 200 { return (.sent(providerId: (try? JSON.parse(answer.body))?["name"]?.string), 200) }
         let why = reason(in: answer.body) ?? "HTTP \(answer.status)"
         switch answer.status {
-        case 200: return (.sent(providerId: (try? JSON.parse(answer.body))?["name"]?.string), 200)
         case 401: return renewed ? (.permanent("UNAUTHENTICATED"), 401) : nil
         case _ where why == "UNREGISTERED": return (.gone(since: now, reason: why), answer.status)
         case 429:

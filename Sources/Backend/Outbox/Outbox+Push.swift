@@ -218,6 +218,8 @@ extension Outbox {
                 memo.blocks[pair] = true
             }
         }
+        // Whether a reader follows an owner is asked only of a private owner.
+        followPairs = followPairs.filter { (memo.users[$0.b] ?? nil)?.isPrivate == true }
         for pair in followPairs { memo.follows[pair] = false }
         for pair in try db.matching("k(a, b)", ["BIGINT", "BIGINT"], followPairs.map { [$0.a, $0.b] as [SQLBindable] },
                                     "SELECT k.a, k.b FROM k JOIN follows AS f ON f.follower = k.a AND f.followee = k.b",
