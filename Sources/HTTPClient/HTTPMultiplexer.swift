@@ -13,6 +13,9 @@ public final class HTTPMultiplexer {
     private let multi: UnsafeMutableRawPointer
     private var idle: [UnsafeMutableRawPointer] = []
     private var running: [UnsafeMutableRawPointer: Transfer] = [:]
+    /// What each handle was last set up for, when that was a POST with a body: its HTTP
+    /// version and CA file. Another such POST on it sets only what differs (`reconfigure`).
+    private var setUp: [UnsafeMutableRawPointer: String] = [:]
     /// Whether requests were started since libcurl last ran.
     private var startedSincePerform = false
     /// The sockets libcurl has open for these transfers: corked while libcurl writes a burst.
@@ -64,8 +67,17 @@ public final class HTTPMultiplexer {
     public func start(_ request: HTTPRequest, tag: Int, version: HTTPClient.Version = .http2, caFile: String? = nil) {
         let handle = idle.popLast() ?? curl_easy_init()!
         let received = Received(limit: largestBody)
+        let shape = "\(version.curlValue)|\(caFile ?? "")"
+        if request.method == "POST", let body = request.body, setUp[handle] == shape {
+            let headers = reconfigure(handle, request, body: body, received: received)
+            running[handle] = Transfer(tag: tag, url: request.url, received: received, headers: headers)
+            curl_multi_add_handle(multi, handle)
+            startedSincePerform = true
+            return
+        }
         let headers = configure(handle, request, received: received, version: version, caFile: caFile,
                                 timeout: timeout, connectTimeout: min(10, timeout))
+        setUp[handle] = request.method == "POST" && request.body != nil ? shape : nil
         // Wait for the connection being made rather than open a second one beside it.
         stepo_curl_long(handle, CURLOPT_PIPEWAIT, 1)
         // libcurl gives each transfer a 16 KB receive and a 64 KB send buffer, held for the
@@ -135,6 +147,7 @@ public final class HTTPMultiplexer {
             } else {
                 done.append(Completion(tag: transfer.tag, result: .failure(
                     HTTPFailure(code, url: transfer.url, timeout: timeout, received: transfer.received))))
+                setUp[handle] = nil
                 curl_easy_cleanup(handle)
             }
         }
