@@ -169,21 +169,10 @@ extension Outbox {
         }
         let pushes = memo.pushes.values.compactMap { $0 }
         // What each row quotes, and through it whose it is.
-        let comments = Set(pushes.compactMap(\.comment))
-        for comment in try db.keyed("SELECT \(CommentRecord.columns) FROM comments WHERE id IN (%)", Array(comments), CommentRecord.init) {
-            memo.comments[comment.key] = comment
-        }
-        for key in comments where memo.comments[key] == nil { memo.comments[key] = .some(nil) }
+        memo.comments.merge(try records(Set(pushes.compactMap(\.comment)), "comments", CommentRecord.columns, CommentRecord.init, \.key)) { $1 }
         let steps = Set(pushes.compactMap(\.step)).union(memo.comments.values.compactMap { $0?.stepKey })
-        for step in try db.keyed("SELECT \(StepRecord.columns) FROM steps WHERE id IN (%)", Array(steps), StepRecord.init) {
-            memo.steps[step.key] = step
-        }
-        for key in steps where memo.steps[key] == nil { memo.steps[key] = .some(nil) }
-        let journeys = Set(pushes.compactMap(\.journey))
-        for journey in try db.keyed("SELECT \(JourneyRecord.columns) FROM journeys WHERE id IN (%)", Array(journeys), JourneyRecord.init) {
-            memo.journeys[journey.key] = journey
-        }
-        for key in journeys where memo.journeys[key] == nil { memo.journeys[key] = .some(nil) }
+        memo.steps.merge(try records(steps, "steps", StepRecord.columns, StepRecord.init, \.key)) { $1 }
+        memo.journeys.merge(try records(Set(pushes.compactMap(\.journey)), "journeys", JourneyRecord.columns, JourneyRecord.init, \.key)) { $1 }
         // Each recipient and the people their row names: blocks between them, and whether the
         // recipient follows those whose content it quotes.
         var people = Set<Int>()
@@ -206,10 +195,7 @@ extension Outbox {
             }
             for owner in owners where owner != push.recipient { followPairs.insert(RecordMemo.Pair(push.recipient, owner)) }
         }
-        for user in try db.keyed("SELECT \(UserRecord.columns) FROM users WHERE id IN (%)", Array(people), UserRecord.init) {
-            memo.users[user.key] = user
-        }
-        for key in people where memo.users[key] == nil { memo.users[key] = .some(nil) }
+        memo.users.merge(try records(people, "users", UserRecord.columns, UserRecord.init, \.key)) { $1 }
         let pairs = blockPairs.map { [$0.a, $0.b] as [SQLBindable] }
         for pair in blockPairs { memo.blocks[pair] = false }
         for sql in ["SELECT k.a, k.b FROM k JOIN blocks AS b ON b.blocker = k.a AND b.blocked = k.b",
@@ -232,6 +218,16 @@ extension Outbox {
         for (token, user) in try db.keyed("SELECT token, user FROM devices WHERE token IN (%)", tokens, { ($0.string(0), $0.int(1)) }) {
             memo.devices[token] = user
         }
+    }
+
+    /// The records of `table` with these keys, in one statement: each key's record, or nil
+    /// when there is none (remembered too, so it is not asked again).
+    private func records<R>(_ keys: Set<Int>, _ table: String, _ columns: String, _ read: (Row) throws -> R,
+                            _ key: (R) -> Int) throws -> [Int: R?] {
+        var found: [Int: R?] = [:]
+        for key in keys { found[key] = .some(nil) }
+        for record in try db.keyed("SELECT \(columns) FROM \(table) WHERE id IN (%)", Array(keys), read) { found[key(record)] = record }
+        return found
     }
 
     /// A row's push as stored: the copy decided when the row was made, and what it points at.
