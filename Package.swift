@@ -29,6 +29,9 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
+        // The push worker's HTTP/2 client: nghttp2 over OpenSSL's TLS (docs/delivery.md).
+        .systemLibrary(name: "CHTTP2", path: "Sources/CHTTP2", pkgConfig: "libnghttp2",
+                       providers: [.apt(["libnghttp2-dev", "libssl-dev"])]),
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // The pseudo-terminal the benches run the inbox in (libc alone).
         .systemLibrary(name: "CPseudoTerminal", path: "Sources/CPseudoTerminal"),
@@ -41,7 +44,7 @@ let package = Package(
         .target(name: "Backend", dependencies: ["Storage", "SQLite", "Postgres", "Notifications", "Wire", "CCrypto"], swiftSettings: staticInRelease),
         .target(name: "API", dependencies: ["Backend", "Storage", "Notifications", "Wire"], swiftSettings: staticInRelease),
         .target(name: "Server", dependencies: ["API", "Backend", "CMicroHTTPD"], swiftSettings: staticInRelease),
-        .target(name: "HTTPClient", dependencies: ["CCurl"], swiftSettings: staticInRelease),
+        .target(name: "HTTPClient", dependencies: ["CCurl", "CHTTP2"], swiftSettings: staticInRelease),
         .target(name: "Deliver", dependencies: ["Backend", "Notifications", "HTTPClient", "CCrypto"], swiftSettings: staticInRelease),
         .target(name: "Replica", dependencies: ["Wire", "SQLite", "Notifications", "HTTPClient"], swiftSettings: staticInRelease),
         .target(name: "Inbox", dependencies: ["Replica", "Notifications", "CNcursesw"], swiftSettings: staticInRelease),

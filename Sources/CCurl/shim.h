@@ -27,29 +27,4 @@ static inline CURLcode stepo_curl_info_long(CURL *handle, CURLINFO info, long *v
     return curl_easy_getinfo(handle, info, value);
 }
 
-/* The socket callbacks: told of each socket libcurl opens (to return CURL_SOCKOPT_OK) and
-   asked to close each (to return 0 once closed). */
-typedef int (*stepo_curl_sockopt_callback)(void *context, curl_socket_t socket, curlsocktype purpose);
-typedef int (*stepo_curl_close_callback)(void *context, curl_socket_t socket);
-static inline CURLcode stepo_curl_sockopt(CURL *handle, stepo_curl_sockopt_callback opened, stepo_curl_close_callback closing,
-                                          void *context) {
-    CURLcode code = curl_easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, opened);
-    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_SOCKOPTDATA, context);
-    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, closing);
-    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_CLOSESOCKETDATA, context);
-    return code;
-}
-
-/* curl_multi_setopt is variadic too. */
-static inline CURLMcode stepo_curl_multi_long(CURLM *multi, CURLMoption option, long value) {
-    return curl_multi_setopt(multi, option, value);
-}
-/* A finished transfer from curl_multi_info_read: 1 with its handle and result, else 0 (the
-   message is a union Swift cannot read safely). */
-static inline int stepo_curl_done(CURLMsg *message, CURL **handle, CURLcode *result) {
-    if (message == NULL || message->msg != CURLMSG_DONE) return 0;
-    *handle = message->easy_handle;
-    *result = message->data.result;
-    return 1;
-}
 #endif

@@ -21,7 +21,7 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
     /// the older one are sent again with the new one, not renewed once each.
     private var renewedAt: [DeviceRecord.Platform: Int64] = [:]
     private var random = SystemRandomNumberGenerator()
-    private let connection: HTTPMultiplexer
+    private let connection: HTTP2Multiplexer
 
     /// After `threshold` transient failures in a row, a provider rests for `rest`: its entries
     /// wait instead of piling onto a service that is down.
@@ -39,7 +39,7 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
         var byPlatform: [DeviceRecord.Platform: PushProvider] = [:]
         for provider in providers { byPlatform[provider.platform] = provider }
         self.providers = byPlatform
-        connection = HTTPMultiplexer(largestBody: 64 << 10, streams: streams, timeout: 15)
+        connection = HTTP2Multiplexer(largestBody: 64 << 10, streams: streams, timeout: 15)
     }
 
     /// What one pass did.

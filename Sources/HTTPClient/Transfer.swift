@@ -66,22 +66,6 @@ func configure(_ handle: UnsafeMutableRawPointer, _ request: HTTPRequest, receiv
     return list
 }
 
-/// Sets up again a handle whose last request was a POST with a body, made with the same
-/// version, CA file and timeouts, for another such POST: only what changes from one request to
-/// the next (its URL, headers, body and where its answer goes). Options stay set between a
-/// handle's transfers; resetting and setting them all again cost a push worker about a tenth of
-/// its CPU. Returns the header list, as `configure` does.
-func reconfigure(_ handle: UnsafeMutableRawPointer, _ request: HTTPRequest, body: Data, received: Received) -> UnsafeMutablePointer<curl_slist>? {
-    let context = Unmanaged.passUnretained(received).toOpaque()
-    let list = headerList(request)
-    stepo_curl_string(handle, CURLOPT_URL, request.url)
-    stepo_curl_list(handle, CURLOPT_HTTPHEADER, list)
-    stepo_curl_pointer(handle, CURLOPT_WRITEDATA, context)
-    stepo_curl_pointer(handle, CURLOPT_HEADERDATA, context)
-    setBody(handle, body)
-    return list
-}
-
 /// The request's headers as libcurl takes them, without the wait of `Expect: 100-continue`.
 private func headerList(_ request: HTTPRequest) -> UnsafeMutablePointer<curl_slist>? {
     var list: UnsafeMutablePointer<curl_slist>?
