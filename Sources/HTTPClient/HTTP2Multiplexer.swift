@@ -427,8 +427,8 @@ private final class Connection {
         guard state == .open else { return }
         submit()
         send()
-        if state == .open, goingAway, streams.isEmpty, !waiting.isEmpty {
-            // Those still waiting go on a new connection.
+        if state == .open, goingAway, !waiting.isEmpty {
+            // The server takes no new streams here: those still waiting go on a new connection.
             let moved = waiting
             waiting = []
             for stream in moved where !stream.completed { owner.restart(stream, from: self) }
