@@ -1,7 +1,7 @@
 #ifndef STEPO_CPSEUDOTERMINAL_SHIM_H
 #define STEPO_CPSEUDOTERMINAL_SHIM_H
 /* What the benches need to run the real inbox in a pseudo-terminal: opening one, and setting
-   its size (ioctl is variadic, so Swift cannot call it). */
+   its size (ioctl is variadic, so Swift cannot call it); and a thread kept on one core. */
 /* posix_openpt, grantpt, unlockpt and ptsname are X/Open: glibc declares them only under
    _XOPEN_SOURCE, which this module cannot define (the C library's types would then differ from
    those Swift's Glibc module holds). Undeclared, C takes ptsname for a function returning int,
@@ -24,6 +24,12 @@ static inline int stepo_open_pseudo_terminal(char *name, size_t size) {
     if (path == NULL || strlen(path) >= size) { close(fd); return -1; }
     strcpy(name, path);
     return fd;
+}
+/* Keeps the calling thread on the CPUs of `mask` (`bytes` long): sched_setaffinity is glibc's
+   only under _GNU_SOURCE, the system call is not. 0 on success. */
+#include <sys/syscall.h>
+static inline int stepo_pin_thread(const unsigned long *mask, size_t bytes) {
+    return (int)syscall(SYS_sched_setaffinity, 0, bytes, mask);
 }
 /* glibc's POSIX_SPAWN_SETSID (2.26 and later), hidden from this header without _GNU_SOURCE. */
 static inline short stepo_spawn_setsid(void) { return 0x80; }

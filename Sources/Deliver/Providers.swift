@@ -31,11 +31,25 @@ public protocol PushProvider: AnyObject, Sendable {
     var version: HTTPClient.Version { get }
     /// Certificates to trust instead of the system's (a stand-in's).
     var caFile: String? { get }
+    /// Whether it can take pushes now, or only from a moment on (a credential being fetched):
+    /// entries for it are then given back, due again then, without an attempt.
+    func readiness(now: Int64) -> ProviderReadiness
     /// The request for one push; `renew`: with a fresh credential (the last was refused).
     func request(for content: PushContent, to token: String, now: Int64, renew: Bool) throws -> HTTPRequest
     /// What the provider's answer means: `nil` when it refused our credential and a fresh one
     /// is worth one more try. (No answer at all is the worker's to retry.)
     func outcome(of answer: HTTPAnswer, now: Int64, renewed: Bool) -> (result: SendResult, status: Int?)?
+}
+
+/// Whether a provider can take pushes at a moment.
+public enum ProviderReadiness: Equatable, Sendable {
+    case ready
+    /// Not before this moment (Unix ms).
+    case waiting(until: Int64)
+}
+
+extension PushProvider {
+    public func readiness(now: Int64) -> ProviderReadiness { .ready }
 }
 
 /// The error a provider's JSON answer names.
@@ -174,8 +188,26 @@ public final class FCMProvider: PushProvider, Sendable {
     public var caFile: String? { settings.caFile }
     /// The OAuth2 grant goes one request at a time, about once an hour.
     private let grantClient: HTTPClient
-    /// The access token in hand; held while a grant is asked, so one goes at a time.
-    private let access = Mutex<(token: String, expiresAt: Int64)?>(nil)
+    /// The access token in hand, and the grant under way or failed last.
+    private let access = Mutex(Access())
+
+    /// A token is asked for again this long before it expires, in the background, so the
+    /// worker never waits on Google's token endpoint while it has a token.
+    static let refreshAhead: Int64 = 5 * 60_000
+    /// A grant that failed is not asked again for this long: the pushes meanwhile fail at once
+    /// with its reason (and the worker's breaker rests the provider), where each would have
+    /// waited on the endpoint in turn.
+    static let failedGrantRest: Int64 = 30_000
+
+    struct Access {
+        var token: String?
+        var expiresAt: Int64 = 0
+        var granting = false
+        var failure: (error: any Error, at: Int64)?
+        /// Whether a grant was ever made: the first is made in line (before the first push),
+        /// the rest in the background.
+        var started = false
+    }
 
     public init(settings: Settings) throws {
         self.settings = settings
@@ -185,26 +217,93 @@ public final class FCMProvider: PushProvider, Sendable {
         _ = try JWT.rs256(header: .object([("alg", "RS256")]), claims: .object([]), pem: settings.privateKeyPEM)
     }
 
-    /// The access token: the cached one until a minute before it expires, else a new grant.
-    func accessToken(now: Int64, renew: Bool = false) throws -> String {
-        try access.withLock { access in
-            if !renew, let held = access, now < held.expiresAt { return held.token }
-            let seconds = Int(now / 1000)
-            let assertion = try JWT.rs256(header: .object([("alg", "RS256"), ("typ", "JWT")]), claims: .object([
-                ("iss", .string(settings.clientEmail)), ("scope", .string(FCMProvider.scope)), ("aud", .string(settings.tokenURI)),
-                ("iat", .int(seconds)), ("exp", .int(seconds + 3600)),
-            ]), pem: settings.privateKeyPEM)
-            let form = "grant_type=" + "urn:ietf:params:oauth:grant-type:jwt-bearer".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-                + "&assertion=" + assertion
-            let answer = try grantClient.perform(method: "POST", url: settings.tokenURI,
-                                                 headers: [("content-type", "application/x-www-form-urlencoded")],
-                                                 body: Data(form.utf8), timeout: 15)
-            guard answer.status == 200, let json = try? JSON.parse(answer.body), let token = json["access_token"]?.string else {
-                throw SigningError(description: "the OAuth2 grant was refused: HTTP \(answer.status) \(reason(in: answer.body) ?? "")")
+    /// Ready with a token in hand (a fresh one asked for in the background when it nears its
+    /// end); the first time, after a grant made in line; waiting while a later grant is under way.
+    public func readiness(now: Int64) -> ProviderReadiness {
+        enum Next { case ready, waiting, grantInLine, grantInBackground }
+        let next: Next = access.withLock { access in
+            if let _ = access.token, now < access.expiresAt {
+                if now >= access.expiresAt - FCMProvider.refreshAhead, !access.granting, !recentlyFailed(access, now) {
+                    access.granting = true
+                    return .grantInBackground
+                }
+                return .ready
             }
-            let lifetime = Int64(json["expires_in"]?.int ?? 3600) * 1000
-            access = (token, now + lifetime - 60_000)
-            return token
+            if access.granting { return .waiting }
+            if recentlyFailed(access, now) { return .ready }  // each push fails at once with why
+            access.granting = true
+            defer { access.started = true }
+            return access.started ? .grantInBackground : .grantInLine
+        }
+        switch next {
+        case .ready: return .ready
+        case .waiting: return .waiting(until: now + 1_000)
+        case .grantInLine:
+            grant(now: now)
+            return .ready
+        case .grantInBackground:
+            Thread { [self] in grant(now: now) }.start()
+            return access.withLock { $0.token != nil && now < $0.expiresAt } ? .ready : .waiting(until: now + 1_000)
+        }
+    }
+
+    private func recentlyFailed(_ access: Access, _ now: Int64) -> Bool {
+        access.failure.map { now - $0.at < FCMProvider.failedGrantRest } ?? false
+    }
+
+    /// One OAuth2 grant: its token (or why there is none) kept for the pushes.
+    private func grant(now: Int64) {
+        let result = Result { try askForToken(now: now) }
+        access.withLock { access in
+            access.granting = false
+            switch result {
+            case .success(let (token, lifetime)):
+                access.token = token
+                access.expiresAt = now + lifetime - 60_000
+                access.failure = nil
+            case .failure(let error):
+                access.failure = (error, now)
+            }
+        }
+    }
+
+    private func askForToken(now: Int64) throws -> (String, Int64) {
+        let seconds = Int(now / 1000)
+        let assertion = try JWT.rs256(header: .object([("alg", "RS256"), ("typ", "JWT")]), claims: .object([
+            ("iss", .string(settings.clientEmail)), ("scope", .string(FCMProvider.scope)), ("aud", .string(settings.tokenURI)),
+            ("iat", .int(seconds)), ("exp", .int(seconds + 3600)),
+        ]), pem: settings.privateKeyPEM)
+        let form = "grant_type=" + "urn:ietf:params:oauth:grant-type:jwt-bearer".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            + "&assertion=" + assertion
+        let answer = try grantClient.perform(method: "POST", url: settings.tokenURI,
+                                             headers: [("content-type", "application/x-www-form-urlencoded")],
+                                             body: Data(form.utf8), timeout: 10, connectTimeout: 5)
+        guard answer.status == 200, let json = try? JSON.parse(answer.body), let token = json["access_token"]?.string else {
+            throw SigningError(description: "the OAuth2 grant was refused: HTTP \(answer.status) \(reason(in: answer.body) ?? "")")
+        }
+        return (token, Int64(json["expires_in"]?.int ?? 3600) * 1000)
+    }
+
+    /// The access token in hand. Never waits on the token endpoint: with none (or `renew`, the
+    /// last refused), a grant is started and the push fails for now, to be tried again.
+    func accessToken(now: Int64, renew: Bool = false) throws -> String {
+        enum Next { case token(String), failed(any Error), grant, wait }
+        let next: Next = access.withLock { access in
+            if renew { access.token = nil }
+            if let token = access.token, now < access.expiresAt { return .token(token) }
+            if let failure = access.failure, recentlyFailed(access, now) { return .failed(failure.error) }
+            if access.granting { return .wait }
+            access.granting = true
+            access.started = true
+            return .grant
+        }
+        switch next {
+        case .token(let token): return token
+        case .failed(let error): throw SigningError(description: "no FCM access token: \(error)")
+        case .wait: throw SigningError(description: "no FCM access token yet: a grant is under way")
+        case .grant:
+            Thread { [self] in grant(now: now) }.start()
+            throw SigningError(description: "no FCM access token yet: a grant is under way")
         }
     }
 

@@ -126,6 +126,8 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
         try queue.inTransaction(memo: false) {
             var settled: [Outbox.Settlement] = []
             var judging: [OutboxEntry] = []
+            // A provider fetching its credential takes its entries back later, without an attempt.
+            var readiness: [DeviceRecord.Platform: ProviderReadiness] = [:]
             for entry in entries {
                 let at = now()
                 if let expires = entry.expiresAt, expires <= at {
@@ -133,9 +135,16 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
                     pass.dead += 1
                     continue
                 }
-                guard providers[entry.platform] != nil else { continue }
+                guard let provider = providers[entry.platform] else { continue }
                 if let breaker = breakers[entry.platform], breaker.openUntil > at {
                     try queue.release(entry, dueAt: breaker.openUntil)
+                    pass.waited += 1
+                    continue
+                }
+                let ready = readiness[entry.platform] ?? provider.readiness(now: at)
+                readiness[entry.platform] = ready
+                if case .waiting(let until) = ready {
+                    try queue.release(entry, dueAt: until)
                     pass.waited += 1
                     continue
                 }

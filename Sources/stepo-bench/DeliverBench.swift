@@ -1,4 +1,5 @@
 import BenchSupport
+import CPseudoTerminal
 import CLI
 import Backend
 import Foundation
@@ -84,6 +85,18 @@ struct DeliverBench {
         return [taskset, "-c", String(core)]
     }
 
+    /// Keeps the calling thread on `core` (nil: on any core again), where the machine has two
+    /// or more.
+    static func pinThisThread(to core: Int?) {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        guard cores >= 2 else { return }
+        var mask = [UInt](repeating: 0, count: 16)  // 1,024 CPUs, as glibc's cpu_set_t
+        for cpu in (core.map { [$0] } ?? Array(0..<min(cores, mask.count * UInt.bitWidth))) {
+            mask[cpu / UInt.bitWidth] |= 1 << UInt(cpu % UInt.bitWidth)
+        }
+        _ = stepo_pin_thread(mask, mask.count * MemoryLayout<UInt>.size)
+    }
+
     static func find(_ program: String) -> String? {
         for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
             let path = "\(directory)/\(program)"
@@ -118,10 +131,13 @@ struct DeliverBench {
         if guarding {
             print("  " + Guard.settle())
             var taken: [Guard.Pair] = []
-            for pair in 1...Guard.pairs {
+            for pair in 1...DeliverBench.guardPairs {
                 // The floor: notification rows inserted raw, in this process, three times (their
-                // mean is the pair's floor), then the worker's run.
+                // mean is the pair's floor), then the worker's run. The floor runs on the
+                // worker's core, so a busy neighbour slows both alike.
                 var floorCPU = 0.0, floorWall = 0.0
+                DeliverBench.pinThisThread(to: 0)
+                defer { DeliverBench.pinThisThread(to: nil) }
                 for time in 1...3 {
                     let (store, _) = try freshStore("floor-\(pair)-\(time)")
                     let world = BulkWorld(store)
@@ -199,6 +215,9 @@ struct DeliverBench {
     /// The guard's runs: 10,000 pushes each, beside 40,000 rows inserted raw (a floor of a
     /// fifth of the work's CPU: a smaller one varied by half from one take to the next).
     static let guardPushes = 10_000, guardFloorRows = 40_000
+    /// Seven pairs, not the other guards' five: the worker's runs move more from one to the
+    /// next (how its batches meet the stand-ins' answers), and the median of seven is steadier.
+    static let guardPairs = 7
     /// The guard's ratio (40,000 rows inserted raw ÷ the worker's 10,000 pushes, CPU, release
     /// build) as recorded on the development machine: docs/performance.md, "The guards", has the
     /// runs it is the median of and their spread (2026-12-06, the worker on its own HTTP/2

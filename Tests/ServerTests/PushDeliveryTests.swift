@@ -249,6 +249,41 @@ final class PushDeliveryTests {
         #expect(try worker.runOnce().total == 8)
     }
 
+    @Test("a token endpoint that never answers costs one wait, not one a push; APNs goes on, FCM waits its turn")
+    func silentTokenEndpoint() throws {
+        let silent = try FaultyServer(.silent)
+        defer { silent.stop() }
+        try register((1...6).map { "apns-\($0)" }, .apns)
+        try register((1...6).map { "fcm-\($0)" }, .fcm)
+        _ = try heart("f1")
+        let pem = String(decoding: FileManager.default.contents(atPath: folder + "/apns.p8")!, as: UTF8.self)
+        let apns = try APNsProvider(settings: .init(url: url, keyPEM: pem, keyId: "KEY1234567", teamId: "TEAM123456",
+                                                    caFile: folder + "/cert.pem"))
+        guard case .object(var members) = try JSON.parse(FileManager.default.contents(atPath: folder + "/service.json")!) else {
+            Issue.record("service.json is not an object"); return
+        }
+        members = members.map { $0.0 == "token_uri" ? ("token_uri", .string("https://127.0.0.1:\(silent.port)/token")) : $0 }
+        let fcm = try FCMProvider(settings: try .init(url: url, serviceAccount: .object(members), caFile: folder + "/cert.pem"))
+        let worker = DeliveryWorker(queue: store.outbox, providers: [apns, fcm], name: "silent-token")
+        let start = now
+        var began = Date()
+        // The first grant is made in line and gives up after its connect timeout (5 s); every
+        // FCM push of the batch then fails at once with its reason, and APNs is sent.
+        let first = try worker.runOnce(now: { start })
+        #expect(Date().timeIntervalSince(began) < 9)
+        #expect(first.sent == 6 && first.retried == 6)
+        #expect(silent.accepted == 1)
+        let entry = try #require(try store.outbox.entries(ofDevice: "fcm-1").first?.id)
+        #expect(try store.outbox.attempts(of: entry).first?.reason?.contains("access token") == true)
+        // Past the failed grant's rest a new one goes in the background: the pass does not wait
+        // on it, and FCM's entries are given back for later without an attempt.
+        began = Date()
+        let second = try worker.runOnce(now: { start + 31_000 })
+        #expect(Date().timeIntervalSince(began) < 2)
+        #expect(second.waited == 6 && second.retried == 0)
+        #expect(try store.outbox.attempts(of: entry).count == 1)
+    }
+
     @Test("two workers on one store never send one entry twice")
     func twoWorkers() throws {
         try register((1...60).map { "apns-\($0)" }, .apns)
