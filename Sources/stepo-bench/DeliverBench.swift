@@ -221,13 +221,15 @@ struct DeliverBench {
     /// The guard's ratio (40,000 rows inserted raw ÷ the worker's 10,000 pushes, CPU, release
     /// build) as recorded on the development machine: docs/performance.md, "The guards", has the
     /// runs it is the median of and their spread (2026-12-06, the worker on its own HTTP/2
-    /// client: 0.350–0.436). Record it again when a change moves it for good.
-    static let recordedRatio = 0.41
-    /// Where the guard fails: under the lowest of ten runs (0.350), five of them with the other
-    /// core busy. A quarter more CPU a push takes the median to 0.328 and a third to 0.31; the
-    /// guard is sure of a rise of two fifths from any recorded run (0.436 ÷ 1.4). The known
-    /// regression (`--regress single`) measures about 0.05.
-    static let guardThreshold = 0.31
+    /// client, seven pairs, the floor on the worker's core: 0.356–0.412). Record it again when a
+    /// change moves it for good.
+    static let recordedRatio = 0.39
+    /// Where the guard fails: under the lowest run seen (0.326, just after a build, the load
+    /// average still 2) by a seventh. It is sure of a rise of a half from any recorded run
+    /// (0.412 ÷ 1.5 = 0.275), of two fifths from the median; a quarter (0.312 from the median)
+    /// is inside the spread — issue 32's bar, not met here. The known regression (`--regress
+    /// single`) measures about 0.05.
+    static let guardThreshold = 0.28
 
     /// One publish to `followers` people with a phone each: the real worker from its start
     /// until the outbox is empty. `judged`: its figures are held to issue 36's targets (not in
