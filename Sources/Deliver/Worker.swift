@@ -121,13 +121,20 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
     private func launch(limit: Int, now: () -> Int64, flights: inout [Int: Flight], nextTag: inout Int, pass: inout Pass) throws -> Bool {
         let entries = try queue.claimDue(worker: name, now: now(), lease: lease, limit: limit, platforms: Array(providers.keys))
         guard !entries.isEmpty else { return false }
+        // A provider fetching its credential takes its entries back later, without an attempt.
+        // Asked before the transaction: a first FCM grant waits on Google's token endpoint, and
+        // the store's writers must not wait with it.
+        var readiness: [DeviceRecord.Platform: ProviderReadiness] = [:]
+        for platform in Set(entries.map(\.platform)) {
+            let at = now()
+            guard let provider = providers[platform], (breakers[platform]?.openUntil ?? 0) <= at else { continue }
+            readiness[platform] = provider.readiness(now: at)
+        }
         // One transaction, and everything the rules ask of the batch read in a few set
         // statements first: the batch is judged as the store stands at this moment.
         try queue.inTransaction(memo: false) {
             var settled: [Outbox.Settlement] = []
             var judging: [OutboxEntry] = []
-            // A provider fetching its credential takes its entries back later, without an attempt.
-            var readiness: [DeviceRecord.Platform: ProviderReadiness] = [:]
             for entry in entries {
                 let at = now()
                 if let expires = entry.expiresAt, expires <= at {
@@ -135,15 +142,13 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
                     pass.dead += 1
                     continue
                 }
-                guard let provider = providers[entry.platform] else { continue }
+                guard providers[entry.platform] != nil else { continue }
                 if let breaker = breakers[entry.platform], breaker.openUntil > at {
                     try queue.release(entry, dueAt: breaker.openUntil)
                     pass.waited += 1
                     continue
                 }
-                let ready = readiness[entry.platform] ?? provider.readiness(now: at)
-                readiness[entry.platform] = ready
-                if case .waiting(let until) = ready {
+                if case .waiting(let until)? = readiness[entry.platform] {
                     try queue.release(entry, dueAt: until)
                     pass.waited += 1
                     continue
