@@ -222,7 +222,7 @@ public final class FCMProvider: PushProvider, Sendable {
     public func readiness(now: Int64) -> ProviderReadiness {
         enum Next { case ready, waiting, grantInLine, grantInBackground }
         let next: Next = access.withLock { access in
-            if let _ = access.token, now < access.expiresAt {
+            if access.token != nil, now < access.expiresAt {
                 if now >= access.expiresAt - FCMProvider.refreshAhead, !access.granting, !recentlyFailed(access, now) {
                     access.granting = true
                     return .grantInBackground

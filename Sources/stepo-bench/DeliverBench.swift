@@ -137,7 +137,6 @@ struct DeliverBench {
                 // worker's core, so a busy neighbour slows both alike.
                 var floorCPU = 0.0, floorWall = 0.0
                 DeliverBench.pinThisThread(to: 0)
-                defer { DeliverBench.pinThisThread(to: nil) }
                 for time in 1...3 {
                     let (store, _) = try freshStore("floor-\(pair)-\(time)")
                     let world = BulkWorld(store)
@@ -148,6 +147,8 @@ struct DeliverBench {
                     floorCPU += cpu / 3
                     floorWall += wall / 3
                 }
+                // The worker's run: this process only waits and reads the outbox, off its core.
+                DeliverBench.pinThisThread(to: nil)
                 let run = try throughput(1, followers: DeliverBench.guardPushes, worker: worker, apns: apns, fcm: fcm, judged: false, &figures)
                 taken.append(Guard.Pair(floorCPU: floorCPU, workCPU: run.workerPerPush * Double(DeliverBench.guardPushes) / 1e6,
                                         floorWall: floorWall, workWall: run.elapsed))
