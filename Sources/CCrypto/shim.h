@@ -65,4 +65,34 @@ static inline int stepo_sign_rs256(const char *pem, int pemLength, const unsigne
     EVP_PKEY_free(key);
     return result;
 }
+
+/* Checks a signature over `data` with the public half of `key`: 1 when it holds. The bench's
+   stand-ins verify the provider tokens and grants the worker signs. */
+static inline int stepo_digest_verify(EVP_PKEY *key, const unsigned char *data, size_t length,
+                                      const unsigned char *signature, size_t signatureLength) {
+    EVP_MD_CTX *context = EVP_MD_CTX_new();
+    if (!context) return 0;
+    int ok = EVP_DigestVerifyInit(context, NULL, EVP_sha256(), NULL, key) == 1
+        && EVP_DigestVerify(context, signature, signatureLength, data, length) == 1;
+    EVP_MD_CTX_free(context);
+    return ok;
+}
+
+/* ES256's r || s (64 bytes) checked with a P-256 key: 1 when it holds. */
+static inline int stepo_verify_es256(EVP_PKEY *key, const unsigned char *data, size_t length, const unsigned char raw[64]) {
+    if (EVP_PKEY_base_id(key) != EVP_PKEY_EC) return 0;
+    ECDSA_SIG *signature = ECDSA_SIG_new();
+    if (!signature) return 0;
+    BIGNUM *r = BN_bin2bn(raw, 32, NULL), *s = BN_bin2bn(raw + 32, 32, NULL);
+    if (!r || !s || ECDSA_SIG_set0(signature, r, s) != 1) {
+        BN_free(r); BN_free(s); ECDSA_SIG_free(signature);
+        return 0;
+    }
+    unsigned char *der = NULL;
+    int derLength = i2d_ECDSA_SIG(signature, &der);
+    int ok = derLength > 0 && stepo_digest_verify(key, data, length, der, (size_t)derLength);
+    OPENSSL_free(der);
+    ECDSA_SIG_free(signature);
+    return ok;
+}
 #endif

@@ -40,4 +40,36 @@ static inline int32_t stepo_h2_submit(nghttp2_session *session, const nghttp2_nv
     return nghttp2_submit_request(session, NULL, headers, count, body ? &provider : NULL, source);
 }
 static inline void *stepo_h2_source(nghttp2_data_source *source) { return source->ptr; }
+
+static inline uint8_t stepo_h2_frame_flags(const nghttp2_frame *frame) { return frame->hd.flags; }
+/* A frame of HEADERS that opens a request (not trailers). */
+static inline int stepo_h2_frame_is_request(const nghttp2_frame *frame) {
+    return frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST;
+}
+
+/* The server's side (the bench's stand-ins for APNs and FCM): an answer, its body (when `body`
+   is non-zero) read through `read`. */
+static inline int stepo_h2_submit_response(nghttp2_session *session, int32_t stream, const nghttp2_nv *headers,
+                                           size_t count, int body, stepo_h2_read_callback read) {
+    nghttp2_data_provider provider;
+    provider.source.ptr = NULL;
+    provider.read_callback = read;
+    return nghttp2_submit_response(session, stream, headers, count, body ? &provider : NULL);
+}
+/* ALPN on the server's side: h2, or the handshake fails. */
+static int stepo_alpn_select_h2(SSL *ssl, const unsigned char **out, unsigned char *outLength,
+                                const unsigned char *in, unsigned int inLength, void *context) {
+    (void)ssl; (void)context;
+    for (unsigned int i = 0; i + 1 < inLength; i += 1u + in[i]) {
+        if (in[i] == 2 && i + 2 < inLength && in[i + 1] == 'h' && in[i + 2] == '2') {
+            *out = in + i + 1;
+            *outLength = 2;
+            return SSL_TLSEXT_ERR_OK;
+        }
+    }
+    return SSL_TLSEXT_ERR_ALERT_FATAL;
+}
+static inline void stepo_ssl_context_alpn_h2_server(SSL_CTX *context) {
+    SSL_CTX_set_alpn_select_cb(context, stepo_alpn_select_h2, NULL);
+}
 #endif

@@ -5,7 +5,7 @@ import Foundation
 let benchCommand = Command(
     name: "stepo-bench",
     summary: "Run one of Stepo's benchmarks against the `stepo` binary beside it and print its figures (build both with -c release).",
-    usage: "stepo-bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER] [--guard [--regress savepoints|counters]]  |  stepo-bench sync [--rows 10000,100000,1000000] [--first-only] [--seconds 30]  |  stepo-bench inbox [--rows 10000,100000,1000000] [--seconds 60]  |  stepo-bench deliver [--only throughput|latency] [--scale 1,4] [--fraction F] [--standins FILE] [--batch N] [--streams N] [--guard [--regress single]]  |  stepo-bench scaleout [--only throughput|load|fanout|ingest] [--scale 1,4] [--posters 16] [--pgbench-seconds 20] [--clients 500] [--rate 1000] [--seconds 60] [--followers 250000] [--events 250000] [--statements] [--guard] [--driver wrk|own]  |  stepo-bench stats [--rows 10000,10000000] [--people 10000] [--guard]  |  stepo-bench api [--seconds 8] [--connections 32]",
+    usage: "stepo-bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER] [--guard [--regress savepoints|counters]]  |  stepo-bench sync [--rows 10000,100000,1000000] [--first-only] [--seconds 30]  |  stepo-bench inbox [--rows 10000,100000,1000000] [--seconds 60]  |  stepo-bench deliver [--only throughput|latency] [--scale 1,4] [--fraction F] [--standins own|granian] [--batch N] [--streams N] [--guard [--regress single|batch64]]  |  stepo-bench scaleout [--only throughput|load|fanout|ingest] [--scale 1,4] [--posters 16] [--pgbench-seconds 20] [--clients 500] [--rate 1000] [--seconds 60] [--followers 250000] [--events 250000] [--statements] [--guard] [--driver wrk|own]  |  stepo-bench stats [--rows 10000,10000000] [--people 10000] [--guard]  |  stepo-bench api [--seconds 8] [--connections 32]  |  stepo-bench standins --dir FOLDER [--port 0] [--script FILE]",
     details: """
     engine: uniform worlds — one publish to 100,000 followers into a store of 1,000,000 rows
     (against a raw INSERT … SELECT of the same rows), counts for a user with 10,000 rows,
@@ -20,11 +20,16 @@ let benchCommand = Command(
     `stepo serve` child, timed from its start and with its peak memory; one new row from event
     to replica; 50 long-polling clients under 200 events/s for --seconds. --first-only stops
     after the first syncs.
-    deliver: the real `stepo deliver` against HTTP/2 stand-ins for APNs and FCM
-    (Tests/Standins/standins.py; Python's h2 and cryptography), one process each: one publish
-    to 20,000 followers' phones, from process start to an empty outbox (≥ 5,000 pushes/s over
-    one connection per provider), and 1,000 follows a second for 10 s, each row's commit to
-    its provider's answer (p99 ≤ 200 ms); each at 1× and 4×.
+    deliver: the real `stepo deliver` against HTTP/2 stand-ins for APNs and FCM, one process
+    each on a core of its own: the bench's own (`stepo-bench standins`: nghttp2, the checks in
+    Swift, a fraction of the worker's cost) or, with --standins granian, the tests' (Granian,
+    the checks in Python). One publish to 20,000 followers' phones, from process start to an
+    empty outbox (the worker's CPU a push ≤ 60 µs, the stand-ins' beside it), and 1,000 follows
+    a second for 10 s, each row's commit to its provider's answer (p99 ≤ 200 ms); each at 1×
+    and 4×. --guard is CI's short run: the worker's CPU against rows inserted raw, eleven pairs;
+    --regress single|batch64 runs it on a known regression it must fail.
+    standins: the bench's own stand-in alone, on --port (0: any), its keys made in --dir by
+    the tests' script (--script, Tests/Standins/standins.py).
     scaleout: the store on PostgreSQL (a throwaway cluster of the bench's own) behind three
     `stepo serve` processes: pgbench's TPC-B on the same cluster (--posters clients, for
     --pgbench-seconds: 20), then --posters (16) keep-alive clients posting hearts and comments
@@ -47,7 +52,7 @@ let benchCommand = Command(
     by wrk (two threads, --connections keep-alive connections, --seconds each), beside nginx
     serving the very bytes the server answered, in the same run (needs wrk and nginx).
     """,
-    options: ["dir", "only", "scale", "fraction", "seconds", "role", "port", "tokens", "rows", "standins", "batch", "streams", "clients", "rate", "followers", "posters", "pgbench-seconds", "people", "events", "regress", "driver", "connections"], flags: ["first-only", "statements", "guard"],
+    options: ["dir", "only", "scale", "fraction", "seconds", "role", "port", "tokens", "rows", "standins", "batch", "streams", "clients", "rate", "followers", "posters", "pgbench-seconds", "people", "events", "regress", "driver", "connections", "script"], flags: ["first-only", "statements", "guard"],
     program: ""
 ) { arguments in
     switch arguments.positionals.first {
@@ -65,6 +70,8 @@ let benchCommand = Command(
         return try StatsBench(arguments: arguments).run()
     case "api":
         return try ApiBench(arguments: arguments).run()
+    case "standins":
+        return try StandInCommand.run(arguments)
     case nil:
         throw UsageError(description: "name a benchmark: engine, sync, inbox, deliver, scaleout, stats or api")
     case let other?:

@@ -15,24 +15,29 @@ final class PushDeliveryTests {
     let url: String
     let store: Store
 
-    init() throws {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Standins/standins.py").path
+
+    /// Starts a stand-in serving from `folder`: the tests' (Granian, Python's checks) or, with
+    /// `own`, the push bench's (`stepo-bench standins`: nghttp2, the same checks in Swift).
+    static func startStandIn(in folder: String, own: Bool = false) throws -> (Spawn.Background, String) {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Standins/standins.py").path
-        standin = try Spawn.start(["python3", script, "--dir", folder], log: folder + "/standin.log")
-        var found: String?
+        let bench = URL(fileURLWithPath: Stepo.binary).deletingLastPathComponent().appendingPathComponent("stepo-bench").path
+        let command = own ? [bench, "standins", "--dir", folder, "--script", script] : ["python3", script, "--dir", folder]
+        let standin = try Spawn.start(command, log: folder + "/standin.log")
         let deadline = Date().addingTimeInterval(20)
-        while found == nil, Date() < deadline {
+        while Date() < deadline {
             let log = String(decoding: FileManager.default.contents(atPath: folder + "/standin.log") ?? Data(), as: UTF8.self)
-            if let range = log.range(of: #"https://127\.0\.0\.1:\d+"#, options: .regularExpression) { found = String(log[range]) }
+            if let range = log.range(of: #"https://127\.0\.0\.1:\d+"#, options: .regularExpression) { return (standin, String(log[range])) }
             usleep(50_000)
         }
-        guard let found else {
-            standin.stop()
-            throw Spawn.Failure(description: "the HTTP/2 stand-in did not start: "
-                                + String(decoding: FileManager.default.contents(atPath: folder + "/standin.log") ?? Data(), as: UTF8.self))
-        }
-        url = found
+        standin.stop()
+        throw Spawn.Failure(description: "the HTTP/2 stand-in did not start: "
+                            + String(decoding: FileManager.default.contents(atPath: folder + "/standin.log") ?? Data(), as: UTF8.self))
+    }
+
+    init() throws {
+        (standin, url) = try Self.startStandIn(in: folder)
         store = try Store(location: try TestEngine.location(folder, "stepo.db"))
         // A step published an hour ago: its 24-hour window is open, so its pushes are live.
         let now = Int64(Date().timeIntervalSince1970 * 1000)
@@ -56,7 +61,10 @@ final class PushDeliveryTests {
 
     var now: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
-    func worker(on store: Store? = nil) throws -> (DeliveryWorker, APNsProvider) {
+    /// A worker on `store` (the suite's), sending to the stand-in at `url` serving from
+    /// `folder` (the suite's).
+    func worker(on store: Store? = nil, standIn: (folder: String, url: String)? = nil) throws -> (DeliveryWorker, APNsProvider) {
+        let (folder, url) = standIn ?? (folder, url)
         let pem = String(decoding: FileManager.default.contents(atPath: folder + "/apns.p8")!, as: UTF8.self)
         let apns = try APNsProvider(settings: .init(url: url, keyPEM: pem, keyId: "KEY1234567", teamId: "TEAM123456",
                                                     caFile: folder + "/cert.pem"))
@@ -76,8 +84,8 @@ final class PushDeliveryTests {
     }
 
     /// The stand-in's log: every request it answered.
-    func requests() throws -> [JSON] {
-        let text = String(decoding: FileManager.default.contents(atPath: folder + "/requests.jsonl") ?? Data(), as: UTF8.self)
+    func requests(in folder: String? = nil) throws -> [JSON] {
+        let text = String(decoding: FileManager.default.contents(atPath: (folder ?? self.folder) + "/requests.jsonl") ?? Data(), as: UTF8.self)
         return try text.split(separator: "\n").map { try JSON.parse(Data($0.utf8)) }
     }
 
@@ -150,12 +158,22 @@ final class PushDeliveryTests {
         #expect(try entries.allSatisfy { try store.outbox.attempts(of: $0.id).last?.reason == "deviceChanged" })
     }
 
-    @Test("each answer does what the providers document: sent, token gone, retried later as asked")
-    func answers() throws {
+    /// The push bench measures the worker against its own stand-in (nghttp2, the checks in
+    /// Swift), which must answer as the tests' does: this test runs against both.
+    @Test("each answer does what the providers document: sent, token gone, retried later as asked", arguments: ["granian", "own"])
+    func answers(standIn kind: String) throws {
+        var standIn: (folder: String, url: String)? = nil
+        var own: Spawn.Background?
+        if kind == "own" {
+            let started = try Self.startStandIn(in: folder + "/own", own: true)
+            own = started.0
+            standIn = (folder + "/own", started.1)
+        }
+        defer { own?.stop() }
         try register(["apns-ok", "gone-a", "down-a", "bad-a"], .apns)
         try register(["fcm-ok", "busy-f", "gone-f"], .fcm)
         let row = try #require(try heart("f1"))
-        let (worker, apns) = try worker()
+        let (worker, apns) = try worker(standIn: standIn)
         let start = now
         let pass = try worker.runOnce()
         #expect(pass.sent == 2 && pass.gone == 2 && pass.retried == 2 && pass.dead == 1)
@@ -175,7 +193,7 @@ final class PushDeliveryTests {
         later = try worker.runOnce(now: { start + 65_000 })
         #expect(try later.sent == 1 && state("busy-f") == "sent")
         // What the stand-ins saw: no rule broken, the headers as Apple documents them.
-        let seen = try requests()
+        let seen = try requests(in: standIn?.folder)
         #expect(seen.allSatisfy { $0["violation"] == nil }, "\(seen.compactMap { $0["violation"] })")
         let ok = try #require(seen.first { $0["token"]?.string == "apns-ok" })
         let published = try #require(try store.step("s")?.publishedAt)

@@ -11,6 +11,11 @@ on one core and the stand-in does not hide the client's own speed; the checks ar
 file's, in Python, with the `cryptography` package verifying every signature.
 
     standins.py --dir FOLDER [--port 0]
+    standins.py --dir FOLDER --port PORT --keys-only
+
+--keys-only writes the keys and the certificate for a server on PORT and exits: the push
+bench's own stand-in (`stepo-bench standins`, nghttp2 and the same checks in Swift) serves
+with them.
 
 Writes FOLDER/apns.p8 (an EC P-256 key in PKCS#8, as Apple issues) and FOLDER/service.json (a
 service-account key, as Google issues, pointing its token_uri here), verifies every signature
@@ -270,6 +275,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--dir", required=True)
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--keys-only", action="store_true")
     options = parser.parse_args()
     folder = os.path.abspath(options.dir)
     port = options.port
@@ -279,6 +285,8 @@ def main():
         port = probe.getsockname()[1]
         probe.close()
     StandIns.create(folder, port)
+    if options.keys_only:
+        return
     os.environ["STANDINS_DIR"], os.environ["STANDINS_PORT"] = folder, str(port)
     Granian("standins:app", interface=Interfaces.RSGI, http=HTTPModes.http2, address="127.0.0.1", port=port, workers=1,
             ssl_cert=Path(folder, "cert.pem"), ssl_key=Path(folder, "cert.key"), websockets=False, log_enabled=False,

@@ -1,0 +1,40 @@
+import BenchSupport
+import CLI
+import Foundation
+import Notifications
+
+/// `stepo-bench standins --dir FOLDER [--port P] [--script Tests/Standins/standins.py]`: the push bench's
+/// own HTTP/2 stand-in for APNs and FCM, as a process of its own (so its CPU is counted apart
+/// from the worker's). The keys and certificate are made by the tests' stand-in script, so
+/// both stand-ins check against the same kind of keys; it prints "listening on
+/// https://127.0.0.1:PORT" once it is ready, and ends with the process that started it.
+enum StandInCommand {
+    static func run(_ arguments: Arguments) throws -> Int32 {
+        guard let folder = arguments["dir"] else { throw UsageError(description: "standins needs --dir FOLDER") }
+        let script = arguments["script"] ?? "Tests/Standins/standins.py"
+        guard FileManager.default.fileExists(atPath: script) else {
+            throw UsageError(description: "cannot find \(Preview.visible(script)), which makes the keys: run from the repository, or name it with --script FILE")
+        }
+        let port = try arguments["port"].map { text -> Int in
+            guard let port = Int(text), (0...65535).contains(port) else { throw UsageError(description: "--port takes 0 to 65535") }
+            return port
+        } ?? 0
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let listener = try HTTP2StandInServer.listen(port: port)
+        guard let python = DeliverBench.find("python3") else { throw CommandError(description: "python3 is not on PATH") }
+        let keys = try Child.start([python, script, "--dir", folder, "--port", String(listener.port), "--keys-only"], log: folder + "/keys.log")
+        guard keys.wait().status == 0 else {
+            throw CommandError(description: "the keys were not made: " + String(decoding: FileManager.default.contents(atPath: folder + "/keys.log") ?? Data(), as: UTF8.self))
+        }
+        let server = try HTTP2StandInServer(folder: folder, listener: listener, standIn: try ProviderStandIn(folder: folder))
+        // Gone with the process that started it, however that one ends (kill -9 included).
+        let parent = getppid()
+        Thread {
+            while getppid() == parent { usleep(200_000) }
+            exit(0)
+        }.start()
+        print("listening on https://127.0.0.1:\(server.port)")
+        fflush(nil)
+        server.serve()
+    }
+}
