@@ -19,7 +19,7 @@ struct DeliverBench {
     let scales: [Int]
     let fraction: Double
     /// The tests' stand-in script: it makes the keys, and with `--standins granian` serves.
-    let script = "Tests/Standins/standins.py"
+    let script = StandInCommand.script
     /// Granian's stand-in (Python's checks) instead of the bench's own.
     let granian: Bool
     /// One workload only: throughput or latency.
@@ -58,7 +58,7 @@ struct DeliverBench {
         tuning = ["batch", "streams"].flatMap { name in arguments[name].map { ["--\(name)", $0] } ?? [] }
             + (arguments["regress"] == "single" ? ["--batch", "1"] : arguments["regress"] == "batch64" ? ["--batch", "64"] : [])
         guard FileManager.default.fileExists(atPath: script) else {
-            throw UsageError(description: "cannot find \(script), which makes the stand-ins' keys: run from the repository")
+            throw UsageError(description: "cannot find Tests/Standins/standins.py, which makes the stand-ins' keys: run from the repository")
         }
     }
 

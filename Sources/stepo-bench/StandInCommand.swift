@@ -9,9 +9,23 @@ import Notifications
 /// both stand-ins check against the same kind of keys; it prints "listening on
 /// https://127.0.0.1:PORT" once it is ready, and ends with the process that started it.
 enum StandInCommand {
+    /// The tests' stand-in script: under the current folder, or in the repository this
+    /// binary was built in (it lives in .build/…/release).
+    static var script: String {
+        let relative = "Tests/Standins/standins.py"
+        if FileManager.default.fileExists(atPath: relative) { return relative }
+        var folder = URL(fileURLWithPath: CommandLine.executablePath).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<4 {
+            folder = folder.deletingLastPathComponent()
+            let candidate = folder.appendingPathComponent(relative).path
+            if FileManager.default.fileExists(atPath: candidate) { return candidate }
+        }
+        return relative
+    }
+
     static func run(_ arguments: Arguments) throws -> Int32 {
         guard let folder = arguments["dir"] else { throw UsageError(description: "standins needs --dir FOLDER") }
-        let script = arguments["script"] ?? "Tests/Standins/standins.py"
+        let script = arguments["script"] ?? StandInCommand.script
         guard FileManager.default.fileExists(atPath: script) else {
             throw UsageError(description: "cannot find \(Preview.visible(script)), which makes the keys: run from the repository, or name it with --script FILE")
         }

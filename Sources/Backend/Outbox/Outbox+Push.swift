@@ -158,13 +158,15 @@ extension Outbox {
         }
     }
 
+    /// The push reader for a set of rows, each answer led by its row's id.
+    static let gatherPushSQL = Outbox.pushSQL.replacingOccurrences(of: "SELECT n.kind", with: "SELECT n.id, n.kind") + " WHERE n.id IN (%)"
+
     /// Reads into the record memo what judging `entries` will ask.
     func gather(_ entries: [OutboxEntry]) throws {
         guard let memo = store.recordMemo else { return }
         let rows = Array(Set(entries.map(\.row)))
         for key in rows { memo.pushes[key] = .some(nil) }
-        for (key, stored) in try db.keyed(Outbox.pushSQL.replacingOccurrences(of: "SELECT n.kind", with: "SELECT n.id, n.kind")
-                                          + " WHERE n.id IN (%)", rows, { ($0.int(0), try StoredPush(row: $0, from: 1)) }) {
+        for (key, stored) in try db.keyed(Outbox.gatherPushSQL, rows, { ($0.int(0), try StoredPush(row: $0, from: 1)) }) {
             memo.pushes[key] = stored
         }
         let pushes = memo.pushes.values.compactMap { $0 }
