@@ -56,7 +56,7 @@ let package = Package(
                           linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
         // What the benches and the tests share and the product does not carry: bulk worlds, the
         // throwaway PostgreSQL cluster, the pseudo-terminal.
-        .target(name: "BenchSupport", dependencies: ["Backend", "Storage", "SQLite", "Postgres", "Notifications", "Inbox", "CPseudoTerminal", "CHTTP2", "CCrypto"],
+        .target(name: "BenchSupport", dependencies: ["Backend", "Storage", "SQLite", "Postgres", "Notifications", "Inbox", "CPseudoTerminal", "CHTTP2", "CCrypto", "HTTPClient"],
                 swiftSettings: staticInRelease),
         // The benchmarks: they measure the `stepo` binary built beside them.
         .executableTarget(name: "stepo-bench",

@@ -493,22 +493,9 @@ private final class Connection {
                                           (":authority", target.authority), (":path", stream.path)]
         for (name, value) in request.headers { fields.append((name.lowercased(), value)) }
         if let body = request.body { fields.append(("content-length", String(body.count))) }
-        // Names and values in one buffer, the header table pointing into it (nghttp2 copies them).
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(fields.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count })
-        var spans: [(Int, Int, Int, Int)] = []
-        for (name, value) in fields {
-            let nameStart = bytes.count
-            bytes.append(contentsOf: name.utf8)
-            let valueStart = bytes.count
-            bytes.append(contentsOf: value.utf8)
-            spans.append((nameStart, valueStart - nameStart, valueStart, bytes.count - valueStart))
-        }
         let source = Unmanaged.passUnretained(stream).toOpaque()
-        return bytes.withUnsafeMutableBufferPointer { buffer in
-            let base = buffer.baseAddress ?? UnsafeMutablePointer<UInt8>(bitPattern: 1)!
-            var table = spans.map { nghttp2_nv(name: base + $0.0, value: base + $0.2, namelen: $0.1, valuelen: $0.3, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)) }
-            return stepo_h2_submit(session, &table, table.count, request.body == nil ? 0 : 1, { _, _, buffer, length, flags, source, _ in
+        return HTTP2HeaderTable.with(fields) { table, count in
+            stepo_h2_submit(session, table, count, request.body == nil ? 0 : 1, { _, _, buffer, length, flags, source, _ in
                 let stream = Unmanaged<Stream>.fromOpaque(stepo_h2_source(source)!).takeUnretainedValue()
                 guard let body = stream.request.body, let buffer else { flags?.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue); return 0 }
                 let count = min(length, body.count - stream.offset)

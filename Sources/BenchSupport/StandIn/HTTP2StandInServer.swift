@@ -1,5 +1,6 @@
 import CHTTP2
 import Foundation
+import HTTPClient
 import Notifications
 import Synchronization
 
@@ -205,19 +206,8 @@ private final class StandInConnection {
         logLines.append(UInt8(ascii: "\n"))
         bodies[id] = (answer.body, 0)
         let fields = [(":status", String(answer.status)), ("content-length", String(answer.body.count))] + answer.headers
-        var bytes: [UInt8] = []
-        var spans: [(Int, Int, Int, Int)] = []
-        for (name, value) in fields {
-            let nameStart = bytes.count
-            bytes.append(contentsOf: name.utf8)
-            let valueStart = bytes.count
-            bytes.append(contentsOf: value.utf8)
-            spans.append((nameStart, valueStart - nameStart, valueStart, bytes.count - valueStart))
-        }
-        bytes.withUnsafeMutableBufferPointer { buffer in
-            let base = buffer.baseAddress!
-            var table = spans.map { nghttp2_nv(name: base + $0.0, value: base + $0.2, namelen: $0.1, valuelen: $0.3, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)) }
-            _ = stepo_h2_submit_response(session, id, &table, table.count, answer.body.isEmpty ? 0 : 1) { _, id, buffer, length, flags, _, context in
+        HTTP2HeaderTable.with(fields) { table, count in
+            _ = stepo_h2_submit_response(session, id, table, count, answer.body.isEmpty ? 0 : 1) { _, id, buffer, length, flags, _, context in
                 let connection = Unmanaged<StandInConnection>.fromOpaque(context!).takeUnretainedValue()
                 guard let body = connection.bodies[id], let buffer else { flags?.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue); return 0 }
                 let count = min(length, body.bytes.count - body.offset)
