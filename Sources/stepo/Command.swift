@@ -26,7 +26,7 @@ func storeLocation(_ arguments: Arguments) throws -> String {
 func requireUser(_ store: Store, _ arguments: Arguments) throws -> UserRecord {
     guard let id = arguments["user"] else { throw UsageError(description: "--user ID is required") }
     guard let user = try store.user(id) ?? store.user(username: id) else {
-        throw CommandError(description: "unknown user \(Preview.visible(id))")
+        throw CommandError(description: "unknown user \(Preview.visible(id)) in this store: a person exists once a `user` event names them (stepo ingest)")
     }
     return user
 }
