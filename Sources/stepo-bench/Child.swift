@@ -7,6 +7,8 @@ import Foundation
 struct Child {
     let pid: pid_t
     let started: DispatchTime
+    /// Where its output went.
+    var log: String? = nil
 
     /// `output`: where its standard output goes, when not with its errors in `log`.
     static func start(_ arguments: [String], log: String, output: String? = nil, environment: [String: String] = [:]) throws -> Child {
@@ -30,7 +32,7 @@ struct Child {
         let started = DispatchTime.now()
         let result = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
         guard result == 0 else { throw CommandError(description: "cannot start \(arguments[0]): \(String(cString: strerror(result)))") }
-        return Child(pid: pid, started: started)
+        return Child(pid: pid, started: started, log: log)
     }
 
     /// Waits for it to exit: its status, seconds since it started, peak resident memory, and
@@ -86,6 +88,19 @@ struct Child {
             total += treeCPUSeconds(child)
         }
         return total
+    }
+
+    /// Its exit status when it has ended already (it is reaped then), nil while it runs.
+    func exitedEarly() -> Int32? {
+        var status: Int32 = 0
+        guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+        return (status >> 8) & 0xff
+    }
+
+    /// The last lines it wrote, for an error.
+    func logTail(lines: Int = 5) -> String? {
+        guard let log, let data = FileManager.default.contents(atPath: log), !data.isEmpty else { return nil }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").suffix(lines).joined(separator: "\n")
     }
 
     /// SIGTERM, then reaped: the CPU seconds it used in all (user and system, to the

@@ -38,6 +38,12 @@ struct DeliverBench {
     init(arguments: Arguments) throws {
         guarding = arguments.has("guard")
         regression = arguments["regress"]
+        if regression != nil, !guarding { throw UsageError(description: "--regress is for the guard: add --guard") }
+        for (name, limit) in [("batch", 10_000), ("streams", 1_000)] {
+            if let text = arguments[name], Int(text).map({ !(1...limit).contains($0) }) ?? true {
+                throw UsageError(description: "--\(name) takes a number from 1 to \(limit)")
+            }
+        }
         if let regression, !["single", "batch32"].contains(regression) {
             throw UsageError(description: "--regress takes single (the worker taking one entry at a time) or batch32 (32 entries a pass, not 256: about a third more CPU a push)")
         }
@@ -211,6 +217,10 @@ struct DeliverBench {
         while Date() < deadline {
             peak = max(peak, Child.highWaterMB(child.pid))
             if try !store.outbox.isBusy() { return true }
+            if let status = child.exitedEarly() {
+                throw CommandError(description: "the worker exited (status \(status)) before the outbox was empty: "
+                                   + (child.logTail() ?? "no output"))
+            }
             usleep(10_000)
         }
         return false

@@ -33,12 +33,18 @@ enum StandInCommand {
             guard let port = Int(text), (0...65535).contains(port) else { throw UsageError(description: "--port takes 0 to 65535") }
             return port
         } ?? 0
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            throw CommandError(description: "cannot make the folder \(folder): \((error as NSError).localizedDescription)")
+        }
+        guard access(folder, W_OK) == 0 else { throw CommandError(description: "cannot write in \(folder)") }
         let listener = try HTTP2StandInServer.listen(port: port)
         guard let python = DeliverBench.find("python3") else { throw CommandError(description: "python3 is not on PATH") }
         let keys = try Child.start([python, script, "--dir", folder, "--port", String(listener.port), "--keys-only"], log: folder + "/keys.log")
         guard keys.wait().status == 0 else {
-            throw CommandError(description: "the keys were not made: " + String(decoding: FileManager.default.contents(atPath: folder + "/keys.log") ?? Data(), as: UTF8.self))
+            let output = String(decoding: FileManager.default.contents(atPath: folder + "/keys.log") ?? Data(), as: UTF8.self)
+            throw CommandError(description: "the keys were not made by \(script): " + (output.isEmpty ? "it failed and said nothing" : output))
         }
         let server = try HTTP2StandInServer(folder: folder, listener: listener, standIn: try ProviderStandIn(folder: folder))
         // Gone with the process that started it, however that one ends (kill -9 included).

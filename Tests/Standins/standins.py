@@ -161,14 +161,22 @@ class StandIns:
         if "aps" not in payload:
             raise ValueError("no aps dictionary")
         bearer = headers["authorization"]
+        # Whatever is wrong with the provider token (no "bearer ", not a JWT, not JSON, a bad
+        # signature or claims), APNs answers 403, which the worker meets with a new token.
         try:
+            if not bearer.startswith("bearer "):
+                raise ValueError("no bearer token")
             if bearer not in verified:
                 verified[bearer] = check_jwt(bearer.removeprefix("bearer "), self.apns_public, "ES256")
             header, claims = verified[bearer]
-            if header.get("kid") != KEY_ID or claims.get("iss") != TEAM or abs(time.time() - claims["iat"]) > 3600:
+            if not isinstance(header, dict) or not isinstance(claims, dict):
+                raise ValueError("not a JWT")
+            iat = claims.get("iat")
+            if header.get("kid") != KEY_ID or claims.get("iss") != TEAM or not isinstance(iat, (int, float)) \
+                    or isinstance(iat, bool) or abs(time.time() - iat) > 3600:
                 raise ValueError("kid, iss or iat")
             record["iat"] = claims["iat"]
-        except (ValueError, InvalidSignature, KeyError) as error:
+        except Exception as error:
             record["violation"] = f"InvalidProviderToken: {error}"
             return 403, {}, b'{"reason":"InvalidProviderToken"}', record
         record["token"], record["payload"] = token, payload

@@ -125,14 +125,18 @@ public final class ProviderStandIn: Sendable {
         let bearer = request.header("authorization") ?? ""
         let claims: JSON
         do {
+            // Whatever is wrong with the provider token — no `bearer `, not a JWT, not JSON, a
+            // bad signature or claims — APNs answers 403, which the worker meets with a new one.
+            guard bearer.hasPrefix("bearer ") else { throw Violation(reason: "no bearer token") }
             claims = try verified(bearer) { try Self.jwt(String(bearer.dropFirst("bearer ".count)), key: keys.apns, algorithm: "ES256") }
             guard claims["kid"]?.string == Self.keyId, claims["iss"]?.string == Self.team,
                   let iat = claims["iat"]?.number, abs(Date().timeIntervalSince1970 - iat) <= 3600 else {
                 throw Violation(reason: "kid, iss or iat")
             }
-        } catch let violation as Violation {
+        } catch {
+            let reason = (error as? Violation)?.reason ?? "not a JWT"
             return Answer(status: 403, body: Array(#"{"reason":"InvalidProviderToken"}"#.utf8),
-                          record: [("violation", .string("InvalidProviderToken: \(violation.reason)"))])
+                          record: [("violation", .string("InvalidProviderToken: \(reason)"))])
         }
         let record: [(String, JSON)] = [("iat", claims["iat"] ?? .null), ("token", .string(token)), ("payload", payload)]
         func reason(_ status: Int, _ reason: String, _ headers: [(String, String)] = []) -> Answer {
