@@ -271,16 +271,22 @@ extension Replica {
                 if page.total != nil, try number("version") == 0 {
                     try setMeta("initialTotal", String(page.total ?? 0))
                 }
+                // A first pull of many pages fills empty tables: their indexes are made once at
+                // its end, from the rows in order, instead of growing row by row in every page.
+                if page.more, try number("version") == 0, try meta("initialDone") == nil { try deferIndexes() }
                 let added = try upsert(rows: page.rows)
                 if try meta("initialDone") == nil {
                     try setMeta("initialReceived", String(try number("initialReceived") + added))
                 }
+                // What may no longer be seen is given up before the entities are written: an
+                // entity the page sends is as the reader may see it now (a deleted comment kept
+                // in its thread without words), whatever an earlier row dropped.
+                try drop(page.drops)
                 for person in page.entities.users { try upsert(person) }
                 for step in page.entities.steps { try upsert(step) }
                 for comment in page.entities.comments { try upsert(comment) }
                 for journey in page.entities.journeys { try upsert(journey) }
                 for mark in page.marks { try add(mark) }
-                try drop(page.drops)
                 let held = try number("version")
                 if let row = page.nextRow {
                     // Inside a version: go on after this row of the version after `next`.
@@ -295,12 +301,47 @@ extension Replica {
                 if page.nextRow != nil || page.next >= held {
                     if let history = page.history { try setMeta("history", history) } else { try clearMeta("history") }
                 }
-                if !page.more { try setMeta("initialDone", "1") }
+                if !page.more {
+                    try setMeta("initialDone", "1")
+                    try restoreIndexes()
+                }
                 try store(page.counts)
             }
             // A withheld row overwrote what it quoted: that must not stay in the log either.
             if !page.drops.isEmpty || page.rows.contains(where: { $0.withheld }) { try truncateLog() }
         }
+    }
+
+    /// The indexes a first pull keeps while it fills the tables: the ones the inbox's list
+    /// reads by (its cards in order, a card's rows, its unread ones), so the list paints as the
+    /// rows come. Every other secondary index waits for the pull's end (the keys and uniques
+    /// always stay: the writes look rows up by them).
+    static let indexesKeptWhileFilling: Set<String> = ["rows_by_card", "rows_unread", "cards_by_newest", "cards_threads"]
+
+    /// Drops the secondary indexes a first pull can do without, keeping how to make each again
+    /// in `meta`, in the caller's transaction. Nothing when they are already waiting.
+    func deferIndexes() throws {
+        guard try meta("deferredIndexes") == nil else { return }
+        let indexes = try db.query("""
+            SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name
+            """) { ($0.string(0), $0.string(1)) }.filter { !Replica.indexesKeptWhileFilling.contains($0.0) }
+        guard !indexes.isEmpty else { return }
+        try setMeta("deferredIndexes", JSON.array(indexes.map { .string($0.1) }).serialized)
+        for (name, _) in indexes { try db.execute("DROP INDEX \"\(name)\"") }
+    }
+
+    /// Makes the indexes `deferIndexes` dropped, in the caller's transaction.
+    func restoreIndexes() throws {
+        guard let text = try meta("deferredIndexes") else { return }
+        guard case .array(let statements)? = try? JSON.parse(Data(text.utf8)) else {
+            throw SQLiteError(code: 11, message: "the replica's deferred indexes cannot be read back: \(text.prefix(80))")
+        }
+        for statement in statements {
+            guard let sql = statement.string else { continue }
+            // Made from the schema's own words: IF NOT EXISTS makes a repeat harmless.
+            try db.execute(sql.replacingOccurrences(of: "CREATE INDEX ", with: "CREATE INDEX IF NOT EXISTS ", options: .anchored))
+        }
+        try clearMeta("deferredIndexes")
     }
 
     private func store(_ counts: Counts) throws {

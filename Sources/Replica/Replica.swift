@@ -43,6 +43,10 @@ public final class Replica: @unchecked Sendable {  // owns a SQLite handle; its 
             if try meta("client") == nil {
                 try setMeta("client", "c-" + UUID().uuidString.lowercased().prefix(18))
             }
+            // A first sync stopped midway (killed, or the machine went down) left its indexes
+            // to be made at its end: made now, so the replica reads as fast as ever meanwhile.
+            // The pull goes on from where it stopped, with them.
+            try db.transaction { try restoreIndexes() }
         }
     }
 

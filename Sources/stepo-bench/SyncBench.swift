@@ -1,4 +1,5 @@
 import BenchSupport
+import SQLite
 import CLI
 import API
 import Backend
@@ -74,6 +75,78 @@ struct SyncBench {
         return (usage.seconds, usage.megabytes)
     }
 
+    /// The sizes of the comment world's first syncs (`--comment-rows 100000,400000`).
+    var commentSizes: [Int] {
+        get throws {
+            try (arguments["comment-rows"] ?? "100000,400000").split(separator: ",").map {
+                guard let n = Int($0), n >= 1000 else { throw UsageError(description: "--comment-rows takes whole numbers of at least 1000, e.g. 100000,400000") }
+                return n
+            }
+        }
+    }
+
+    /// A first sync on a world with real entities: u1 owns `rows / 1000` steps, and each of
+    /// `rows` comments by one of a thousand people (u2 … u1001) on one of them is a row for u1,
+    /// each made by its own event through the real `stepo ingest` (so each is its own version,
+    /// and every page carries people, steps, journeys and the comments' text). Beside it, the
+    /// floor in the same run: the synced replica's tables copied by SQLite into a fresh replica
+    /// (its indexes made first) in one transaction.
+    func commentSync(rows: Int) throws -> (seconds: Double, megabytes: Double, floor: Double, cpu: Double) {
+        let world = folder + "/comments-\(rows)"
+        try FileManager.default.createDirectory(atPath: world, withIntermediateDirectories: true)
+        let keep = ProcessInfo.processInfo.environment["STEPO_BENCH_KEEP"] != nil
+        defer { if !keep { try? FileManager.default.removeItem(atPath: world) } }
+        let steps = max(1, rows / 1000)
+        let store = try Store(path: world + "/server.db")
+        let bulk = BulkWorld(store)
+        try bulk.build {
+            try bulk.addUsers(1...1001)
+            try bulk.addJourneys(10, owners: 1)
+            try bulk.addSteps(steps, journeys: 10, publishedAt: Timestamp.parse("2026-11-01T00:00:00Z")!)
+        }
+        let token = try store.tokens.create(for: try store.user("u1"), admin: false, at: 0)
+        var rng = SeededGenerator(seed: 35)
+        let start = Timestamp.parse("2026-11-02T00:00:00Z")!
+        let words = ["that ridge at dawn", "the last climb", "your legs must hate you", "the light on the lake", "day nine already"]
+        try BenchFiles.writeLines(rows, to: world + "/comments.jsonl") { i in
+            let at = Timestamp.format(start + Int64(i) * 1_000)
+            let actor = Int.random(in: 2...1001, using: &rng), step = Int.random(in: 1...steps, using: &rng)
+            let text = "\(words[i % words.count]), honestly the best thing I have seen this week (\(i))"
+            return #"{"id":"c\#(i)","type":"comment","at":"\#(at)","actor":"u\#(actor)","step":"s\#(step)","comment":{"id":"k\#(i)","text":"\#(text)"}}"#
+        }
+        let ingest = try Child.start([Bench.stepo, "ingest", "--db", world + "/server.db", "--quiet", world + "/comments.jsonl"],
+                                     log: world + "/ingest.log")
+        guard ingest.wait().status == 0 else {
+            throw CommandError(description: "stepo ingest of the comment world failed: \((try? String(contentsOfFile: world + "/ingest.log", encoding: .utf8))?.suffix(300) ?? "")")
+        }
+        let (server, url) = try BenchWorld.serve(world + "/server.db", log: world + "/serve.log")
+        defer { server.stop() }
+        let client = try Child.start([Bench.stepo, "sync", "--server", url, "--token", token], log: world + "/sync.log",
+                                     environment: ["XDG_STATE_HOME": world + "/state"])
+        let usage = client.wait()
+        let log = (try? String(contentsOfFile: world + "/sync.log", encoding: .utf8)) ?? ""
+        guard usage.status == 0, log.contains("synced \(rows) rows") else {
+            throw CommandError(description: "stepo sync did not finish: \(log.suffix(300))")
+        }
+        let synced = try Replica.defaultPath(server: url, token: token, in: world + "/state/stepo/replicas")
+        return (usage.seconds, usage.megabytes, try SyncBench.copyFloor(of: synced, into: world + "/floor.db"), usage.cpu)
+    }
+
+    /// The floor of a first sync: what SQLite takes to copy a synced replica's tables into a
+    /// fresh file of the same schema, indexes made first, in one transaction. Seconds.
+    static func copyFloor(of synced: String, into path: String) throws -> Double {
+        guard FileManager.default.fileExists(atPath: synced) else { throw CommandError(description: "no replica at \(synced)") }
+        _ = try Replica(path: path)  // the schema, as a replica makes it
+        let db = try Database(path: path)
+        let tables = try db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT IN ('meta', 'schema_migrations', 'pending')") { $0.string(0) }
+        let started = DispatchTime.now()
+        try db.execute("ATTACH DATABASE '\(synced.replacingOccurrences(of: "'", with: "''"))' AS synced")
+        try db.transaction {
+            for table in tables { try db.execute("INSERT INTO main.\"\(table)\" SELECT * FROM synced.\"\(table)\"") }
+        }
+        return BenchFigures.seconds(since: started)
+    }
+
     func run() throws -> Int32 {
         if arguments["role"] == "clients" { return try runClients() }
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -107,6 +180,18 @@ struct SyncBench {
             figures.line("  memory of the first sync: \(large) rows against \(small)", String(format: "%.2f×", ratio),
                          met: ratio <= 1.5, target: "≤ 1.5× (bounded)")
         }
+        // The world of issue 35: comments by many people, each its own version, beside the floor.
+        var commented: [Int: Double] = [:]
+        for size in try commentSizes {
+            let result = try commentSync(rows: size)
+            commented[size] = result.seconds
+            let ratio = result.seconds / max(result.floor, 1e-9)
+            figures.line("first sync of \(size) comments by 1,000 people on \(size / 1000) steps, each its own version",
+                         String(format: "%.2f s (%.0f rows/s, client CPU %.2f s), peak %.0f MB; floor %.2f s: %.1f× the floor",
+                                result.seconds, Double(size) / result.seconds, result.cpu, result.megabytes, result.floor, ratio),
+                         met: ratio <= 2.5 && result.megabytes <= 100, target: "≤ 2.5× the floor, ≤ 100 MB (issue 35)")
+        }
+        figures.growth("  first sync of the comment world", commented, limit: 4.5)
         if arguments.has("first-only") { return figures.finish() }
         let path = folder + "/server.db"
         let store = try Store(path: path)

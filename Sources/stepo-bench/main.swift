@@ -5,7 +5,7 @@ import Foundation
 let benchCommand = Command(
     name: "stepo-bench",
     summary: "Run one of Stepo's benchmarks against the `stepo` binary beside it and print its figures (build both with -c release).",
-    usage: "stepo-bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER] [--guard [--regress savepoints|counters]]  |  stepo-bench sync [--rows 10000,100000,1000000] [--first-only] [--seconds 30]  |  stepo-bench inbox [--rows 10000,100000,1000000] [--seconds 60]  |  stepo-bench deliver [--only throughput|latency] [--scale 1,4] [--fraction F] [--standins own|granian] [--batch N] [--streams N] [--guard [--regress single|batch32]]  |  stepo-bench scaleout [--only throughput|load|fanout|ingest] [--scale 1,4] [--posters 16] [--pgbench-seconds 20] [--clients 500] [--rate 1000] [--seconds 60] [--followers 250000] [--events 250000] [--statements] [--guard] [--driver wrk|own]  |  stepo-bench stats [--rows 10000,10000000] [--people 10000] [--guard]  |  stepo-bench api [--seconds 8] [--connections 32]  |  stepo-bench standins --dir FOLDER [--port 0] [--script FILE]",
+    usage: "stepo-bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER] [--guard [--regress savepoints|counters]]  |  stepo-bench sync [--rows 10000,100000,1000000] [--comment-rows 100000,400000] [--first-only] [--seconds 30]  |  stepo-bench inbox [--rows 10000,100000,1000000] [--seconds 60]  |  stepo-bench deliver [--only throughput|latency] [--scale 1,4] [--fraction F] [--standins own|granian] [--batch N] [--streams N] [--guard [--regress single|batch32]]  |  stepo-bench scaleout [--only throughput|load|fanout|ingest] [--scale 1,4] [--posters 16] [--pgbench-seconds 20] [--clients 500] [--rate 1000] [--seconds 60] [--followers 250000] [--events 250000] [--statements] [--guard] [--driver wrk|own]  |  stepo-bench stats [--rows 10000,10000000] [--people 10000] [--guard]  |  stepo-bench api [--seconds 8] [--connections 32]  |  stepo-bench standins --dir FOLDER [--port 0] [--script FILE]",
     details: """
     engine: uniform worlds — one publish to 100,000 followers into a store of 1,000,000 rows
     (against a raw INSERT … SELECT of the same rows), counts for a user with 10,000 rows,
@@ -52,7 +52,7 @@ let benchCommand = Command(
     by wrk (two threads, --connections keep-alive connections, --seconds each), beside nginx
     serving the very bytes the server answered, in the same run (needs wrk and nginx).
     """,
-    options: ["dir", "only", "scale", "fraction", "seconds", "role", "port", "tokens", "rows", "standins", "batch", "streams", "clients", "rate", "followers", "posters", "pgbench-seconds", "people", "events", "regress", "driver", "connections", "script"], flags: ["first-only", "statements", "guard"],
+    options: ["dir", "only", "scale", "fraction", "seconds", "role", "port", "tokens", "rows", "standins", "batch", "streams", "clients", "rate", "followers", "posters", "pgbench-seconds", "people", "events", "regress", "driver", "connections", "script", "comment-rows"], flags: ["first-only", "statements", "guard"],
     program: ""
 ) { arguments in
     switch arguments.positionals.first {

@@ -64,9 +64,11 @@ public struct EntityReader {
         return entity
     }
 
-    func commentEntity(_ comment: CommentRecord, on step: StepRecord) throws -> CommentEntity {
-        let author = try store.user(key: comment.authorKey)
-        let parent = try comment.parentKey.flatMap { try store.comment(key: $0) }
+    /// A comment as sent; `visibility`'s records, when given, spare a look-up of its author and
+    /// parent for every comment of a page.
+    func commentEntity(_ comment: CommentRecord, on step: StepRecord, visibility: Visibility? = nil) throws -> CommentEntity {
+        let author = try visibility.map { try $0.person(comment.authorKey) } ?? store.user(key: comment.authorKey)
+        let parent = try comment.parentKey.flatMap { key in try visibility.map { try $0.comment(key) } ?? store.comment(key: key) }
         return CommentEntity(id: comment.id, step: step.id, author: author?.id ?? "", text: comment.text, parent: parent?.id,
                              at: comment.createdAt, deleted: comment.deletedAt != nil)
     }

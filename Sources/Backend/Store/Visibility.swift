@@ -24,6 +24,7 @@ public final class Visibility {
     private var steps: [Int: StepRecord] = [:]
     private var journeys: [Int: Bool] = [:]
     private var comments: [Int: Bool] = [:]
+    private var commentRecords: [Int: CommentRecord] = [:]
 
     public init(store: Store, viewer: UserRecord) {
         self.store = store
@@ -35,6 +36,14 @@ public final class Visibility {
         if let known = people[key] { return known }
         let found = try store.user(key: key)
         if let found { people[key] = found }
+        return found
+    }
+
+    /// A comment as the store holds it, read once for the life of this value.
+    func comment(_ key: Int) throws -> CommentRecord? {
+        if let known = commentRecords[key] { return known }
+        let found = try store.comment(key: key)
+        if let found { commentRecords[key] = found }
         return found
     }
 
@@ -135,7 +144,7 @@ public final class Visibility {
 
     private func commentVisible(_ key: Int) throws -> Bool {
         if let known = comments[key] { return known }
-        let visible = try store.comment(key: key).map(canSee(comment:)) ?? false
+        let visible = try comment(key).map(canSee(comment:)) ?? false
         comments[key] = visible
         return visible
     }

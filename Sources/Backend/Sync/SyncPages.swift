@@ -114,15 +114,19 @@ struct EntityCollector {
         }
     }
 
-    /// The entities gathered, each as the reader may see it now.
-    mutating func entities() throws -> Entities {
+    /// The entities gathered, each as the reader may see it now. With `threads`, each step
+    /// the reader owns brings its newest comments (its thread, for the step's page offline);
+    /// a page with more after it leaves them to the pull's last page, which quotes the steps
+    /// as they are when the pull ends: a pull of many pages would otherwise send the same
+    /// threads with every page.
+    mutating func entities(threads: Bool = true) throws -> Entities {
         var result = Entities()
         var commentEntities: [CommentEntity] = []
         for key in steps {
             guard let step = try visibility.step(key), try visibility.canSee(step: step) else { continue }
             result.steps.append(try store.entities.step(step))
             addUser(step.ownerKey)
-            if step.ownerKey == visibility.viewer.key {
+            if threads, step.ownerKey == visibility.viewer.key {
                 // The owner holds every comment on their step.
                 commentEntities += try store.entities.comments(ofStep: step, visibility: visibility)
             }
@@ -130,19 +134,21 @@ struct EntityCollector {
         // The comments rows are about, with the comment each answers.
         var extra: [Int] = []
         for key in comments {
-            if let parent = try store.comment(key: key)?.parentKey, !commentSet.contains(parent) { extra.append(parent) }
+            if let parent = try visibility.comment(key)?.parentKey, !commentSet.contains(parent) { extra.append(parent) }
         }
-        var shownComments = Set(commentEntities.map(\.id))
-        for key in comments + extra {
-            guard let record = try store.comment(key: key), try visibility.canSee(comment: record),
-                  let step = try visibility.step(record.stepKey), !shownComments.contains(record.id) else { continue }
-            shownComments.insert(record.id)
-            commentEntities.append(try store.entities.commentEntity(record, on: step))
-        }
-        result.comments = commentEntities
+        // The threads' authors by id (few: one page a pull has them); the rows' by key.
         for comment in commentEntities {
             if let author = try store.user(comment.author) { addUser(author.key) }
         }
+        var shownComments = Set(commentEntities.map(\.id))
+        for key in comments + extra {
+            guard let record = try visibility.comment(key), try visibility.canSee(comment: record),
+                  let step = try visibility.step(record.stepKey), !shownComments.contains(record.id) else { continue }
+            shownComments.insert(record.id)
+            commentEntities.append(try store.entities.commentEntity(record, on: step, visibility: visibility))
+            addUser(record.authorKey)
+        }
+        result.comments = commentEntities
         for key in journeys {
             guard let journey = try store.journey(key: key), try visibility.canSee(journey: journey) else { continue }
             let entity = try store.entities.journey(journey, people: true, captions: false, visibility: visibility)
@@ -311,7 +317,7 @@ public struct SyncPages {
             // A first pull holds nothing yet: there is nothing to give up.
             if version > 0 { try collector.revoke(try store.revocations(for: user.key, after: version, through: next)) }
             let counters = try store.counters(of: user.key)
-            var page = ActivityPage(rows: rows, entities: try collector.entities(), counts: counters.counts, next: next,
+            var page = ActivityPage(rows: rows, entities: try collector.entities(threads: !more), counts: counters.counts, next: next,
                                     marks: try store.marks(of: user.key, after: version, through: next), drops: collector.drops,
                                     store: store.identity, total: version == 0 && (afterRow ?? 0) == 0 ? counters.total : nil, more: more)
             page.nextRow = nextRow
