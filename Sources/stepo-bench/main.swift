@@ -16,10 +16,12 @@ let benchCommand = Command(
     raw insert of its rows, seven pairs in turns (three floors each), the median ratio; --regress
     savepoints|counters runs it on a known regression it must fail (a savepoint per chunk; the
     trust budget's counters written a row at a time).
-    sync: a first sync of --rows rows (10000,100000,1000000) by the real `stepo sync` against a
-    `stepo serve` child, timed from its start and with its peak memory; one new row from event
-    to replica; 50 long-polling clients under 200 events/s for --seconds. --first-only stops
-    after the first syncs.
+    sync: a first sync of --rows rows (10000,100000,1000000; one version, few entities) and of
+    --comment-rows comments (100000,400000; each by one of 1,000 people, each its own version;
+    0: none) by the real `stepo sync` against a `stepo serve` child, timed from its start with
+    its peak memory, beside the floor (the synced tables copied by SQLite into a fresh replica);
+    one new row from event to replica; 50 long-polling clients under 200 events/s for
+    --seconds. --first-only stops after the first syncs.
     deliver: the real `stepo deliver` against HTTP/2 stand-ins for APNs and FCM, one process
     each on a core of its own: the bench's own (`stepo-bench standins`: nghttp2, the checks in
     Swift, a fraction of the worker's cost) or, with --standins granian, the tests' (Granian,

@@ -114,22 +114,27 @@ struct EntityCollector {
         }
     }
 
-    /// The entities gathered, each as the reader may see it now. With `threads`, each step
-    /// the reader owns brings its newest comments (its thread, for the step's page offline);
-    /// a page with more after it leaves them to the pull's last page, which quotes the steps
-    /// as they are when the pull ends: a pull of many pages would otherwise send the same
-    /// threads with every page.
-    mutating func entities(threads: Bool = true) throws -> Entities {
+    /// The entities gathered, each as the reader may see it now. Each step the reader owns
+    /// brings its newest comments (its thread, for the step's page offline) while `threads`
+    /// comments are left to send, the steps quoted last first: a page with more after it sends
+    /// none (the pull's last page brings them as they are when it ends; every page would send
+    /// the same threads again), and no page carries more of them than it may carry rows.
+    mutating func entities(threads: Int = Int.max) throws -> Entities {
         var result = Entities()
         var commentEntities: [CommentEntity] = []
+        var shown: [StepRecord] = []
         for key in steps {
             guard let step = try visibility.step(key), try visibility.canSee(step: step) else { continue }
             result.steps.append(try store.entities.step(step))
             addUser(step.ownerKey)
-            if threads, step.ownerKey == visibility.viewer.key {
-                // The owner holds every comment on their step.
-                commentEntities += try store.entities.comments(ofStep: step, visibility: visibility)
-            }
+            shown.append(step)
+        }
+        var budget = threads
+        for step in shown.reversed() where budget > 0 && step.ownerKey == visibility.viewer.key {
+            let thread = try store.entities.comments(ofStep: step, visibility: visibility)
+            guard thread.count <= budget else { continue }
+            commentEntities += thread
+            budget -= thread.count
         }
         // The comments rows are about, with the comment each answers.
         var extra: [Int] = []
@@ -317,7 +322,7 @@ public struct SyncPages {
             // A first pull holds nothing yet: there is nothing to give up.
             if version > 0 { try collector.revoke(try store.revocations(for: user.key, after: version, through: next)) }
             let counters = try store.counters(of: user.key)
-            var page = ActivityPage(rows: rows, entities: try collector.entities(threads: !more), counts: counters.counts, next: next,
+            var page = ActivityPage(rows: rows, entities: try collector.entities(threads: more ? 0 : limit), counts: counters.counts, next: next,
                                     marks: try store.marks(of: user.key, after: version, through: next), drops: collector.drops,
                                     store: store.identity, total: version == 0 && (afterRow ?? 0) == 0 ? counters.total : nil, more: more)
             page.nextRow = nextRow
