@@ -31,8 +31,8 @@ struct DeliverBench {
     let guarding: Bool
     /// `--regress single|batch32`: the guard run on a known regression it must catch — the
     /// worker claiming, judging and recording one entry at a time (`--batch 1`, about seven times
-    /// the CPU a push), or 32 entries a pass instead of 256 (about a third more: the size of
-    /// rise the guard is there to catch; 64 a pass costs a fifth more, which it need not).
+    /// the CPU a push), or 32 entries a pass instead of 256 (about a third more CPU, the size of
+    /// rise the guard is there to catch: 1.4× the system calls a push, 1.09× the instructions).
     let regression: String?
 
     init(arguments: Arguments) throws {
@@ -51,7 +51,10 @@ struct DeliverBench {
         if guarding { throw UsageError(description: "the guard's recorded ratio is the release build's: swift run -c release stepo-bench deliver --guard") }
         #endif
         only = arguments["only"]
-        if let only, !["throughput", "latency"].contains(only) { throw UsageError(description: "--only is throughput or latency") }
+        if let only, !(guarding ? ["cpu", "instructions"] : ["throughput", "latency"]).contains(only) {
+            throw UsageError(description: guarding ? "with --guard, --only is cpu (the CPU pairs) or instructions (valgrind's counts)"
+                                                   : "--only is throughput or latency")
+        }
         scales = try BenchFigures.scales(arguments)
         fraction = try BenchFigures.fraction(arguments)
         folder = arguments["dir"] ?? NSTemporaryDirectory() + "stepo-bench-\(ProcessInfo.processInfo.processIdentifier)"
@@ -141,15 +144,16 @@ struct DeliverBench {
         guard FileManager.default.createFile(atPath: bundle, contents: certificates) else {
             throw CommandError(description: "cannot write the stand-ins' certificates to \(bundle)")
         }
-        let worker = DeliverBench.pinned(to: 0) + [Bench.stepo, "deliver", "--ca", bundle,
-                      "--apns-url", apns.address, "--apns-key", apns.folder + "/apns.p8", "--apns-key-id", "KEY1234567",
-                      "--apns-team", "TEAM123456", "--fcm-url", fcm.address, "--fcm-credentials", fcm.folder + "/service.json"] + tuning
+        let command = [Bench.stepo, "deliver", "--ca", bundle,
+                       "--apns-url", apns.address, "--apns-key", apns.folder + "/apns.p8", "--apns-key-id", "KEY1234567",
+                       "--apns-team", "TEAM123456", "--fcm-url", fcm.address, "--fcm-credentials", fcm.folder + "/service.json"] + tuning
+        let worker = DeliverBench.pinned(to: 0) + command
 
         var figures = BenchFigures()
         if guarding {
             print("  " + Guard.settle())
             var taken: [Guard.Pair] = []
-            for pair in 1...DeliverBench.guardPairs {
+            for pair in 1...DeliverBench.guardPairs where only != "instructions" {
                 // The floor: notification rows inserted raw, in this process, three times (the
                 // fastest is the pair's floor: noise only ever adds time), then the worker's
                 // runs. The floor runs on the worker's core, so a busy neighbour slows both alike.
@@ -182,9 +186,12 @@ struct DeliverBench {
                 // the rest would measure.
                 if taken.filter({ $0.ratio < DeliverBench.guardThreshold }).count > DeliverBench.guardPairs / 2 { break }
             }
-            Guard.judge(taken, "  \(DeliverBench.guardFloorRows) rows inserted raw ÷ the worker sending \(DeliverBench.guardPushes) pushes (its CPU from process start)"
-                        + (regression.map { ", --regress \($0) (a known regression)" } ?? ""),
-                        threshold: DeliverBench.guardThreshold, recorded: DeliverBench.recordedRatio, &figures)
+            if only != "instructions" {
+                Guard.judge(taken, "  \(DeliverBench.guardFloorRows) rows inserted raw ÷ the worker sending \(DeliverBench.guardPushes) pushes (its CPU from process start)"
+                            + (regression.map { ", --regress \($0) (a known regression)" } ?? ""),
+                            threshold: DeliverBench.guardThreshold, recorded: DeliverBench.recordedRatio, &figures)
+            }
+            if only != "cpu" { try countInstructions(command, apns: apns, fcm: fcm, &figures) }
             return figures.finish()
         }
         var seconds: [Int: Double] = [:]
@@ -265,6 +272,71 @@ struct DeliverBench {
     /// the median; a quarter (0.372 from the median) it catches on a quiet machine only, so CI
     /// runs it on `--regress single` (about 0.07), not on `--regress batch32` (about 0.35).
     static let guardThreshold = 0.33
+
+    /// The instruction counts' sizes: the worker sending 1,000 and 4,000 pushes, the floor
+    /// inserting 10,000 and 40,000 rows raw. Each figure is a difference over a difference, so
+    /// what a process does once (its start, its connections and tokens, its schema) falls out.
+    static let countedPushes = (1_000, 4_000), countedRows = (10_000, 40_000)
+    /// The instruction ratio (a row inserted raw ÷ a push) and the worker's system calls a push,
+    /// release build, as recorded on the development machine (docs/performance.md, "The guards",
+    /// has the runs: 0.092–0.095 and 6.93–7.06 in eleven, two of them beside `yes`).
+    static let recordedInstructions = 0.093, recordedCalls = 6.95
+    /// Where the judges fail: a rise of a fifth in the worker's instructions or system calls a
+    /// push crosses them (a quarter with room); the counts move by a few parts in a hundred.
+    static var instructionThreshold: Double { recordedInstructions / 1.2 }
+    static var callsThreshold: Double { recordedCalls * 1.2 }
+
+    /// CI's second judge: the worker's instructions a push against a row inserted raw, both
+    /// counted by valgrind, each by the difference between two sizes. Valgrind runs them some
+    /// forty times slower, so the sizes are small.
+    private func countInstructions(_ command: [String], apns: StandIn, fcm: StandIn, _ figures: inout BenchFigures) throws {
+        var scratch = BenchFigures()
+        func worker(_ pushes: Int) throws -> (instructions: Double, calls: Double) {
+            let log = folder + "/valgrind-worker-\(pushes).log"
+            _ = try throughput(1, followers: pushes, worker: DeliverBench.pinned(to: 0) + (try Instructions.prefix(log: log)) + command,
+                               apns: apns, fcm: fcm, judged: false, &scratch)
+            return (try Instructions.read(log), try Instructions.systemCalls(log))
+        }
+        func floor(_ rows: Int) throws -> Double {
+            let log = folder + "/valgrind-floor-\(rows).log"
+            let child = try Child.start(DeliverBench.pinned(to: 0) + (try Instructions.prefix(log: log))
+                                        + [CommandLine.executablePath, "deliver", "--role", "floor", "--rows", String(rows),
+                                           "--dir", folder + "/floor-\(rows)"], log: folder + "/floor-\(rows).out")
+            guard child.wait().status == 0 else {
+                throw CommandError(description: "the floor's run failed: " + (child.logTail() ?? "no output"))
+            }
+            return try Instructions.read(log)
+        }
+        let (fewPushes, manyPushes) = DeliverBench.countedPushes, (fewRows, manyRows) = DeliverBench.countedRows
+        let many = try worker(manyPushes), few = try worker(fewPushes)
+        let push = (many.instructions - few.instructions) / Double(manyPushes - fewPushes)
+        let calls = (many.calls - few.calls) / Double(manyPushes - fewPushes)
+
+        let row = (try floor(manyRows) - (try floor(fewRows))) / Double(manyRows - fewRows)
+        if scratch.missed > 0 { figures.fail("  the worker's counted runs did not send every push once") }
+        Instructions.judge(floor: row, work: push, "  a row inserted raw ÷ a push, in instructions (valgrind; \(fewPushes) and \(manyPushes) pushes, \(fewRows) and \(manyRows) rows)"
+                           + (regression.map { ", --regress \($0)" } ?? ""),
+                           threshold: DeliverBench.instructionThreshold, recorded: DeliverBench.recordedInstructions, &figures)
+        // The kernel's side, which instructions do not see: more transactions, more writes to
+        // the providers a push. Counted in the same runs.
+        figures.line("  the worker's system calls a push (valgrind; \(fewPushes) and \(manyPushes) pushes)" + (regression.map { ", --regress \($0)" } ?? ""),
+                     String(format: "%.2f (recorded %.2f)", calls, DeliverBench.recordedCalls),
+                     met: calls <= DeliverBench.callsThreshold, target: String(format: "≤ %.2f", DeliverBench.callsThreshold))
+    }
+
+    /// `stepo-bench deliver --role floor --rows N --dir F`: N notification rows inserted raw into
+    /// a fresh store in F, as the guard's floor inserts them; run under valgrind to count them.
+    static func floorRole(_ arguments: Arguments) throws -> Int32 {
+        guard let rows = try arguments.integer("rows"), rows > 0, let folder = arguments["dir"] else {
+            throw UsageError(description: "--role floor takes --rows N and --dir FOLDER")
+        }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let store = try Store(path: folder + "/floor.db")
+        let world = BulkWorld(store)
+        try world.build { try world.addUsers(1...100) }
+        _ = try world.rawInsertRate(rows, recipients: 1...100, perTransaction: 4_096)
+        return 0
+    }
 
     /// One publish to `followers` people with a phone each: the real worker from its start
     /// until the outbox is empty. `judged`: its figures are held to issue 36's targets (not in

@@ -1,3 +1,4 @@
+import CLI
 import Foundation
 
 /// CI's guards judge what the code costs, not what the machine had free: the CPU time (user
@@ -81,5 +82,55 @@ enum Guard {
             print(low == ratios.count ? "    every pair is below the threshold: the code costs more than it did"
                                       : "    \(low) of \(ratios.count) pairs below the threshold: look at the machine too")
         }
+    }
+}
+
+/// Instructions counted by valgrind (cachegrind without its cache simulation): what a program
+/// executes in user space, the same from one run to the next whatever else the machine is
+/// doing, where its CPU time moves by a third on a busy or slowed virtual machine. A guard that
+/// must see a rise of a quarter judges these beside the CPU pairs (SQLite's own performance work
+/// is measured this way). Time in the kernel is not counted: the CPU pairs still see it.
+enum Instructions {
+    static var valgrind: String? { DeliverBench.find("valgrind") }
+
+    /// The words that run a program under valgrind, its count written to `log`.
+    static func prefix(log: String) throws -> [String] {
+        guard let valgrind else {
+            throw CommandError(description: "valgrind is not installed (apt-get install valgrind): the guard counts instructions with it")
+        }
+        return [valgrind, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null", "--trace-syscalls=yes",
+                "--log-file=" + log]
+    }
+
+    /// The system calls valgrind saw its program make (one `SYSCALL[…]` line each in `log`).
+    static func systemCalls(_ log: String) throws -> Double {
+        guard let handle = FileHandle(forReadingAtPath: log) else { throw CommandError(description: "no valgrind log at \(log)") }
+        defer { try? handle.close() }
+        let marker = Array("SYSCALL[".utf8)
+        var count = 0, matched = 0
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            for byte in chunk {
+                matched = byte == marker[matched] ? matched + 1 : (byte == marker[0] ? 1 : 0)
+                if matched == marker.count { count += 1; matched = 0 }
+            }
+        }
+        return Double(count)
+    }
+
+    /// The count valgrind wrote to `log` when its program exited ("I refs: 28,760,436").
+    static func read(_ log: String) throws -> Double {
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        guard let line = text.split(separator: "\n").last(where: { $0.contains("I") && $0.contains("refs:") }),
+              let count = Double(line.split(separator: ":").last?.filter(\.isNumber) ?? "") else {
+            throw CommandError(description: "valgrind wrote no instruction count to \(log): \(text.suffix(300))")
+        }
+        return count
+    }
+
+    /// One judge: the floor's instructions a unit over the work's, against `threshold`.
+    static func judge(floor: Double, work: Double, _ what: String, threshold: Double, recorded: Double, _ figures: inout BenchFigures) {
+        let ratio = floor / max(work, 1)
+        figures.line(what, String(format: "instructions: floor %.0f a row ÷ work %.0f a push = %.3f (recorded %.3f)", floor, work, ratio, recorded),
+                     met: ratio >= threshold, target: String(format: "≥ %.3f", threshold))
     }
 }

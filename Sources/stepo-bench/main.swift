@@ -5,7 +5,7 @@ import Foundation
 let benchCommand = Command(
     name: "stepo-bench",
     summary: "Run one of Stepo's benchmarks against the `stepo` binary beside it and print its figures (build both with -c release).",
-    usage: "stepo-bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER] [--guard [--regress savepoints|counters]]  |  stepo-bench sync [--rows 10000,100000,1000000] [--comment-rows 100000,400000] [--first-only] [--seconds 30]  |  stepo-bench inbox [--rows 10000,100000,1000000] [--seconds 60]  |  stepo-bench deliver [--only throughput|latency] [--scale 1,4] [--fraction F] [--standins own|granian] [--batch N] [--streams N] [--guard [--regress single|batch32]]  |  stepo-bench scaleout [--only throughput|load|fanout|ingest] [--scale 1,4] [--posters 16] [--pgbench-seconds 20] [--clients 500] [--rate 1000] [--seconds 60] [--followers 250000] [--events 250000] [--statements] [--guard] [--driver wrk|own]  |  stepo-bench stats [--rows 10000,10000000] [--people 10000] [--guard]  |  stepo-bench api [--seconds 8] [--connections 32]  |  stepo-bench standins --dir FOLDER [--port 0] [--script FILE]",
+    usage: "stepo-bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER] [--guard [--regress savepoints|counters]]  |  stepo-bench sync [--rows 10000,100000,1000000] [--comment-rows 100000,400000] [--first-only] [--seconds 30]  |  stepo-bench inbox [--rows 10000,100000,1000000] [--seconds 60]  |  stepo-bench deliver [--only throughput|latency] [--scale 1,4] [--fraction F] [--standins own|granian] [--batch N] [--streams N] [--guard [--only cpu|instructions] [--regress single|batch32]]  |  stepo-bench scaleout [--only throughput|load|fanout|ingest] [--scale 1,4] [--posters 16] [--pgbench-seconds 20] [--clients 500] [--rate 1000] [--seconds 60] [--followers 250000] [--events 250000] [--statements] [--guard] [--driver wrk|own]  |  stepo-bench stats [--rows 10000,10000000] [--people 10000] [--guard]  |  stepo-bench api [--seconds 8] [--connections 32]  |  stepo-bench standins --dir FOLDER [--port 0] [--script FILE]",
     details: """
     engine: uniform worlds — one publish to 100,000 followers into a store of 1,000,000 rows
     (against a raw INSERT … SELECT of the same rows), counts for a user with 10,000 rows,
@@ -28,8 +28,10 @@ let benchCommand = Command(
     the checks in Python). One publish to 20,000 followers' phones, from process start to an
     empty outbox (the worker's CPU a push ≤ 60 µs, the stand-ins' beside it), and 1,000 follows
     a second for 10 s, each row's commit to its provider's answer (p99 ≤ 200 ms); each at 1×
-    and 4×. --guard is CI's short run: the worker's CPU against rows inserted raw, eleven pairs;
-    --regress single|batch32 runs it on a known regression it must fail.
+    and 4×. --guard is CI's short run: the worker's CPU against rows inserted raw, eleven pairs,
+    then its instructions and system calls a push counted by valgrind (--only cpu or
+    instructions: one of the two); --regress single|batch32 runs it on a known regression it
+    must fail.
     standins: the bench's own stand-in alone, on --port (0: any), its keys made in --dir by
     the tests' script (--script, Tests/Standins/standins.py).
     scaleout: the store on PostgreSQL (a throwaway cluster of the bench's own) behind three
@@ -65,6 +67,7 @@ let benchCommand = Command(
     case "inbox":
         return try InboxBench(arguments: arguments).run()
     case "deliver":
+        if arguments["role"] == "floor" { return try DeliverBench.floorRole(arguments) }
         return try DeliverBench(arguments: arguments).run()
     case "scaleout":
         return try ScaleoutBench(arguments: arguments).run()
