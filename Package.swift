@@ -60,7 +60,7 @@ let package = Package(
                 swiftSettings: staticInRelease),
         // The benchmarks: they measure the `stepo` binary built beside them.
         .executableTarget(name: "stepo-bench",
-                          dependencies: ["stepo", "CLI", "BenchSupport", "Backend", "Replica", "API", "Wire", "Notifications", "SQLite", "Postgres", "HTTPClient", "Storage", "CPseudoTerminal"],
+                          dependencies: ["stepo", "CLI", "BenchSupport", "Backend", "Replica", "API", "Wire", "Notifications", "SQLite", "Postgres", "HTTPClient", "Storage", "CPseudoTerminal", "Deliver"],
                           swiftSettings: staticInRelease,
                           linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
         // What the tests share: running the real binary, a tmux of their own.

@@ -14,6 +14,9 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
     /// How many entries one pass claims; they go out together, as streams of one HTTP/2
     /// connection per provider.
     public var batch = 256
+    /// The most `--batch` and `--streams` may ask: entries a pass, and streams open at once on
+    /// a provider's connection (APNs allows a few hundred; beyond these, memory, not speed, grows).
+    public static let largestBatch = 10_000, mostStreams = 1_000
     /// How long a claim holds: a worker that dies mid-send lets its entries go after this.
     public var lease: Int64 = 60_000
     private var breakers: [DeviceRecord.Platform: Breaker] = [:]

@@ -1,6 +1,7 @@
 import BenchSupport
 import CPseudoTerminal
 import CLI
+import Deliver
 @_spi(Bench) import Backend
 import Foundation
 import Notifications
@@ -39,7 +40,7 @@ struct DeliverBench {
         guarding = arguments.has("guard")
         regression = arguments["regress"]
         if regression != nil, !guarding { throw UsageError(description: "--regress is for the guard: add --guard") }
-        for (name, limit) in [("batch", 10_000), ("streams", 1_000)] {
+        for (name, limit) in [("batch", DeliveryWorker.largestBatch), ("streams", DeliveryWorker.mostStreams)] {
             if let text = arguments[name], Int(text).map({ !(1...limit).contains($0) }) ?? true {
                 throw UsageError(description: "--\(name) takes a number from 1 to \(limit)")
             }

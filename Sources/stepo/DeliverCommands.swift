@@ -146,8 +146,8 @@ func deliveryWorker(_ store: Store, _ providers: [PushProvider], _ arguments: Ar
         guard value > 0, value <= most else { throw UsageError(description: "--\(option) takes a number from 1 to \(most)") }
         return value
     }
-    let worker = DeliveryWorker(queue: store.outbox, providers: providers, name: name, streams: try positive("streams", upTo: 1000) ?? 128)
-    if let batch = try positive("batch", upTo: 10_000) { worker.batch = batch }
+    let worker = DeliveryWorker(queue: store.outbox, providers: providers, name: name, streams: try positive("streams", upTo: DeliveryWorker.mostStreams) ?? 128)
+    if let batch = try positive("batch", upTo: DeliveryWorker.largestBatch) { worker.batch = batch }
     return worker
 }
 
