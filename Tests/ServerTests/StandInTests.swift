@@ -84,6 +84,56 @@ final class StandInTests {
         ]
     }
 
+    /// A seeded stream of requests, each mixing faults at random (several at once, so the two
+    /// stand-ins must also agree on which fault a request is refused for), with good ones among
+    /// them; each device name is new, so a busy or down device answers the same in both runs.
+    func randomCases(seed: UInt64, count: Int, url: String, keys: String, stranger: String) throws -> [Case] {
+        var random = SplitMix(seed: seed)
+        let now = Int(Date().timeIntervalSince1970)
+        let p8 = String(decoding: try #require(FileManager.default.contents(atPath: keys + "/apns.p8")), as: UTF8.self)
+        let strangerP8 = String(decoding: try #require(FileManager.default.contents(atPath: stranger + "/apns.p8")), as: UTF8.self)
+        func apnsToken(_ pem: String, kid: String = "KEY1234567", iat: Int? = nil) throws -> String {
+            try JWT.es256(header: .object([("alg", "ES256"), ("kid", .string(kid))]),
+                          claims: .object([("iss", "TEAM123456"), ("iat", .int(iat ?? now))]), pem: pem)
+        }
+        let tokens: [(String, String?)] = [
+            ("a good token", "bearer " + (try apnsToken(p8))), ("a good token", "bearer " + (try apnsToken(p8))),
+            ("a stranger's key", "bearer " + (try apnsToken(strangerP8))), ("another kid", "bearer " + (try apnsToken(p8, kid: "KEY0000000"))),
+            ("two hours old", "bearer " + (try apnsToken(p8, iat: now - 7200))), ("not a JWT", "bearer foo.bar.baz"),
+            ("no bearer", try apnsToken(p8)), ("no authorization", nil),
+        ]
+        let bodies = [("a small alert", #"{"aps":{"alert":{"title":"Jules"}}}"#), ("a small alert", #"{"aps":{"alert":"x"}}"#),
+                      ("4,200 bytes", #"{"aps":{"alert":"\#(String(repeating: "x", count: 4200))"}}"#),
+                      ("no aps", #"{"alert":"x"}"#), ("exactly 4,096 bytes", #"{"aps":{"alert":"\#(String(repeating: "y", count: 4096 - 20))"}}"#)]
+        let devices = ["ok", "ok", "ok", "gone", "bad", "busy", "down"]
+        var cases: [Case] = []
+        for n in 0..<count {
+            if random.below(4) == 0 {
+                // FCM: a right or guessed access token, a message with a device or without.
+                let bearer = random.below(3) == 0 ? "Bearer guessed" : "Bearer stand-in-access-token"
+                let device = "\(random.pick(devices))-r\(seed)-\(n)"
+                let body = random.below(5) == 0 ? #"{"message":{"android":{"priority":"high"}}}"#
+                                                : #"{"message":{"token":"\#(device)","android":{"priority":"high"}}}"#
+                cases.append(Case(name: "FCM \(n): \(bearer.suffix(7)), \(device)\(body.contains("token") ? "" : " (no token)")",
+                                  request: HTTPRequest(method: "POST", url: url + "/v1/projects/stepo-test/messages:send",
+                                                       headers: [("authorization", bearer), ("content-type", "application/json")],
+                                                       body: Data(body.utf8))))
+                continue
+            }
+            let token = random.pick(tokens), body = random.pick(bodies)
+            let topic = random.below(6) != 0, type = random.below(8) != 0
+            let priority = random.pick(["10", "10", "5", "7"])
+            let device = "\(random.pick(devices))-r\(seed)-\(n)"
+            var headers = [("apns-priority", priority)]
+            if topic { headers.append(("apns-topic", "app.stepo.ios")) }
+            if type { headers.append(("apns-push-type", "alert")) }
+            if let value = token.1 { headers.append(("authorization", value)) }
+            cases.append(Case(name: "APNs \(n): \(token.0), \(body.0), \(topic ? "" : "no topic, ")\(type ? "" : "no push type, ")priority \(priority), \(device)",
+                              request: HTTPRequest(method: "POST", url: url + "/3/device/" + device, headers: headers, body: Data(body.1.utf8))))
+        }
+        return cases
+    }
+
     /// Sends every case, one after the other (the busy and down answers depend on the order):
     /// each case's status and whether the stand-in logged a broken rule for it.
     func answers(_ cases: [Case], caFile: String, log: String) throws -> [String] {
@@ -147,5 +197,30 @@ final class StandInTests {
             "FCM, down the first time: 500",
             "FCM, down no more: 200",
         ])
+    }
+
+    @Test("seeded streams of requests mixing faults: both stand-ins give each the same answer and log the same broken rules",
+          arguments: [7, 8, 9] as [UInt64])
+    func sameAnswersOnRandomStreams(seed: UInt64) throws {
+        var results: [[String]] = []
+        for (name, own) in [("granian", false), ("own", true)] {
+            let home = folder + "/\(name)-\(seed)"
+            let (process, url) = try PushDeliveryTests.startStandIn(in: home, own: own)
+            running.append(process)
+            let stranger = folder + "/stranger-\(seed)"
+            if !own {
+                let (other, _) = try PushDeliveryTests.startStandIn(in: stranger)
+                running.append(other)
+            }
+            results.append(try answers(try randomCases(seed: seed, count: 120, url: url, keys: home, stranger: stranger),
+                                       caFile: home + "/cert.pem", log: home + "/requests.jsonl"))
+        }
+        for (granian, own) in zip(results[0], results[1]) where granian != own {
+            Issue.record("seed \(seed): Granian answered \(granian); the bench's own \(own)")
+        }
+        #expect(results[0].count == results[1].count)
+        // The stream reaches what it is for: good requests, each kind of refusal.
+        let statuses = Set(results[1].map { String($0.split(separator: ":").last?.split(separator: " ").first ?? "") })
+        #expect(statuses.isSuperset(of: ["200", "400", "403", "410", "413"]), "\(statuses)")
     }
 }
