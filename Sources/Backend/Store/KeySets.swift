@@ -68,7 +68,8 @@ enum KeySets {
 
     /// `sql` with every `IN (%)` made `replacement`, on its UTF-8 bytes: Foundation's
     /// `replacingOccurrences` goes through UTF-16 on Linux, and with a gather's dozen calls a
-    /// batch it was 6% of the push worker's CPU.
+    /// batch it was 6% of the push worker's CPU. The standard library's `replacing(_:with:)` is
+    /// no better (on a gather's statement, release build: 10.5 µs a call, Foundation 12.4, this 1.5).
     static func replacing(setIn sql: String, with replacement: String) -> String {
         let marker = Array("IN (%)".utf8)
         var out: [UInt8] = []
