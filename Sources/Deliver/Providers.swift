@@ -14,6 +14,11 @@ public enum SendResult: Equatable, Sendable {
     case permanent(String)
     /// Try again, no sooner than `after` seconds (the provider's Retry-After, or a floor).
     case retry(after: Double?, reason: String)
+    /// The provider refused this worker's credential, a fresh one too (a wrong key, key id,
+    /// team or service account): nothing wrong with the push or the device. The provider rests
+    /// and the entry waits for it, no attempt counted, until someone mends the credential or
+    /// the push expires.
+    case credentialRefused(String)
 }
 
 extension SendResult {
@@ -142,7 +147,7 @@ public final class APNsProvider: PushProvider, Sendable {
             let since = (try? JSON.parse(answer.body))?["timestamp"]?.int.map(Int64.init) ?? now
             return (.gone(since: since, reason: why), 410)
         case 403 where why == "ExpiredProviderToken" || why == "InvalidProviderToken":
-            return renewed ? (.permanent(why), 403) : nil  // a fresh provider token, once
+            return renewed ? (.credentialRefused("APNs refused the provider token: \(why)"), 403) : nil  // a fresh one, once
         case 429: return (.retry(after: answer.header("retry-after").flatMap(Double.init), reason: why), 429)
         case 500...599: return (.retry(after: answer.header("retry-after").flatMap(Double.init), reason: why), answer.status)
         default: return (.permanent(why), answer.status)  // BadDeviceToken, PayloadTooLarge, …
@@ -319,7 +324,7 @@ public final class FCMProvider: PushProvider, Sendable {
         if answer.status == 200 { return (.sent(providerId: (try? JSON.parse(answer.body))?["name"]?.string), 200) }
         let why = reason(in: answer.body) ?? "HTTP \(answer.status)"
         switch answer.status {
-        case 401: return renewed ? (.permanent("UNAUTHENTICATED"), 401) : nil
+        case 401: return renewed ? (.credentialRefused("FCM refused the access token: UNAUTHENTICATED"), 401) : nil
         case _ where why == "UNREGISTERED": return (.gone(since: now, reason: why), answer.status)
         case 429:
             // QUOTA_EXCEEDED: the first retry no sooner than a minute.

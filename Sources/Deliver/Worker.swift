@@ -31,6 +31,8 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
     struct Breaker {
         static let threshold = 5
         static let rest: Int64 = 30_000
+        /// A provider that refused the credential rests longer: it takes a person to mend it.
+        static let credentialRest: Int64 = 300_000
         var failures = 0
         var openUntil: Int64 = 0
     }
@@ -50,6 +52,13 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
         public var sent = 0, retried = 0, dead = 0, gone = 0, waited = 0
         /// Entries the rules, judged again at claim, no longer allow.
         public var dropped = 0
+        /// Why pushes could not go out this pass (a refused credential, the network's words for
+        /// a failed connection), each once, in the order met: what an operator needs to read.
+        public var problems: [String] = []
+
+        mutating func note(_ problem: String) {
+            if !problems.contains(problem), problems.count < 5 { problems.append(problem) }
+        }
         public var total: Int { sent + retried + dead + gone + waited + dropped }
     }
 
@@ -241,7 +250,15 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
         case .permanent(let reason):
             settled.append(Outbox.Settlement(entry, attempt: attempt(reason), next: .dead))
             pass.dead += 1
+        case .credentialRefused(let reason):
+            var breaker = breakers[entry.platform] ?? Breaker()
+            breaker.openUntil = max(breaker.openUntil, at + Breaker.credentialRest)
+            breakers[entry.platform] = breaker
+            try queue.release(entry, dueAt: breaker.openUntil)
+            pass.waited += 1
+            pass.note(reason)
         case let .retry(after, reason):
+            pass.note(reason)
             var breaker = breakers[entry.platform] ?? Breaker()
             breaker.failures += 1
             if breaker.failures >= Breaker.threshold { breaker.openUntil = at + Breaker.rest }

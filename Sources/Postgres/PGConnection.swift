@@ -52,8 +52,9 @@ public enum PGParameter {
     }
 }
 
-/// One connection to a PostgreSQL server. Statements are prepared once per text and parameter
-/// types, then executed by name. Use it from one thread at a time.
+/// One connection to a PostgreSQL server. Statements are prepared once per text (and again only
+/// for parameter types no earlier preparation takes: a NULL goes to any of them), then executed
+/// by name. Use it from one thread at a time.
 ///
 /// Writes whose answers nobody waits for can be sent ahead (`send`, libpq's pipeline mode):
 /// they run in order with whatever follows, and travel to the server with the next statement
@@ -61,7 +62,11 @@ public enum PGParameter {
 /// by that next statement (`flush`); the transaction is aborted by then, as it would be anyway.
 public final class PGConnection: @unchecked Sendable {  // owns a libpq handle: one thread at a time, handed over whole
     let handle: OpaquePointer
-    private var prepared: [String: String] = [:]
+    /// Each statement text's preparations: the parameters' kinds each was prepared for (`n`: the
+    /// server inferred the type from the statement) and its name.
+    private var prepared: [String: [(kinds: [Character], name: String)]] = [:]
+    /// How many statements this connection has prepared (their names are `s0`, `s1`, …).
+    public private(set) var preparedCount = 0
     private var lastChanges = 0
     private var allChanges = 0
     /// Commands sent ahead whose answers are not read yet, in order: their SQL (for errors) and
@@ -327,13 +332,26 @@ public final class PGConnection: @unchecked Sendable {  // owns a libpq handle: 
         if let failure { throw failure }
     }
 
-    /// The name `sql` is prepared under for these parameter types, preparing it the first time.
+    /// Whether a statement prepared for `kinds` takes parameters of `wanted`: a NULL goes to any
+    /// type, and a value in text form to a type the server inferred (a NULL's, at preparation)
+    /// from where the parameter stands; bytes, sent in binary, only to bytea.
+    static func takes(_ kinds: [Character], _ wanted: [Character]) -> Bool {
+        guard kinds.count == wanted.count else { return false }
+        for (had, want) in zip(kinds, wanted) where want != "n" && had != want && !(had == "n" && want != "b") { return false }
+        return true
+    }
+
+    /// The name `sql` is prepared under for parameters like these, preparing it when no earlier
+    /// preparation takes them. Keyed by the kinds of the values alone, a multi-row insert whose
+    /// rows hold NULLs in changing places was prepared again for every pattern: thousands of
+    /// statements in a long ingest, held on both sides of the connection.
     private func preparedName(_ sql: String, _ parameters: [PGParameter]) throws -> String {
-        let signature = String(parameters.map(\.typeLetter)) + sql
-        if let known = prepared[signature] { return known }
+        let wanted = parameters.map(\.typeLetter)
+        if let known = prepared[sql]?.first(where: { PGConnection.takes($0.kinds, wanted) }) { return known.name }
         // Preparing is one statement at a time: what was sent ahead is answered first.
         try flush()
-        let name = "s\(prepared.count)"
+        let name = "s\(preparedCount)"
+        var kinds = wanted
         var types = parameters.map(\.typeOID)
         if types.contains(0) {
             // A NULL's type is left to the server, which cannot always tell (`? IS NULL`): then
@@ -352,12 +370,14 @@ public final class PGConnection: @unchecked Sendable {  // owns a libpq handle: 
                           let number = Int(error.message[dollar.upperBound...].prefix { $0.isNumber }),
                           (1...types.count).contains(number), types[number - 1] == 0 else { throw error }
                     types[number - 1] = 25
+                    kinds[number - 1] = "t"
                 }
             }
         } else {
             _ = try check(PQprepare(handle, name, sql, Int32(types.count), types), sql: sql)
         }
-        prepared[signature] = name
+        prepared[sql, default: []].append((kinds, name))
+        preparedCount += 1
         return name
     }
 

@@ -156,12 +156,21 @@ func deliveryWorker(_ store: Store, _ providers: [PushProvider], _ arguments: Ar
 func deliverLoop(_ worker: DeliveryWorker, once: Bool, label: String) throws {
     while true {
         let pass = try worker.runOnce(refill: !once)
-        if pass.total > 0, !label.isEmpty {
+        // A pass that only gave entries back to a resting provider is not news: said once, when
+        // the provider was put to rest.
+        if pass.total > 0, pass.total > pass.waited || !pass.problems.isEmpty || once, !label.isEmpty {
             Output.error("\(label): \(pass.sent) sent, \(pass.retried) to retry, \(pass.gone) tokens gone, \(pass.dead) dead"
                          + (pass.dropped > 0 ? ", \(pass.dropped) dropped by the rules" : "")
                          + (pass.waited > 0 ? ", \(pass.waited) waiting for a resting provider" : ""))
+            for problem in pass.problems { Output.error("\(label): why: \(Preview.visible(problem))") }
         }
-        if once { return }
+        if once {
+            // One pass that could send nothing it tried is a failure to report, not a success.
+            if pass.sent == 0, !pass.problems.isEmpty {
+                throw CommandError(description: "nothing could be sent (\(pass.problems.count == 1 ? "" : "first: ")\(Preview.visible(pass.problems[0]))); the entries wait in the outbox")
+            }
+            return
+        }
         if pass.total == 0 { worker.waitForWork(upTo: 0.2) }
     }
 }

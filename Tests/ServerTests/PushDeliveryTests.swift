@@ -213,6 +213,38 @@ final class PushDeliveryTests {
         #expect(try store.outbox.attempts(of: entry).map(\.status) == [500, 200])
     }
 
+    @Test("a provider that refuses the credential loses no push: the entries wait, the reason is said, --once fails",
+          arguments: ["a key id APNs does not know", "another team", "another key", "a service account FCM does not know"])
+    func refusedCredential(wrong: String) throws {
+        try register(["apns-1", "apns-2", "apns-3"], .apns)
+        try register(["fcm-1", "fcm-2"], .fcm)
+        _ = try #require(try heart("f2"))
+        // A stranger's keys: another stand-in's folder, never served.
+        let stranger = folder + "/stranger"
+        try FileManager.default.createDirectory(atPath: stranger, withIntermediateDirectories: true)
+        #expect(try Spawn.run(["python3", Self.script, "--dir", stranger, "--keys-only"]).status == 0)
+        let fcm = wrong.contains("FCM")
+        let arguments = [Stepo.binary, "deliver"] + TestEngine.storeArguments(try TestEngine.location(folder, "stepo.db")) + ["--once", "--ca", folder + "/cert.pem"]
+            + (fcm ? ["--fcm-url", url, "--fcm-credentials", stranger + "/service.json"]
+                   : ["--apns-url", url, "--apns-key", (wrong == "another key" ? stranger : folder) + "/apns.p8",
+                      "--apns-key-id", wrong.contains("key id") ? "KEY0000000" : "KEY1234567",
+                      "--apns-team", wrong.contains("team") ? "TEAM000000" : "TEAM123456"])
+        let run = try Spawn.run(arguments)
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(run.stderr.contains(fcm ? "FCM" : "APNs refused the provider token"), "\(run.stderr)")
+        #expect(run.stderr.contains("nothing could be sent"), "\(run.stderr)")
+        // Every entry still waits, none dead, no attempt counted against it.
+        for token in fcm ? ["fcm-1", "fcm-2"] : ["apns-1", "apns-2", "apns-3"] {
+            let entry = try #require(try store.outbox.entries(ofDevice: token).last)
+            #expect(entry.state == .due, "\(token): \(entry.state)")
+            #expect(entry.attempts == 0 || fcm, "\(token): \(entry.attempts) attempts")
+        }
+        // With the credential mended, they go.
+        let (worker, _) = try worker()
+        let pass = try worker.runOnce(now: { self.now + 3_600_000 })
+        #expect(pass.sent == 5, "\(pass)")
+    }
+
     @Test("a batch's later change goes silent under the same collapse id: priority 5, no sound")
     func silentReplacement() throws {
         try register(["apns-ok"], .apns)

@@ -642,8 +642,10 @@ final class OutputStage: @unchecked Sendable {  // its connection (a C handle) a
 /// returns nil once the queue is closed and drained.
 final class BlockingQueue<Element>: @unchecked Sendable {  // its condition guards the elements, handed from one thread to another
     private let condition = NSCondition()
+    /// What waits, at most `capacity`: a taken element leaves it at once. (It used to stay
+    /// behind a moving head until a thousand had been taken, holding every parsed chunk of a
+    /// long ingest: 220 bytes an event of a PostgreSQL ingest's memory.)
     private var items: [Element] = []
-    private var head = 0
     private var closed = false
     private let capacity: Int
 
@@ -653,7 +655,7 @@ final class BlockingQueue<Element>: @unchecked Sendable {  // its condition guar
     func put(_ item: Element) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        while items.count - head >= capacity && !closed { condition.wait() }
+        while items.count >= capacity && !closed { condition.wait() }
         guard !closed else { return false }
         items.append(item)
         condition.broadcast()
@@ -663,7 +665,7 @@ final class BlockingQueue<Element>: @unchecked Sendable {  // its condition guar
     func take() -> Element? {
         condition.lock()
         defer { condition.unlock() }
-        while head == items.count && !closed { condition.wait() }
+        while items.isEmpty && !closed { condition.wait() }
         return popLocked()
     }
 
@@ -682,13 +684,8 @@ final class BlockingQueue<Element>: @unchecked Sendable {  // its condition guar
     }
 
     private func popLocked() -> Element? {
-        guard head < items.count else { return nil }
-        let item = items[head]
-        head += 1
-        if head > 1024 && head * 2 > items.count {
-            items.removeFirst(head)
-            head = 0
-        }
+        guard !items.isEmpty else { return nil }
+        let item = items.removeFirst()  // a few elements at most: the shift costs nothing
         condition.broadcast()
         return item
     }
