@@ -58,8 +58,10 @@ let deliverCommand = Command(
     system's (a local stand-in's). A claim lasts --lease seconds (60): a worker killed mid-send
     leaves its entries to the next after that. A pass claims up to --batch entries (256) and
     sends them at once, up to --streams (128) at a time over one HTTP/2 connection per
-    provider, claiming more as answers come. --once makes one pass and exits; --dry-run prints each due entry with the
-    request it would make, and sends nothing.
+    provider, claiming more as answers come. --once makes one pass and exits (1 when it could
+    send nothing it tried, with the reason); --dry-run prints each due entry with the request it
+    would make (an entry past its expiry marked "expired": the worker gives it up unsent), and
+    sends nothing.
     """,
     options: ["db", "database", "limit", "apns-url", "apns-key", "apns-key-id", "apns-team", "apns-topic", "fcm-url", "fcm-credentials", "ca",
               "lease", "batch", "streams"],
@@ -67,6 +69,9 @@ let deliverCommand = Command(
 ) { arguments in
     let store = try openStore(arguments)
     if arguments.has("dry-run") {
+        // What the worker would be told is checked here too: a dry run with a --batch the
+        // worker refuses is no rehearsal.
+        _ = try deliveryTuning(arguments)
         let limit = try arguments["limit"].map { text -> Int in
             guard let n = Int(text), n > 0 else { throw UsageError(description: "--limit takes a positive number") }
             return n
@@ -76,6 +81,7 @@ let deliverCommand = Command(
         var withheld = 0
         // Judged as the worker judges a claimed batch: one gather, then the rules per entry.
         let judged = try store.transaction { try store.outbox.pushContents(for: due) }
+        var expired = 0
         for (entry, result) in zip(due, judged) {
             var content: PushContent
             do {
@@ -89,12 +95,20 @@ let deliverCommand = Command(
             content.silent = entry.silent
             content.expiresAt = entry.expiresAt
             let request = entry.platform == .apns ? Payload.apns(content, deviceToken: entry.token) : Payload.fcm(content, deviceToken: entry.token)
-            Output.line(JSON.members([("entry", .int(entry.id)), ("row", .int(entry.row)), ("platform", .string(entry.platform.rawValue)),
-                                      ("silent", .bool(entry.silent)), ("request", request)]).serialized)
+            var members: [(String, JSON)] = [("entry", .int(entry.id)), ("row", .int(entry.row)), ("platform", .string(entry.platform.rawValue)),
+                                             ("silent", .bool(entry.silent)), ("request", request)]
+            // Past its expiry the worker gives it up unsent: shown, and marked so.
+            if let expires = entry.expiresAt, expires <= now {
+                expired += 1
+                members.insert(("expired", .string(Timestamp.format(expires))), at: 4)
+            }
+            Output.line(JSON.members(members).serialized)
         }
         let going = due.count - withheld
         Output.error("stepo deliver: \(going) due entr\(going == 1 ? "y" : "ies")"
-                     + (withheld > 0 ? ", \(withheld) the rules now drop" : "") + " (dry run: nothing sent)")
+                     + (withheld > 0 ? ", \(withheld) the rules now drop" : "")
+                     + (expired > 0 ? "; \(expired) of them past their expiry (marked \"expired\"), which the worker gives up unsent" : "")
+                     + " (dry run: nothing sent)")
         return 0
     }
     let providers = try deliveryProviders(arguments)
@@ -139,15 +153,21 @@ func deliveryProviders(_ arguments: Arguments) throws -> [PushProvider] {
     return providers
 }
 
-/// A worker with the `--batch` and `--streams` the arguments give.
-func deliveryWorker(_ store: Store, _ providers: [PushProvider], _ arguments: Arguments, name: String) throws -> DeliveryWorker {
+/// The `--batch` and `--streams` the arguments give, checked against the worker's limits.
+func deliveryTuning(_ arguments: Arguments) throws -> (batch: Int?, streams: Int?) {
     func positive(_ option: String, upTo most: Int) throws -> Int? {
         guard let value = try arguments.integer(option) else { return nil }
         guard value > 0, value <= most else { throw UsageError(description: "--\(option) takes a number from 1 to \(most)") }
         return value
     }
-    let worker = DeliveryWorker(queue: store.outbox, providers: providers, name: name, streams: try positive("streams", upTo: DeliveryWorker.mostStreams) ?? 128)
-    if let batch = try positive("batch", upTo: DeliveryWorker.largestBatch) { worker.batch = batch }
+    return (try positive("batch", upTo: DeliveryWorker.largestBatch), try positive("streams", upTo: DeliveryWorker.mostStreams))
+}
+
+/// A worker with the `--batch` and `--streams` the arguments give.
+func deliveryWorker(_ store: Store, _ providers: [PushProvider], _ arguments: Arguments, name: String) throws -> DeliveryWorker {
+    let tuning = try deliveryTuning(arguments)
+    let worker = DeliveryWorker(queue: store.outbox, providers: providers, name: name, streams: tuning.streams ?? 128)
+    if let batch = tuning.batch { worker.batch = batch }
     return worker
 }
 

@@ -108,7 +108,7 @@ let serveCommand = Command(
 func seconds(_ arguments: Arguments, _ name: String) throws -> Double? {
     guard let text = arguments[name] else { return nil }
     guard let value = Double(text), value > 0, value <= 3600 else {
-        throw UsageError(description: "--\(name) must be a number of seconds from 0 to 3600")
+        throw UsageError(description: "--\(name) must be a number of seconds above 0, at most 3600")
     }
     return value
 }

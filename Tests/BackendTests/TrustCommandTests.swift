@@ -55,6 +55,9 @@ struct TrustCommandTests {
         #expect(rows.count == 4)
         let before = try Stepo.run(["deliver"] + TestEngine.storeArguments(store) + ["--dry-run"])
         #expect(before.lines.count == 4)
+        // Made on 2026-11-20, each past its expiry since: shown, and marked as what the worker gives up.
+        #expect(before.lines.allSatisfy { $0.contains(#""expired":"2026-11-"#) }, "\(before.stdout)")
+        #expect(before.stderr.contains("4 of them past their expiry"), "\(before.stderr)")
         let event = change == "block"
             ? #"{"id":"x","type":"block","at":"2026-11-20T10:00:00Z","actor":"alice","target":"bob"}"#
             : #"{"id":"x","type":"account","at":"2026-11-20T10:00:00Z","user":"bob","state":"banned"}"#
