@@ -40,6 +40,9 @@ struct DeliverBench {
         guarding = arguments.has("guard")
         regression = arguments["regress"]
         if regression != nil, !guarding { throw UsageError(description: "--regress is for the guard: add --guard") }
+        if guarding, arguments["scale"] != nil || arguments["fraction"] != nil {
+            throw UsageError(description: "the guard's sizes are its own: --scale and --fraction are for the figures, not --guard")
+        }
         for (name, limit) in [("batch", DeliveryWorker.largestBatch), ("streams", DeliveryWorker.mostStreams)] {
             if let text = arguments[name], Int(text).map({ !(1...limit).contains($0) }) ?? true {
                 throw UsageError(description: "--\(name) takes a number from 1 to \(limit)")
@@ -324,6 +327,7 @@ struct DeliverBench {
         figures.line("  the worker's system calls a push (valgrind; \(fewPushes) and \(manyPushes) pushes)" + (regression.map { ", --regress \($0)" } ?? ""),
                      String(format: "%.2f (recorded %.2f)", calls, DeliverBench.recordedCalls),
                      met: calls <= DeliverBench.callsThreshold, target: String(format: "≤ %.2f", DeliverBench.callsThreshold))
+        if calls > DeliverBench.callsThreshold { print(Instructions.missedCounts) }
     }
 
     /// `stepo-bench deliver --role floor --rows N --dir F`: N notification rows inserted raw into

@@ -278,6 +278,7 @@ struct EngineBench {
                      met: raw / max(ingest, 1) >= EngineBench.instructionThreshold, target: String(format: "≥ %.3f", EngineBench.instructionThreshold))
         figures.line("  the ingest's system calls an event (valgrind)\(what)", String(format: "%.3f (recorded %.3f)", calls, EngineBench.recordedCalls),
                      met: calls <= EngineBench.callsThreshold, target: String(format: "≤ %.3f", EngineBench.callsThreshold))
+        if calls > EngineBench.callsThreshold { print(Instructions.missedCounts) }
     }
 
     /// `stepo-bench engine --role ingest --db F --events E [--regress R]` and `--role floor --db F

@@ -132,5 +132,14 @@ enum Instructions {
         let ratio = floor / max(work, 1)
         figures.line(what, String(format: "instructions: floor %.0f a row ÷ work %.0f a push = %.3f (recorded %.3f)", floor, work, ratio, recorded),
                      met: ratio >= threshold, target: String(format: "≥ %.3f", threshold))
+        if ratio < threshold { print(missedCounts) }
     }
+
+    /// What a missed count means: counts do not move with the machine.
+    static let missedCounts = """
+            the counts are the same on a busy machine as on a quiet one: a miss is the code. Instructions
+            are the work in user space (more parsing, copying, statements); system calls are the kernel's
+            (more transactions, writes or reads a unit). Record the guard's figures again only for a change
+            that is meant to cost more (docs/performance.md, "The guards").
+        """
 }

@@ -24,6 +24,9 @@ enum StandInCommand {
     }
 
     static func run(_ arguments: Arguments) throws -> Int32 {
+        // The process that started this one, learnt first: read after the keys are made (a
+        // second), a parent that left at once was already gone, and the stand-in stayed.
+        let parent = getppid()
         guard let folder = arguments["dir"] else { throw UsageError(description: "standins needs --dir FOLDER") }
         let script = arguments["script"] ?? StandInCommand.script
         guard FileManager.default.fileExists(atPath: script) else {
@@ -48,7 +51,6 @@ enum StandInCommand {
         }
         let server = try HTTP2StandInServer(folder: folder, listener: listener, standIn: try ProviderStandIn(folder: folder))
         // Gone with the process that started it, however that one ends (kill -9 included).
-        let parent = getppid()
         Thread {
             while getppid() == parent { usleep(200_000) }
             exit(0)
