@@ -319,3 +319,21 @@ extension Connection {
         try cached(sql).bind(named: values).run()
     }
 }
+
+extension BulkWorld {
+    /// A store where u1 has `rows` unseen hearts, a second apart, from `people` others (u2 …)
+    /// on its `steps` steps in 10 journeys: one person with a lot, for the benches and the
+    /// tests that need many rows fast.
+    public static func popularReader(_ path: String, rows: Int, people: Int = 1000, steps: Int = 100) throws -> Store {
+        let store = try Store(path: path)
+        let bulk = BulkWorld(store)
+        try bulk.build {
+            try bulk.addUsers(1...(people + 1))
+            try bulk.addJourneys(10, owners: 1)
+            try bulk.addSteps(steps, journeys: 10, publishedAt: Timestamp.parse("2026-11-01T00:00:00Z")!)
+            try bulk.addRows(recipient: 1, count: rows, newest: Timestamp.parse("2026-11-29T00:00:00Z")!, spacing: 1000,
+                             actors: 2...(people + 1), steps: steps)
+        }
+        return store
+    }
+}

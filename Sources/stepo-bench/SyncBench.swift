@@ -63,6 +63,13 @@ struct SyncBench {
         defer { if !keep { try? FileManager.default.removeItem(atPath: world) } }
         let store = try BenchWorld.popularReader(world + "/server.db", rows: rows)
         let token = try store.tokens.create(for: try store.user("u1"), admin: false, at: 0)
+        let run = try SyncBench.firstSync(in: world, token: token, rows: rows)
+        return (run.seconds, run.megabytes, run.floor)
+    }
+
+    /// The real `stepo sync` against a `stepo serve` of `world`/server.db, from its start to its
+    /// exit, which must have synced `rows` rows; then the floor of the replica it made.
+    static func firstSync(in world: String, token: String, rows: Int) throws -> (seconds: Double, megabytes: Double, floor: Double, cpu: Double) {
         let (server, url) = try BenchWorld.serve(world + "/server.db", log: world + "/serve.log")
         defer { server.stop() }
         let client = try Child.start([Bench.stepo, "sync", "--server", url, "--token", token], log: world + "/sync.log",
@@ -73,7 +80,7 @@ struct SyncBench {
             throw CommandError(description: "stepo sync did not finish: \(log.suffix(300))")
         }
         let synced = try Replica.defaultPath(server: url, token: token, in: world + "/state/stepo/replicas")
-        return (usage.seconds, usage.megabytes, try SyncBench.copyFloor(of: synced, into: world + "/floor.db"))
+        return (usage.seconds, usage.megabytes, try SyncBench.copyFloor(of: synced, into: world + "/floor.db"), usage.cpu)
     }
 
     /// The sizes of the comment world's first syncs (`--comment-rows 100000,400000`).
@@ -122,17 +129,7 @@ struct SyncBench {
         guard ingest.wait().status == 0 else {
             throw CommandError(description: "stepo ingest of the comment world failed: \((try? String(contentsOfFile: world + "/ingest.log", encoding: .utf8))?.suffix(300) ?? "")")
         }
-        let (server, url) = try BenchWorld.serve(world + "/server.db", log: world + "/serve.log")
-        defer { server.stop() }
-        let client = try Child.start([Bench.stepo, "sync", "--server", url, "--token", token], log: world + "/sync.log",
-                                     environment: ["XDG_STATE_HOME": world + "/state"])
-        let usage = client.wait()
-        let log = (try? String(contentsOfFile: world + "/sync.log", encoding: .utf8)) ?? ""
-        guard usage.status == 0, log.contains("synced \(rows) rows") else {
-            throw CommandError(description: "stepo sync did not finish: \(log.suffix(300))")
-        }
-        let synced = try Replica.defaultPath(server: url, token: token, in: world + "/state/stepo/replicas")
-        return (usage.seconds, usage.megabytes, try SyncBench.copyFloor(of: synced, into: world + "/floor.db"), usage.cpu)
+        return try SyncBench.firstSync(in: world, token: token, rows: rows)
     }
 
     /// The floor of a first sync: what SQLite takes to copy a synced replica's tables into a

@@ -183,8 +183,8 @@ struct FirstSyncTests {
     func killedNineTimes() throws {
         let db = folder + "/store.db"
         // Enough rows for a pull of several pages of 5,000 that takes a while.
-        let store = try Store(path: db)
-        let bulk = try BenchWorldForTests.build(store, rows: 40_000)
+        let bulk = 40_000
+        let store = try BulkWorld.popularReader(db, rows: bulk, people: 200, steps: 40)
         let token = try store.tokens.create(for: try store.user("u1"), admin: false, at: 0)
         let (server, url) = try Stepo.serve(db, log: folder + "/serve.log")
         defer { server.stop() }
@@ -204,20 +204,5 @@ struct FirstSyncTests {
         #expect(try replica.rowCount == bulk)
         #expect(try FirstSyncTests.indexes(replica.path) == (try FirstSyncTests.indexes(try Replica(path: folder + "/fresh.db").path)))
         #expect(try replica.firstSyncDone)
-    }
-}
-
-/// A reader with many rows, made in bulk (as the benches make theirs).
-enum BenchWorldForTests {
-    static func build(_ store: Store, rows: Int) throws -> Int {
-        let bulk = BulkWorld(store)
-        try bulk.build {
-            try bulk.addUsers(1...201)
-            try bulk.addJourneys(4, owners: 1)
-            try bulk.addSteps(40, journeys: 4, publishedAt: Timestamp.parse("2026-11-01T00:00:00Z")!)
-            try bulk.addRows(recipient: 1, count: rows, newest: Timestamp.parse("2026-11-29T00:00:00Z")!, spacing: 1000,
-                             actors: 2...201, steps: 40)
-        }
-        return rows
     }
 }

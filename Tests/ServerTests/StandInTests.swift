@@ -24,15 +24,29 @@ final class StandInTests {
         let request: HTTPRequest
     }
 
+    /// The stand-in's APNs key and a stranger's, and provider tokens signed with either.
+    struct Signer {
+        let now = Int(Date().timeIntervalSince1970)
+        let p8: String, strangerP8: String
+
+        init(keys: String, stranger: String) throws {
+            p8 = String(decoding: try #require(FileManager.default.contents(atPath: keys + "/apns.p8")), as: UTF8.self)
+            strangerP8 = String(decoding: try #require(FileManager.default.contents(atPath: stranger + "/apns.p8")), as: UTF8.self)
+        }
+
+        func apnsToken(_ pem: String, kid: String, iat: Int?) throws -> String {
+            try JWT.es256(header: .object([("alg", "ES256"), ("kid", .string(kid))]),
+                          claims: .object([("iss", "TEAM123456"), ("iat", .int(iat ?? now))]), pem: pem)
+        }
+    }
+
     /// The requests: each named, sent to the stand-in at `url` whose keys are in `keys`;
     /// `stranger` holds keys the stand-in never issued.
     func cases(url: String, keys: String, stranger: String) throws -> [Case] {
-        let now = Int(Date().timeIntervalSince1970)
-        let p8 = String(decoding: try #require(FileManager.default.contents(atPath: keys + "/apns.p8")), as: UTF8.self)
-        let strangerP8 = String(decoding: try #require(FileManager.default.contents(atPath: stranger + "/apns.p8")), as: UTF8.self)
+        let signer = try Signer(keys: keys, stranger: stranger)
+        let (now, p8, strangerP8) = (signer.now, signer.p8, signer.strangerP8)
         func apnsToken(_ pem: String, kid: String = "KEY1234567", iat: Int? = nil) throws -> String {
-            try JWT.es256(header: .object([("alg", "ES256"), ("kid", .string(kid))]),
-                          claims: .object([("iss", "TEAM123456"), ("iat", .int(iat ?? now))]), pem: pem)
+            try signer.apnsToken(pem, kid: kid, iat: iat)
         }
         let good = try apnsToken(p8)
         func apns(_ device: String, bearer: String? = nil, omit: String? = nil, priority: String = "10",
@@ -89,12 +103,10 @@ final class StandInTests {
     /// them; each device name is new, so a busy or down device answers the same in both runs.
     func randomCases(seed: UInt64, count: Int, url: String, keys: String, stranger: String) throws -> [Case] {
         var random = SplitMix(seed: seed)
-        let now = Int(Date().timeIntervalSince1970)
-        let p8 = String(decoding: try #require(FileManager.default.contents(atPath: keys + "/apns.p8")), as: UTF8.self)
-        let strangerP8 = String(decoding: try #require(FileManager.default.contents(atPath: stranger + "/apns.p8")), as: UTF8.self)
+        let signer = try Signer(keys: keys, stranger: stranger)
+        let (now, p8, strangerP8) = (signer.now, signer.p8, signer.strangerP8)
         func apnsToken(_ pem: String, kid: String = "KEY1234567", iat: Int? = nil) throws -> String {
-            try JWT.es256(header: .object([("alg", "ES256"), ("kid", .string(kid))]),
-                          claims: .object([("iss", "TEAM123456"), ("iat", .int(iat ?? now))]), pem: pem)
+            try signer.apnsToken(pem, kid: kid, iat: iat)
         }
         let tokens: [(String, String?)] = [
             ("a good token", "bearer " + (try apnsToken(p8))), ("a good token", "bearer " + (try apnsToken(p8))),
