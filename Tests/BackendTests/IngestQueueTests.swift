@@ -16,7 +16,7 @@ struct IngestQueueTests {
         for _ in 0..<50 {
             do {
                 let chunk = Chunk()
-                weak var watched = chunk
+                weak let watched = chunk
                 gone.append { watched == nil }
                 #expect(queue.put(chunk))
             }
