@@ -66,7 +66,7 @@ public final class PGConnection: @unchecked Sendable {  // owns a libpq handle: 
     /// server inferred the type from the statement) and its name.
     private var prepared: [String: [(kinds: [Character], name: String)]] = [:]
     /// How many statements this connection has prepared (their names are `s0`, `s1`, …).
-    public private(set) var preparedCount = 0
+    private var preparedCount = 0
     private var lastChanges = 0
     private var allChanges = 0
     /// Commands sent ahead whose answers are not read yet, in order: their SQL (for errors) and

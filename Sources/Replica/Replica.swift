@@ -46,7 +46,8 @@ public final class Replica: @unchecked Sendable {  // owns a SQLite handle; its 
             // A first sync stopped midway (killed, or the machine went down) left its indexes
             // to be made at its end: made now, so the replica reads as fast as ever meanwhile.
             // The pull goes on from where it stopped, with them.
-            try db.transaction { try restoreIndexes() }
+            // Asked first: an open with nothing waiting takes no write lock.
+            if try meta("deferredIndexes") != nil { try db.transaction { try restoreIndexes() } }
         }
     }
 
