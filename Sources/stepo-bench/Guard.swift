@@ -102,19 +102,40 @@ enum Instructions {
                 "--log-file=" + log]
     }
 
-    /// The system calls valgrind saw its program make (one `SYSCALL[…]` line each in `log`).
-    static func systemCalls(_ log: String) throws -> Double {
-        guard let handle = FileHandle(forReadingAtPath: log) else { throw CommandError(description: "no valgrind log at \(log)") }
-        defer { try? handle.close() }
-        let marker = Array("SYSCALL[".utf8)
-        var count = 0, matched = 0
-        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-            for byte in chunk {
-                matched = byte == marker[matched] ? matched + 1 : (byte == marker[0] ? 1 : 0)
-                if matched == marker.count { count += 1; matched = 0 }
-            }
+    /// The system calls valgrind saw its program make, by name (one `SYSCALL[pid,tid](n) sys_name`
+    /// line each in `log`; a call that may block has a second line for its answer, not counted
+    /// again). `thread` (valgrind's numbering: 1 is the main thread) keeps one thread's alone.
+    /// Waits and wake-ups between threads (futex, sched_yield, sleeps) and clock reads are left
+    /// out: how often a thread waits follows the scheduler, not the code.
+    static func systemCalls(_ log: String, thread: Int? = nil) throws -> SystemCalls {
+        guard let text = try? String(contentsOfFile: log, encoding: .utf8) else { throw CommandError(description: "no valgrind log at \(log)") }
+        var calls = SystemCalls()
+        for line in text.split(separator: "\n") where line.hasPrefix("SYSCALL[") {
+            guard let close = line.firstIndex(of: "]"), let name = line.split(separator: " ", maxSplits: 2).dropFirst().first,
+                  name.hasPrefix("sys_") else { continue }
+            if let thread, line[line.index(line.startIndex, offsetBy: 8)..<close].split(separator: ",").last.flatMap({ Int($0) }) != thread { continue }
+            let call = String(name.dropFirst(4).prefix { $0.isLetter || $0.isNumber || $0 == "_" })
+            if SystemCalls.scheduling.contains(call) { continue }
+            calls.byName[call, default: 0] += 1
         }
-        return Double(count)
+        return calls
+    }
+
+    /// System calls by name, and what a difference of two runs says when it is too many.
+    struct SystemCalls {
+        var byName: [String: Int] = [:]
+        var total: Double { Double(byName.values.reduce(0, +)) }
+
+        static let scheduling: Set<String> = ["futex", "sched_yield", "nanosleep", "clock_nanosleep", "clock_gettime", "gettimeofday"]
+
+        /// The calls `self` made beyond `fewer`, a unit each (`units` of them), most first.
+        func beyond(_ fewer: SystemCalls, units: Double) -> String {
+            byName.map { ($0.key, Double($0.value - (fewer.byName[$0.key] ?? 0)) / units) }
+                .filter { abs($0.1) >= 0.005 }
+                .sorted { $0.1 > $1.1 }
+                .map { String(format: "%@ %.3f", $0.0, $0.1) }
+                .joined(separator: ", ")
+        }
     }
 
     /// The count valgrind wrote to `log` when its program exited ("I refs: 28,760,436").
