@@ -323,10 +323,11 @@ struct EngineBench {
     /// of them with `yes` on the other core: 0.083–0.101). Record it again when a change moves
     /// it for good.
     static let recordedRatio = 0.088
-    /// Where the guard fails: below the lowest of the recorded runs (0.083), above what a quarter
-    /// more CPU an event gives (0.088 ÷ 1.25 = 0.070). The known regression, the ingest as it
+    /// Where the guard fails: a rise of a half (0.088 ÷ 1.5 = 0.059) crosses it, and a fresh
+    /// machine's clean-clone CI, which measured 0.077 with a pair at 0.071, does not. A rise of a
+    /// quarter is the counts' to catch (`countIngest`). The known regression, the ingest as it
     /// ran before 2026-12-03 (a savepoint per chunk, every event alone), measures 0.022.
-    static let guardThreshold = 0.072
+    static let guardThreshold = 0.062
     /// Pairs the ingest's guard takes, and floors in each (their mean is the pair's floor).
     static let guardPairs = 7, floorsPerPair = 3
 
