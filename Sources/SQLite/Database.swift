@@ -95,10 +95,16 @@ public final class Database {
         let key = SQLText(sql)
         if let statement = cache[key] { return statement }
         let statement = try Statement(database: self, sql: sql, persistent: true)
+        // A text built with a value in it is a new statement every time: past this many, the
+        // cache starts again rather than keeping each (a caller's statement stays valid).
+        if cache.count >= Database.mostCached { cache.removeAll(keepingCapacity: true) }
         cache[key] = statement
         Database.witness?.prepared(sql, on: path)
         return statement
     }
+
+    /// Statements a connection keeps prepared at most (the set paths use a few hundred).
+    public static let mostCached = 2_048
 
     /// A fresh statement, not cached: for SQL that runs once.
     public func prepare(_ sql: String) throws -> Statement {

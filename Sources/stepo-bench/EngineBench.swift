@@ -184,6 +184,23 @@ struct EngineBench {
         figures.line("  the floor: \(rows) rows of the same shape inserted raw, committed as the ingest commits",
                      String(format: "%.0f rows/s; ingest ÷ floor %.3f (wall clock)", floor, ratio), met: ratio >= 0.30,
                      target: "≥ 0.30 (issue 34)")
+        try millionIngest(world: world, &figures)
+    }
+
+    /// The real `stepo ingest`, from process start, of ten times the stream (a million events
+    /// at full size) into a copy of the world: its rate and its peak memory.
+    private func millionIngest(world: String, _ figures: inout BenchFigures) throws {
+        let events = sized(1_000_000)
+        let path = folder + "/events-million.ndjson", copy = folder + "/ingest-million.db"
+        try UniformIngest.write(events, to: path)
+        try FileManager.default.copyItem(atPath: world, toPath: copy)
+        let child = try Child.start([Bench.stepo, "ingest", "--db", copy, "--quiet", path], log: folder + "/ingest-million.log")
+        let (status, seconds, megabytes, _) = child.wait()
+        guard status == 0 else { throw CommandError(description: "stepo ingest failed: " + (child.logTail() ?? "no output")) }
+        if ProcessInfo.processInfo.environment["STEPO_BENCH_KEEP"] == nil { try? FileManager.default.removeItem(atPath: path) }
+        figures.line("uniform: stepo ingest of \(events) interactions from process start",
+                     String(format: "%.1f s, %.0f events/s, peak %.1f MB", seconds, Double(events) / seconds, megabytes),
+                     met: events < 1_000_000 || megabytes <= 80, target: "peak ≤ 80 MB at 1,000,000 (issue 34)")
     }
 
     /// CI's guard: the ingest's CPU against its floor's, in turns (see `Guard`). A warm-up

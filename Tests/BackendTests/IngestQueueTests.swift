@@ -1,6 +1,8 @@
 import Foundation
+import SQLite
 import Testing
-@testable import Backend
+import TestSupport
+@_spi(Bench) @testable import Backend
 
 /// The queue between an ingest's reader and its writer holds what waits, and nothing taken:
 /// it kept every parsed chunk behind a moving head until a thousand had gone by, so a long
@@ -43,5 +45,36 @@ struct IngestQueueTests {
         queue.close()
         #expect(queue.take() == nil)
         #expect(!queue.put(4))
+    }
+}
+
+/// A long ingest keeps a bounded set of statements prepared: a statement text with a run's own
+/// values in it was prepared, and kept, for every run (120 bytes an event of a million-event
+/// ingest's memory, found 2026-12-07).
+@Suite("A long ingest prepares the same statements again")
+struct PreparedStatementsTests {
+    @Test("three times the events add no statement texts beyond the first third's few dozen sizes")
+    func boundedStatements() throws {
+        let witness = StatementWitness()
+        Database.witness = witness
+        defer { Database.witness = nil }
+        let folder = NSTemporaryDirectory() + "stepo-prepared-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/store.db"
+        let store = try Store(path: path)
+        let lines = RandomStream(seed: 77, events: 8_000).lines
+        func ingest(_ part: ArraySlice<String>) throws {
+            var ingestor = Ingestor(store: store)
+            ingestor.chunkLines = 256
+            ingestor.smallestSet = 1
+            _ = try ingestor.ingest(LineReader(data: Data((part.joined(separator: "\n") + "\n").utf8)), onRow: { _ in }, onReject: { _, _ in })
+        }
+        try ingest(lines[..<2_000])
+        let first = witness.statements(on: path)
+        try ingest(lines[2_000...])
+        let all = witness.statements(on: path)
+        let added = all.subtracting(first)
+        #expect(added.count <= 64, "\(added.count) new statement texts (of \(all.count)), e.g. \(added.sorted().prefix(3).map { String($0.prefix(300)) })")
     }
 }

@@ -321,12 +321,16 @@ final class EventSet {
             let sql = """
                 SELECT b.recipient, b.step, b.action, b.opened_at, b.row, coalesce(n.members, 1), n.push, n.facepile, n.face, e.ext,
                        n.created_at, n.image, n.thread
-                FROM k JOIN batches AS b ON b.recipient = k.r AND b.step = k.s
+                FROM k JOIN batches AS b ON b.recipient = k.r AND b.step = k.s AND b.opened_at > k.lo AND b.opened_at <= k.hi
                      JOIN notifications AS n ON n.id = b.row AND n.recipient = b.recipient JOIN events AS e ON e.id = n.event
-                WHERE b.opened_at > \(earliest - Batching.window) AND b.opened_at <= \(latest)
                 ORDER BY b.opened_at\(db.dialect.lockingRead(of: "n"))
                 """
-            for (key, openedAt, open) in try db.matching("k(r, s)", ["BIGINT", "BIGINT"], owned.map { [$0.a, $0.b] }, sql, { r in
+            // The run's window travels with the keys, not in the text: a text of its own for
+            // every run was a statement prepared and kept for every run (120 bytes an event of
+            // a long ingest's memory).
+            let (lo, hi) = (earliest - Batching.window, latest)
+            for (key, openedAt, open) in try db.matching("k(r, s, lo, hi)", ["BIGINT", "BIGINT", "BIGINT", "BIGINT"],
+                                                         owned.map { [$0.a, $0.b, lo, hi] }, sql, { r in
                 (BatchKey(recipient: r.int(0), step: r.int(1), action: r.string(2)), r.int64(3), OpenBatch(
                     row: r.int(4), members: r.int(5), push: PushStatus(r.string(6)) ?? .sent,
                     faces: r.optionalString(7).map { $0.split(separator: "\n").map(String.init) } ?? (r.optionalString(8).map { [$0] } ?? []),
