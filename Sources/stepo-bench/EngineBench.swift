@@ -194,13 +194,16 @@ struct EngineBench {
         let path = folder + "/events-million.ndjson", copy = folder + "/ingest-million.db"
         try UniformIngest.write(events, to: path)
         try FileManager.default.copyItem(atPath: world, toPath: copy)
-        let child = try Child.start([Bench.stepo, "ingest", "--db", copy, "--quiet", path], log: folder + "/ingest-million.log")
+        // Its rows are printed, as a user's run prints them, and thrown away: 400 MB of them.
+        let child = try Child.start([Bench.stepo, "ingest", "--db", copy, "--quiet", path], log: folder + "/ingest-million.log",
+                                    output: "/dev/null")
         let (status, seconds, megabytes, _) = child.wait()
         guard status == 0 else { throw CommandError(description: "stepo ingest failed: " + (child.logTail() ?? "no output")) }
         if ProcessInfo.processInfo.environment["STEPO_BENCH_KEEP"] == nil { try? FileManager.default.removeItem(atPath: path) }
         figures.line("uniform: stepo ingest of \(events) interactions from process start",
                      String(format: "%.1f s, %.0f events/s, peak %.1f MB", seconds, Double(events) / seconds, megabytes),
-                     met: events < 1_000_000 || megabytes <= 80, target: "peak ≤ 80 MB at 1,000,000 (issue 34)")
+                     met: events < 1_000_000 || megabytes <= 80,
+                     target: "peak ≤ 80 MB at 1,000,000 (issue 34)" + (events < 1_000_000 ? ", not judged at a fraction" : ""))
     }
 
     /// CI's guard: the ingest's CPU against its floor's, in turns (see `Guard`). A warm-up

@@ -107,13 +107,13 @@ public struct Ingestor {
         // On SQLite, checkpoints copy the log into the database file: that I/O moves off this
         // thread, which is the pipeline's slowest stage, to a connection of its own on the other
         // core. (PostgreSQL checkpoints on its own.)
-        let checkpointer = countable ? nil : db.makeCheckpointer()
-        if checkpointer != nil || countable { try db.execute("PRAGMA wal_autocheckpoint = 0") }
+        // (A countable run checkpoints only at its end.)
+        let onSQLite = db.makeCheckpointer()
+        let checkpointer = countable ? nil : onSQLite
+        if onSQLite != nil { try db.execute("PRAGMA wal_autocheckpoint = 0") }
         defer {
             checkpointer?.finish()
-            if checkpointer != nil || countable {
-                try? db.execute("PRAGMA wal_autocheckpoint = \(Checkpointer.defaultAutocheckpoint)")
-            }
+            if onSQLite != nil { try? db.execute("PRAGMA wal_autocheckpoint = \(Checkpointer.defaultAutocheckpoint)") }
         }
         var report = Report()
         do {
