@@ -97,15 +97,16 @@ extension Router {
         return .ok(platform == "apns" ? Payload.apns(content) : Payload.fcm(content))
     }
 
-    /// `GET|PUT /v1/preferences`: the four categories and the master switch (custom follow
-    /// alerts are shown as coming later). PUT takes any of them as booleans.
+    /// `GET|PUT /v1/preferences`: the four categories, the master switch, quiet hours and the
+    /// custom follow alerts. PUT takes any of the switches as booleans, and `quietHours`.
     func preferences(_ request: HTTPRequest) throws -> HTTPResponse {
         var viewer = try user(request)
         if request.method == "PUT" {
-            let changes = try Mutation.preferenceChanges(try jsonBody(request), in: "the preferences")
+            let (changes, quietHours) = try Mutation.preferenceUpdate(try jsonBody(request), in: "the preferences")
             try writing {
                 _ = try store.apply(Event(id: "preferences:\(viewer.id):\(UUID().uuidString)", at: now(),
-                                          body: .preferences(user: viewer.id, changes: changes.map { ($0.category, $0.on) })))
+                                          body: .preferences(user: viewer.id, changes: changes.map { ($0.category, $0.on) },
+                                                             quietHours: quietHours)))
             }
             viewer = try store.user(key: viewer.key) ?? viewer
         }

@@ -35,4 +35,10 @@ extension Outbox.Settlement {
     static func dropped(_ entry: OutboxEntry, reason: String, at: Int64) -> Outbox.Settlement {
         Outbox.Settlement(entry, attempt: DeliveryAttempt(at: at, status: nil, reason: reason, providerId: nil, latencyMs: nil), next: .dropped)
     }
+
+    /// A held entry a newer one of its device and thread stands for (`HeldPushes`).
+    static func superseded(_ entry: OutboxEntry, at: Int64) -> Outbox.Settlement {
+        Outbox.Settlement(entry, attempt: DeliveryAttempt(at: at, status: nil, reason: "quietHours: a newer push of its thread went instead",
+                                                          providerId: nil, latencyMs: nil), next: .superseded)
+    }
 }

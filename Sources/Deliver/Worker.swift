@@ -52,6 +52,8 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
         public var sent = 0, retried = 0, dead = 0, gone = 0, waited = 0
         /// Entries the rules, judged again at claim, no longer allow.
         public var dropped = 0
+        /// Held entries that a newer one of their device and thread stood for.
+        public var superseded = 0
         /// Why pushes could not go out this pass (a refused credential, the network's words for
         /// a failed connection), each once, in the order met: what an operator needs to read.
         public var problems: [String] = []
@@ -59,7 +61,7 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
         mutating func note(_ problem: String) {
             if !problems.contains(problem), problems.count < 5 { problems.append(problem) }
         }
-        public var total: Int { sent + retried + dead + gone + waited + dropped }
+        public var total: Int { sent + retried + dead + gone + waited + dropped + superseded }
     }
 
     /// One claimed entry on its way to its provider.
@@ -168,9 +170,20 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
                 judging.append(entry)
             }
             // The rules judged again, now: what they forbid since the row was made is dropped.
-            for (entry, judged) in zip(judging, try queue.pushContents(for: judging)) {
+            let judged = zip(judging, try queue.pushContents(for: judging))
+            // Of what quiet hours held, one push a device and thread (`HeldPushes`).
+            let held = HeldPushes.coalesce(judged.compactMap { entry, result in
+                guard entry.held, case .success(let content) = result else { return nil }
+                return HeldPushes.Candidate(entry: entry.id, token: entry.token, thread: content.thread, audible: !entry.silent)
+            })
+            for (entry, judged) in judged {
                 let at = now()
                 guard let provider = providers[entry.platform] else { continue }
+                if held.superseded.contains(entry.id) {
+                    settled.append(.superseded(entry, at: at))
+                    pass.superseded += 1
+                    continue
+                }
                 var content: PushContent
                 switch judged {
                 case .success(let found): content = found
@@ -185,7 +198,7 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
                     continue
                 case .failure(let error): throw error
                 }
-                content.silent = entry.silent
+                content.silent = held.kept[entry.id].map { !$0 } ?? entry.silent
                 content.expiresAt = entry.expiresAt
                 content.ttlSeconds = entry.expiresAt.map { Int(max(0, $0 - at) / 1000) }
                 let flight = Flight(entry: entry, provider: provider, content: content, at: at, sentAt: at, started: .now())

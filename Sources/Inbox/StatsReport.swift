@@ -132,6 +132,9 @@ public struct StatsReport {
             parts += ["\(d.failed) failed", "\(d.retried) retried"]
             if d.superseded > 0 { parts.append("\(d.superseded) superseded") }
             if d.pending > 0 { parts.append("\(d.pending) pending") }
+            if d.heldByQuietHours > 0 {
+                parts.append("\(d.heldByQuietHours) held by quiet hours" + (d.medianHeld.map { " (median wait \(Self.duration($0)))" } ?? ""))
+            }
             if let median = d.medianToAnswer, let p99 = d.p99ToAnswer {
                 parts.append("row → answer median \(Self.duration(median)), p99 \(Self.duration(p99))")
             }

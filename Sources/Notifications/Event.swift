@@ -50,7 +50,8 @@ public struct Event: Sendable {
         case deleteComment(String)
         case tierCrossed(actor: String, journey: String, tier: String)
         case announcement(text: String, audience: Audience, link: String?)
-        case preferences(user: String, changes: [(Category?, Bool)])
+        /// Switches turned on or off, and quiet hours set or turned off (nil: left as they are).
+        case preferences(user: String, changes: [(Category?, Bool)], quietHours: QuietHoursChange? = nil)
         /// A custom follow alert: a person or a journey set to all, default or off.
         case alert(user: String, target: AlertTarget, mode: AlertMode)
 
@@ -182,10 +183,11 @@ extension Event {
             for key in Preferences.switchNames {
                 if let value = try f.optionalBool(key) { changes.append((Category(rawValue: key), value)) }
             }
-            guard !changes.isEmpty else {
-                throw EventError("a preferences event sets at least one of all, stepWith, social, engagement, journeys")
+            let quietHours = try QuietHoursChange(json: f.json["quietHours"])
+            guard !changes.isEmpty || quietHours != nil else {
+                throw EventError("a preferences event sets at least one of all, stepWith, social, engagement, journeys, quietHours")
             }
-            return .preferences(user: try f.id("user"), changes: changes)
+            return .preferences(user: try f.id("user"), changes: changes, quietHours: quietHours)
         case "alert":
             return .alert(user: try f.id("user"), target: try AlertTarget(f), mode: try AlertMode(f))
         default:

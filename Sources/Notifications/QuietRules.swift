@@ -88,13 +88,17 @@ public struct Preferences: Equatable, Sendable {
     public var social = true
     public var engagement = true
     public var journeys = true
+    /// When pushes wait (nil: never). Not a switch: it decides when a push goes, not whether.
+    public var quietHours: QuietHours?
 
-    public init(all: Bool = true, stepWith: Bool = true, social: Bool = true, engagement: Bool = true, journeys: Bool = true) {
+    public init(all: Bool = true, stepWith: Bool = true, social: Bool = true, engagement: Bool = true, journeys: Bool = true,
+                quietHours: QuietHours? = nil) {
         self.all = all
         self.stepWith = stepWith
         self.social = social
         self.engagement = engagement
         self.journeys = journeys
+        self.quietHours = quietHours
     }
 
     /// One of the switches, named as events, the API and the settings screen spell them: the

@@ -69,7 +69,7 @@ public enum Timestamp {
         return text + "Z"
     }
 
-    private static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
+    static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
         a >= 0 ? a / b : -((-a + b - 1) / b)
     }
 

@@ -12,7 +12,8 @@ public struct Mutation: Equatable, Sendable {
         case followBack(user: String)
         case acceptRequest(user: String)
         case declineRequest(user: String)
-        case preferences([PreferenceChange])
+        /// Switches set, and quiet hours set or turned off (nil: left as they are).
+        case preferences([PreferenceChange], quietHours: QuietHoursChange? = nil)
         /// A custom follow alert: a person or a journey set to all, default or off.
         case alert(AlertTarget, AlertMode)
     }
@@ -57,7 +58,9 @@ public struct Mutation: Equatable, Sendable {
         case .seen(let upTo), .readAll(let upTo): members.append(("upTo", .int(upTo)))
         case .read(let row): members.append(("id", .int(row)))
         case .followBack(let user), .acceptRequest(let user), .declineRequest(let user): members.append(("user", .string(user)))
-        case .preferences(let changes): members += changes.map { ($0.name, .bool($0.on)) }
+        case let .preferences(changes, quietHours):
+            members += changes.map { ($0.name, .bool($0.on)) }
+            if let quietHours { members.append(("quietHours", quietHours.value?.json ?? .null)) }
         case let .alert(target, mode):
             switch target {
             case .person(let id): members.append(("person", .string(id)))
@@ -99,7 +102,9 @@ public struct Mutation: Equatable, Sendable {
         case "followBack": action = .followBack(user: try user())
         case "acceptRequest": action = .acceptRequest(user: try user())
         case "declineRequest": action = .declineRequest(user: try user())
-        case "preferences": action = .preferences(try Mutation.preferenceChanges(json, in: "mutation \(seq)"))
+        case "preferences":
+            let (changes, quietHours) = try Mutation.preferenceUpdate(json, in: "mutation \(seq)")
+            action = .preferences(changes, quietHours: quietHours)
         case "alert":
             do {
                 action = .alert(try AlertTarget(json: json), try AlertMode(json: json))
@@ -113,18 +118,25 @@ public struct Mutation: Equatable, Sendable {
     }
 
     /// The preference switches a JSON object sets (any of `Preferences.switchNames`, as
-    /// booleans); at least one.
-    public static func preferenceChanges(_ json: JSON, in context: String) throws -> [PreferenceChange] {
+    /// booleans) and its quiet hours (`quietHours`: an object, or null to turn them off); at
+    /// least one of them.
+    public static func preferenceUpdate(_ json: JSON, in context: String) throws -> ([PreferenceChange], QuietHoursChange?) {
         var changes: [PreferenceChange] = []
         for key in Preferences.switchNames {
             guard let value = json[key] else { continue }
             guard let flag = value.bool else { throw WireError("\(context): \(key) must be true or false") }
             changes.append(PreferenceChange(category: Category(rawValue: key), on: flag))
         }
-        guard !changes.isEmpty else {
-            throw WireError("\(context) sets none of \(Preferences.switchNames.joined(separator: ", "))")
+        let quietHours: QuietHoursChange?
+        do {
+            quietHours = try QuietHoursChange(json: json["quietHours"])
+        } catch let error as EventError {
+            throw WireError("\(context): \(error.description)")
         }
-        return changes
+        guard !changes.isEmpty || quietHours != nil else {
+            throw WireError("\(context) sets none of \((Preferences.switchNames + ["quietHours"]).joined(separator: ", "))")
+        }
+        return (changes, quietHours)
     }
 }
 

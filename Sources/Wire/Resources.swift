@@ -118,6 +118,7 @@ public struct PreferencesDocument: Equatable, Sendable {
         }
     }
 
+    /// The switches, and the quiet hours (`switches.quietHours`).
     public var switches: Preferences
     public var alerts: [Alert]
 
@@ -134,13 +135,18 @@ public struct PreferencesDocument: Equatable, Sendable {
             }
         }
         return .object(Preferences.Switch.allCases.map { ($0.rawValue, .bool(switches[$0])) }
-                       + [("customFollow", .array(alerts))])
+                       + [("quietHours", switches.quietHours?.json ?? .null), ("customFollow", .array(alerts))])
     }
 
     public init(json: JSON) throws {
         let m = try Members(json, "preferences")
         var switches = Preferences()
         for name in Preferences.Switch.allCases { switches[name] = try m.bool(name.rawValue, default: true) }
+        do {
+            switches.quietHours = try QuietHoursChange(json: m.json["quietHours"])?.value
+        } catch let error as EventError {
+            throw WireError("preferences: \(error.description)")
+        }
         let alerts = try m.array("customFollow", optional: true).enumerated().map { index, item -> Alert in
             do {
                 return Alert(target: try AlertTarget(json: item), mode: try AlertMode(json: item))

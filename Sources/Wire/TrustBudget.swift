@@ -101,6 +101,10 @@ public struct TrustBudget: Equatable, Sendable {
         /// From the entry's queuing to the provider's answer that took it, in milliseconds.
         public var medianToAnswer: Int64?
         public var p99ToAnswer: Int64?
+        /// Sent after waiting for their recipient's quiet hours to end, and the median wait
+        /// (from the row to the end of the hours), in milliseconds.
+        public var heldByQuietHours = 0
+        public var medianHeld: Int64?
 
         public init() {}
     }
@@ -173,6 +177,8 @@ public struct TrustBudget: Equatable, Sendable {
                 ("retried", .int(d.retried)),
                 ("medianSecondsToAnswer", d.medianToAnswer.map { .double(Double($0) / 1000) } ?? .null),
                 ("p99SecondsToAnswer", d.p99ToAnswer.map { .double(Double($0) / 1000) } ?? .null),
+                ("heldByQuietHours", .int(d.heldByQuietHours)),
+                ("medianSecondsHeld", d.medianHeld.map { .double(Double($0) / 1000) } ?? .null),
             ])),
         ])
     }
@@ -237,5 +243,7 @@ public struct TrustBudget: Equatable, Sendable {
         delivery.retried = count(d, "retried")
         delivery.medianToAnswer = millis(d, "medianSecondsToAnswer")
         delivery.p99ToAnswer = millis(d, "p99SecondsToAnswer")
+        delivery.heldByQuietHours = count(d, "heldByQuietHours")
+        delivery.medianHeld = millis(d, "medianSecondsHeld")
     }
 }

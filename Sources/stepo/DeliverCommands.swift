@@ -82,7 +82,17 @@ let deliverCommand = Command(
         // Judged as the worker judges a claimed batch: one gather, then the rules per entry.
         let judged = try store.transaction { try store.outbox.pushContents(for: due) }
         var expired = 0
+        // Of what quiet hours held, one push a device and thread, as the worker sends them.
+        let held = HeldPushes.coalesce(zip(due, judged).compactMap { entry, result in
+            guard entry.held, case .success(let content) = result else { return nil }
+            return HeldPushes.Candidate(entry: entry.id, token: entry.token, thread: content.thread, audible: !entry.silent)
+        })
         for (entry, result) in zip(due, judged) {
+            if held.superseded.contains(entry.id) {
+                withheld += 1
+                Output.error("stepo deliver: entry \(entry.id) (row \(entry.row)) was held by quiet hours: a newer push of its thread goes instead")
+                continue
+            }
             var content: PushContent
             do {
                 content = try result.get()
@@ -92,11 +102,12 @@ let deliverCommand = Command(
                 Output.error("stepo deliver: entry \(entry.id) (row \(entry.row)) would be dropped: \(unavailable.description)")
                 continue
             }
-            content.silent = entry.silent
+            content.silent = held.kept[entry.id].map { !$0 } ?? entry.silent
             content.expiresAt = entry.expiresAt
             let request = entry.platform == .apns ? Payload.apns(content, deviceToken: entry.token) : Payload.fcm(content, deviceToken: entry.token)
             var members: [(String, JSON)] = [("entry", .int(entry.id)), ("row", .int(entry.row)), ("platform", .string(entry.platform.rawValue)),
-                                             ("silent", .bool(entry.silent)), ("request", request)]
+                                             ("silent", .bool(content.silent)), ("request", request)]
+            if entry.held { members.insert(("held", .string("quietHours")), at: 4) }
             // Past its expiry the worker gives it up unsent: shown, and marked so.
             if let expires = entry.expiresAt, expires <= now {
                 expired += 1
@@ -106,7 +117,7 @@ let deliverCommand = Command(
         }
         let going = due.count - withheld
         Output.error("stepo deliver: \(going) due entr\(going == 1 ? "y" : "ies")"
-                     + (withheld > 0 ? ", \(withheld) the rules now drop" : "")
+                     + (withheld > 0 ? ", \(withheld) the rules now drop or a newer held push stands for" : "")
                      + (expired > 0 ? "; \(expired) of them past their expiry (marked \"expired\"), which the worker gives up unsent" : "")
                      + " (dry run: nothing sent)")
         return 0

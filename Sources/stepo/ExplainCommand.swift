@@ -10,7 +10,8 @@ let explainCommand = Command(
     details: """
     Reasons: self, blocked, actorInactive, recipientInactive, notVisible, duplicate, ladder
     (no row); preferences, dailyCeiling, deleted (row kept, push withheld). A custom follow
-    alert that decided a journey update's push is named. --row ROW-ID shows a row's deliveries:
+    alert that decided a journey update's push is named; a push waiting for its recipient's
+    quiet hours to end says held:quietHours until T. --row ROW-ID shows a row's deliveries:
     each outbox entry, its device, state and attempts.
     """,
     options: ["db", "database", "row"], flags: ["json"]
@@ -26,6 +27,7 @@ let explainCommand = Command(
             // A dropped entry says which rule dropped it (its one attempt's reason).
             let why = e.state == .dropped ? try store.outbox.attempts(of: e.id).last?.reason.map { " (\(Preview.visible($0)))" } ?? "" : ""
             Output.line("  entry \(e.id)  \(e.platform.rawValue)  \(Preview.visible(Preview.shorten(e.token, to: 24)))  \(e.state.rawValue)\(why)"
+                        + (e.held && e.state == .due ? "  held:quietHours until \(Timestamp.format(e.dueAt))" : "")
                         + (e.silent ? "  silent" : "") + "  \(e.attempts) attempt\(e.attempts == 1 ? "" : "s")"
                         + (e.expiresAt.map { "  expires \(Timestamp.format($0))" } ?? ""))
         }
@@ -60,7 +62,7 @@ let explainCommand = Command(
         let outcome: String
         if let row = c.rowId {
             outcome = "row \(row)  push \(c.push?.description ?? "?")" + (c.deletedSince ? "  (deleted since)" : "")
-                + (c.alert.map { "  (alert \($0))" } ?? "")
+                + (c.alert.map { "  (alert \($0))" } ?? "") + (c.held.map { "  " + $0 } ?? "")
         } else {
             outcome = "no row: \(c.reason?.rawValue ?? "?")"
         }

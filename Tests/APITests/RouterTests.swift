@@ -325,6 +325,21 @@ struct RouterTests {
         #expect(call("PUT", "/v1/preferences", as: "maya", body: #"{"journeys":"no"}"#).0 == 400)
     }
 
+    @Test("quiet hours: PUT sets them, GET shows them, null turns them off; a zone that is no zone is 400 and changes nothing")
+    func quietHours() {
+        #expect(call("GET", "/v1/preferences", as: "maya").1["quietHours"] == .null)
+        let set = call("PUT", "/v1/preferences", as: "maya", body: #"{"quietHours":{"from":"22:00","to":"07:00","zone":"Europe/Paris"}}"#)
+        #expect(set.0 == 200 && set.1["quietHours"]?["zone"] == "Europe/Paris" && set.1["quietHours"]?["from"] == "22:00")
+        let bad = call("PUT", "/v1/preferences", as: "maya", body: #"{"quietHours":{"from":"22:00","to":"07:00","zone":"Mars/Base"}, "all":false}"#)
+        #expect(bad.0 == 400 && "\(bad.1)".contains("quietHours.zone"))
+        let kept = call("GET", "/v1/preferences", as: "maya").1
+        #expect(kept["quietHours"]?["to"] == "07:00" && kept["all"] == true)
+        // Through a mutation, as the inbox sends it.
+        let mutation = call("POST", "/v1/mutations", as: "maya", body: #"{"client":"c-quiet","mutations":[{"seq":1,"type":"preferences","quietHours":null}]}"#)
+        #expect(mutation.0 == 200 && mutation.1["applied"] == 1)
+        #expect(call("GET", "/v1/preferences", as: "maya").1["quietHours"] == .null)
+    }
+
     @Test("an activity page carries the entities its rows point at")
     func entities() throws {
         let json = call("GET", "/v1/activity", as: "chaucao").1

@@ -170,6 +170,42 @@ struct StatsTests {
         #expect(try StatsCounterTests.entries(w, "stats_delivery") == (try StatsCounterTests.entries(w, "recount_stats_delivery")))
     }
 
+    @Test("quiet hours: the pushes they held and how long they waited, counted as the store went and read entry by entry")
+    func quietHeld() throws {
+        let w = try World()
+        try w.users("ann", "bob", "cy")
+        try w.store.devices.register("ann-phone", platform: .apns, environment: .production, for: try w.record("ann"), at: Self.at("2026-11-01T00:00:00Z"))
+        try w.event("preferences", at: Self.at("2026-11-01T00:01:00Z"), [("user", .string("ann")),
+            ("quietHours", .object([("from", .string("22:00")), ("to", .string("07:00")), ("zone", .string("UTC"))]))])
+        try w.journey("j1", owner: "ann")
+        try w.step("s1", journey: "j1", at: Self.at("2026-11-01T20:00:00Z"))
+        try w.step("s2", journey: "j1", at: Self.at("2026-11-01T20:01:00Z"))
+        // Held: a comment at 23:00 (8 hours), a heart at 03:00 on another step (4 hours), a
+        // heart at 06:00 on the comment's step (a newer push of its thread).
+        try w.comment("bob", on: "s1", "c1", "so good", at: Self.at("2026-11-01T23:00:00Z"))
+        try w.interact("heart", "cy", "s2", at: Self.at("2026-11-02T03:00:00Z"))
+        try w.interact("heart", "cy", "s1", at: Self.at("2026-11-02T06:00:00Z"))
+        let end = Self.at("2026-11-02T07:00:00Z")
+        let claimed = try w.store.outbox.claimDue(worker: "test", now: end, lease: 60_000, limit: 1)
+        #expect(claimed.count == 3 && claimed.allSatisfy(\.held))
+        let comment = try #require(claimed.min { $0.id < $1.id })
+        try w.store.outbox.settle([Outbox.Settlement(comment, attempt: DeliveryAttempt(at: end, status: nil, reason: "newer", providerId: nil, latencyMs: nil),
+                                                     next: .superseded)]
+                                  + claimed.filter { $0.id != comment.id }.map {
+                                      Outbox.Settlement($0, attempt: DeliveryAttempt(at: end, status: 200, reason: nil, providerId: "p", latencyMs: 100), next: .sent)
+                                  })
+        let since = Self.at("2026-11-01T00:00:00Z"), until = Self.at("2026-11-02T23:59:59Z")
+        let d = try w.store.stats.trustBudget(since: since, until: until).delivery
+        #expect(d.entries == 3 && d.sent == 2 && d.superseded == 1 && d.pending == 0)
+        // Waits of 4 hours and 1 hour: the median (nearest rank) is the hour's bucket, up to 1.5 hours.
+        #expect(d.heldByQuietHours == 2 && d.medianHeld == 5_400_000)
+        #expect(try w.store.stats.trustBudget(since: since, until: until) == (try w.store.stats.trustBudget(since: since, until: until, fromRows: true)))
+        try w.store.stats.recount(into: "recount_")
+        #expect(try StatsCounterTests.entries(w, "stats_delivery") == (try StatsCounterTests.entries(w, "recount_stats_delivery")))
+        let json = try w.store.stats.trustBudget(since: since, until: until).json
+        #expect(json["delivery"]?["heldByQuietHours"]?.int == 2 && json["delivery"]?["medianSecondsHeld"]?.number == 5_400)
+    }
+
     @Test("the JSON keeps the contract's keys, every category and kind present")
     func json() throws {
         let w = try Self.world()

@@ -280,6 +280,58 @@ final class PushDeliveryTests {
         #expect(request["payload"]?["aps"]?["alert"]?["title"]?.string == "Fan 2 and 1 other")
     }
 
+    /// Sets quiet hours for `o` that hold now and end within two minutes (in UTC); when they end.
+    func quietUntilSoon() throws -> Int64 {
+        let minute = Int((now / 60_000) % 1440)
+        let from = QuietHours.clock((minute + 1440 - 60) % 1440), to = QuietHours.clock((minute + 2) % 1440)
+        let line = #"{"id":"quiet","type":"preferences","at":"\#(Timestamp.format(now))","user":"o","quietHours":{"from":"\#(from)","to":"\#(to)","zone":"UTC"}}"#
+        _ = try Ingestor(store: store).apply(Data(line.utf8))
+        return try #require(try QuietHours(from: from, to: to, zone: "UTC").heldUntil(now))
+    }
+
+    @Test("pushes held by quiet hours go when they end: one push a thread, the newest, with one sound")
+    func heldThread() throws {
+        try register(["apns-ok"], .apns)
+        let end = try quietUntilSoon()
+        let batch = try #require(try heart("f1"))
+        let comment = #"{"id":"c-f2","type":"comment","at":"\#(Timestamp.format(now))","actor":"f2","step":"s","comment":{"id":"c2","text":"go on"}}"#
+        _ = try Ingestor(store: store).apply(Data(comment.utf8))
+        _ = try heart("f3")
+        let (worker, _) = try worker()
+        // Inside the quiet hours nothing goes.
+        #expect(try worker.runOnce().total == 0)
+        #expect(try requests().filter { $0["token"] != nil }.isEmpty)
+        let pass = try worker.runOnce(now: { end })
+        #expect(pass.sent == 1 && pass.superseded == 1)
+        let seen = try requests().filter { $0["token"]?.string == "apns-ok" }
+        #expect(seen.count == 1)
+        let request = try #require(seen.first)
+        #expect(request["payload"]?["aps"]?["sound"] != nil)
+        #expect(request["headers"]?["apns-collapse-id"]?.string == "row-\(batch)")
+        #expect(request["payload"]?["aps"]?["alert"]?["title"]?.string == "Fan 3 and 1 other")
+        #expect(try store.outbox.counts()[.due] == nil)
+    }
+
+    @Test("a held push is judged again when it goes: a block made meanwhile drops it, and its thread's other push goes instead")
+    func heldJudgedAgain() throws {
+        try register(["apns-ok"], .apns)
+        let end = try quietUntilSoon()
+        _ = try heart("f1")
+        let comment = #"{"id":"c-f2","type":"comment","at":"\#(Timestamp.format(now))","actor":"f2","step":"s","comment":{"id":"c2","text":"SECRETWORDS"}}"#
+        let commentRow = try #require(try Ingestor(store: store).apply(Data(comment.utf8))?.writtenRows.first?.id)
+        let block = #"{"id":"x","type":"block","at":"\#(Timestamp.format(now))","actor":"o","target":"f2"}"#
+        _ = try Ingestor(store: store).apply(Data(block.utf8))
+        let (worker, _) = try worker()
+        let pass = try worker.runOnce(now: { end })
+        #expect(pass.sent == 1 && pass.dropped == 1)
+        let seen = try requests().filter { $0["token"]?.string == "apns-ok" }
+        #expect(seen.count == 1)
+        #expect(!"\(seen)".contains("SECRETWORDS"))
+        #expect(seen.first?["payload"]?["aps"]?["alert"]?["title"]?.string == "Fan 1")
+        #expect(seen.first?["payload"]?["aps"]?["sound"] != nil)
+        #expect(try store.outbox.entries(ofRow: commentRow).map(\.state) == [.dropped])
+    }
+
     @Test("a worker's requests share one HTTP/2 connection, and a refilling pass claims until none are due")
     func oneConnection() throws {
         try register((1...40).map { "apns-\($0)" }, .apns)

@@ -13,6 +13,11 @@ public struct Explanation: Sendable {
     public var deletedSince: Bool
     /// The custom follow alert that decided a journey update's push, as `journey:ID all`.
     public var alert: String?
+    /// When a sent row's push waits for its recipient's quiet hours to end: the end.
+    public var heldUntil: Int64?
+
+    /// What holds the push, as `explain` writes it: `held:quietHours until T`.
+    public var held: String? { heldUntil.map { "held:quietHours until \(Timestamp.format($0))" } }
 
     public var json: JSON {
         .members([
@@ -21,6 +26,7 @@ public struct Explanation: Sendable {
             ("reason", reason.map { .string($0.rawValue) }),
             ("deleted", deletedSince ? .bool(true) : nil),
             ("alert", alert.map(JSON.string)),
+            ("held", heldUntil.map { _ in .string("quietHours") }), ("heldUntil", heldUntil.map { .string(Timestamp.format($0)) }),
         ])
     }
 }
@@ -60,7 +66,8 @@ public struct Explanations {
         }
         if let first = header.first, let last = header.last {
             candidates += try db.query("""
-                SELECT u.ext, u.name, n.kind, n.id, n.push, n.deleted, n.recipient, n.actor, n.journey, u.alerts
+                SELECT u.ext, u.name, n.kind, n.id, n.push, n.deleted, n.recipient, n.actor, n.journey, u.alerts,
+                       (SELECT max(o.due_at) FROM outbox AS o WHERE o.row = n.id AND o.held = 1 AND o.state IN ('due', 'claimed'))
                 FROM notifications AS n JOIN users AS u ON u.id = n.recipient
                 WHERE n.id BETWEEN ? AND ? AND n.event = ? ORDER BY u.ext
                 """, [first, last, header.key]) { row in
@@ -70,6 +77,7 @@ public struct Explanations {
                 let kind = Kind(rawValue: row.string(2)) ?? .announcement
                 var explanation = Explanation(recipient: row.string(0), name: row.string(1), kind: kind,
                                               rowId: row.int(3), push: push, reason: reason, deletedSince: row.bool(5))
+                explanation.heldUntil = row.optionalInt64(10)
                 // The override that decided, for a journey update (only users with any are asked).
                 if kind.isJourneyUpdate, row.int(9) > 0,
                    let found = try store.alert(for: row.int(6), person: row.optionalInt(7), journey: row.optionalInt(8)), let from = found.from {

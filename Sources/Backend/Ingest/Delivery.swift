@@ -86,7 +86,8 @@ final class Delivery {
             let batchable = notification.kind.batches && refs.step != nil && actor != nil
             if batchable, let step = refs.step, let actor,
                let open = try store.openBatch(recipient: recipient.key, step: step, action: notification.kind, at: event.at) {
-                try join(open, notification, actor: actor, recipientId: recipient.id, recipientKey: recipient.key, stepKey: step,
+                try join(open, notification, actor: actor, recipientId: recipient.id, recipientKey: recipient.key,
+                         quiet: recipient.preferences.quietHours, stepKey: step,
                          push: push)
                 return
             }
@@ -97,7 +98,7 @@ final class Delivery {
             try store.countRow(kind: notification.kind, push: push, recipient: recipient.key, at: event.at)
             if push == .sent {
                 try store.enqueuePushes(row: id, recipient: recipient.key, kind: notification.kind, silent: false,
-                                        at: event.at, step: refs.step)
+                                        at: event.at, step: refs.step, quiet: recipient.preferences.quietHours)
             }
             if batchable, let step = refs.step, let actor {
                 try store.db.run("INSERT INTO batches(row, recipient, step, action, opened_at) VALUES (?, ?, ?, ?, ?)",
@@ -113,7 +114,7 @@ final class Delivery {
 
     /// Counts `actor` into the open batch `row`, which becomes (or stays) the batch as
     /// `BatchJoin` decides, at this event's version.
-    private func join(_ current: OpenBatch, _ n: Notification, actor: UserRecord, recipientId: String, recipientKey: Int,
+    private func join(_ current: OpenBatch, _ n: Notification, actor: UserRecord, recipientId: String, recipientKey: Int, quiet: QuietHours?,
                       stepKey: Int, push: PushStatus) throws {
         let row = current.row
         try store.db.run("INSERT INTO batch_members(row, person, at, face) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
@@ -150,7 +151,7 @@ final class Delivery {
         }
         if joined.line.reachesDevice {
             try store.enqueuePushes(row: row, recipient: recipientKey, kind: n.kind, silent: joined.line == .updated,
-                                    at: event.at, step: stepKey, rowAt: current.createdAt)
+                                    at: event.at, step: stepKey, rowAt: current.createdAt, quiet: quiet)
         }
         outcome.note = "joined batch \(row) (now \(members) people)"
         // The line names the event that changed the row (the row itself belongs to its first).

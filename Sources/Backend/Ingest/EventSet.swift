@@ -173,7 +173,7 @@ final class EventSet {
     struct StatsRowKey: Hashable { var hour: Int64, kind: String, category: String, push: String }
     struct LoadKey: Hashable { var at: Int64, user: Int, category: String }
     struct WithheldKey: Hashable { var hour: Int64, kind: String, reason: String }
-    struct Enqueue { var row: Int, recipient: Int, kind: Kind, silent: Bool, at: Int64, step: Int?, rowAt: Int64? }
+    struct Enqueue { var row: Int, recipient: Int, kind: Kind, silent: Bool, at: Int64, step: Int?, rowAt: Int64?, quiet: QuietHours? }
 
     // MARK: The run
 
@@ -581,7 +581,8 @@ final class EventSet {
                 id: id, recipient: recipient.key))
             d.noteRows(id)
             countRow(kind: n.kind, push: push, recipient: recipient.key, at: at)
-            if push == .sent { enqueue(Enqueue(row: id, recipient: recipient.key, kind: n.kind, silent: false, at: at, step: refs.step, rowAt: nil)) }
+            if push == .sent { enqueue(Enqueue(row: id, recipient: recipient.key, kind: n.kind, silent: false, at: at, step: refs.step, rowAt: nil,
+                                                quiet: recipient.preferences.quietHours)) }
             if batchable, let step = refs.step {
                 pending.batches.append([id, recipient.key, step, n.kind.rawValue, at])
                 pending.members.append([id, actor.key, at, n.media.face])
@@ -634,7 +635,7 @@ final class EventSet {
         }
         if joined.line.reachesDevice {
             enqueue(Enqueue(row: row, recipient: recipient.key, kind: n.kind, silent: joined.line == .updated, at: d.event.at, step: stepKey,
-                            rowAt: current.createdAt))
+                            rowAt: current.createdAt, quiet: recipient.preferences.quietHours))
         }
         batch.open.members = members
         batch.open.faces = faces
@@ -751,7 +752,8 @@ final class EventSet {
                       "INSERT INTO stats_withheld(hour, kind, reason, slot, n) VALUES", tuple(5), StatsCounters.upsertWithheld)
         for c in p.counted { try store.countRow(kind: c.kind, push: c.push, recipient: c.recipient, at: c.at, delta: c.delta) }
         for e in p.enqueues {
-            try store.enqueuePushes(row: e.row, recipient: e.recipient, kind: e.kind, silent: e.silent, at: e.at, step: e.step, rowAt: e.rowAt)
+            try store.enqueuePushes(row: e.row, recipient: e.recipient, kind: e.kind, silent: e.silent, at: e.at, step: e.step, rowAt: e.rowAt,
+                                   quiet: e.quiet)
         }
     }
 

@@ -110,8 +110,18 @@ extension Store {
             try applyTier(supporter: try requireUser(actor), journey: try requireJourney(journey), tier: tier, d)
         case let .announcement(text, audience, link):
             try announce(text: text, audience: audience, link: link, d)
-        case let .preferences(user, changes):
+        case let .preferences(user, changes, quietHours):
             let record = try requireUser(user)
+            if let quietHours {
+                try db.run("UPDATE users SET quiet_hours = ? WHERE id = ?", quietHours.value?.stored, record.key)
+                // What they hold now waits for the new end (or none): hours turned off at
+                // midnight let the night's pushes go then, not at the old 07:00.
+                let due = quietHours.value?.heldUntil(event.at) ?? event.at
+                try db.run("""
+                    UPDATE outbox SET due_at = ? WHERE held = 1 AND state = 'due' AND due_at > ?
+                        AND token IN (SELECT token FROM devices WHERE user = ?)
+                    """, due, due, record.key)
+            }
             var switches = record.preferences
             for (category, value) in changes {
                 guard let name = Preferences.Switch(rawValue: category?.rawValue ?? "all") else { continue }

@@ -233,7 +233,8 @@ extension Store {
             guard let stored = try storedRow(row) else { continue }
             if state.push.reachesDevice {
                 try enqueuePushes(row: row, recipient: stored.recipientKey, kind: stored.row.action ?? .heart, silent: true,
-                                  at: d.event.at, step: stored.stepKey, rowAt: stored.row.createdAt)
+                                  at: d.event.at, step: stored.stepKey, rowAt: stored.row.createdAt,
+                                  quiet: try user(key: stored.recipientKey)?.preferences.quietHours)
             }
             var written = stored.row
             written.event = d.event.id  // the change's line names the event that made it

@@ -16,6 +16,9 @@ public struct OutboxEntry: Equatable, Sendable {
     public var dueAt: Int64
     public var expiresAt: Int64?
     public var attempts: Int
+    /// Made inside its recipient's quiet hours, and due when they ended: with the other held
+    /// entries of its device and thread, one card goes (see `DeliveryWorker`).
+    public var held = false
 }
 
 extension Store {
@@ -33,7 +36,7 @@ public struct Outbox {
     /// Entries waiting to go at `now`, oldest due first.
     public func due(now: Int64, limit: Int) throws -> [OutboxEntry] {
         try db.query("""
-            SELECT id, row, token, platform, silent, state, due_at, expires_at, attempts FROM outbox
+            SELECT \(Outbox.entryColumns) FROM outbox
             WHERE state IN ('due', 'claimed') AND due_at <= ? AND (state = 'due' OR claimed_until < ?)
             ORDER BY due_at, id LIMIT ?
             """, [now, now, limit], Outbox.entry)
@@ -65,21 +68,23 @@ public struct Outbox {
     /// Every entry of row `id`, with its state: what `stepo explain ROW` shows.
     public func entries(ofRow id: Int) throws -> [OutboxEntry] {
         try db.query("""
-            SELECT id, row, token, platform, silent, state, due_at, expires_at, attempts FROM outbox WHERE row = ? ORDER BY id
+            SELECT \(Outbox.entryColumns) FROM outbox WHERE row = ? ORDER BY id
             """, [id], Outbox.entry)
     }
 
     /// Every entry for device `token`, oldest first: where its pushes stand.
     public func entries(ofDevice token: String) throws -> [OutboxEntry] {
         try db.query("""
-            SELECT id, row, token, platform, silent, state, due_at, expires_at, attempts FROM outbox WHERE token = ? ORDER BY id
+            SELECT \(Outbox.entryColumns) FROM outbox WHERE token = ? ORDER BY id
             """, [token], Outbox.entry)
     }
+
+    static let entryColumns = "id, row, token, platform, silent, state, due_at, expires_at, attempts, held"
 
     static func entry(_ r: Row) -> OutboxEntry {
         OutboxEntry(id: r.int(0), row: r.int(1), token: r.string(2), platform: DeviceRecord.Platform(rawValue: r.string(3)) ?? .apns,
                     silent: r.bool(4), state: OutboxEntry.State(rawValue: r.string(5)) ?? .due, dueAt: r.int64(6),
-                    expiresAt: r.optionalInt64(7), attempts: r.int(8))
+                    expiresAt: r.optionalInt64(7), attempts: r.int(8), held: r.bool(9))
     }
 
     // What a worker does with the entries it claims.
@@ -94,14 +99,23 @@ public struct Outbox {
         // On PostgreSQL several workers claim at once: each skips the rows another is claiming.
         let skipLocked = db.dialect.lockingReadSkippingLocked
         return try db.transaction(.concurrent) {
-            try db.query("""
+            let claimed = try db.query("""
                 UPDATE outbox SET state = 'claimed', claimed_by = ?, claimed_until = ?
                 WHERE id IN (SELECT id FROM outbox
                              WHERE state IN ('due', 'claimed') AND due_at <= ? AND (state = 'due' OR claimed_until < ?)
                                AND platform IN (\(wanted))
                              ORDER BY due_at, id LIMIT ?\(skipLocked))
-                RETURNING id, row, token, platform, silent, state, due_at, expires_at, attempts
+                RETURNING \(Outbox.entryColumns)
                 """, [worker, now + lease, now, now, limit], Outbox.entry)
+            // A held entry comes with every other held entry of its device that is due, so the
+            // worker sees a thread's held pushes together, whatever the limit cut.
+            let heldTokens = claimed.filter(\.held).map(\.token)
+            guard !heldTokens.isEmpty else { return claimed }
+            return claimed + (try db.keyed("""
+                UPDATE outbox SET state = 'claimed', claimed_by = ?, claimed_until = ?
+                WHERE state = 'due' AND held = 1 AND due_at <= ? AND token IN (%)
+                RETURNING \(Outbox.entryColumns)
+                """, heldTokens, leading: [worker, now + lease, now], Outbox.entry))
         }
     }
 

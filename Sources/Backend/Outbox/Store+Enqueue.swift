@@ -6,13 +6,13 @@ import Wire
 extension Store {
     /// When a push of `kind` stops being worth delivering: a step-with push when its step's
     /// 24-hour window closes (the opening it announces is gone), any other a day after it was
-    /// made.
-    func pushExpiry(kind: Kind, at: Int64, step: Int?) throws -> Int64 {
+    /// made, or a day after its quiet hours end (`due`) when it was held.
+    func pushExpiry(kind: Kind, at: Int64, due: Int64? = nil, step: Int?) throws -> Int64 {
         if kind.category == .stepWith, let step,
            let published = try db.cached("SELECT published_at FROM steps WHERE id = ?").bind([step]).first({ $0.optionalInt64(0) }) ?? nil {
             return published + StepWindow.length
         }
-        return at + Timestamp.day
+        return (due ?? at) + Timestamp.day
     }
 
     /// Writes one outbox entry per live device of `recipient` for row `row`, in the caller's
@@ -20,16 +20,23 @@ extension Store {
     /// only the newest state of a batch is worth sending — with its sound, when the sound it
     /// replaces never went (a batch that grew before its first push left makes its one sound
     /// with the newer card).
-    func enqueuePushes(row: Int, recipient: Int, kind: Kind, silent: Bool, at: Int64, step: Int?, rowAt: Int64? = nil) throws {
+    ///
+    /// Made inside the recipient's `quiet` hours, the entries are held: due when the hours end
+    /// (`QuietHours.heldUntil`), judged again then like any other.
+    func enqueuePushes(row: Int, recipient: Int, kind: Kind, silent: Bool, at: Int64, step: Int?, rowAt: Int64? = nil,
+                       quiet: QuietHours?) throws {
         let hour = StatsCounters.hour(of: rowAt ?? at)
+        let heldUntil = quiet?.heldUntil(at)
+        let due = heldUntil ?? at
         if !silent {
             // One statement that reads nothing back (sent ahead on PostgreSQL): no device, no entry;
             // a push about a step window expires with the window (`pushExpiry`, in SQL).
             try db.cached("""
-                INSERT INTO outbox(row, token, platform, silent, created_at, due_at, expires_at)
-                SELECT ?1, token, platform, 0, ?2, ?2, coalesce((SELECT published_at + ?3 FROM steps WHERE id = ?4), ?5)
+                INSERT INTO outbox(row, token, platform, silent, created_at, due_at, expires_at, held)
+                SELECT ?1, token, platform, 0, ?2, ?7, coalesce((SELECT published_at + ?3 FROM steps WHERE id = ?4), ?5), ?8
                 FROM devices WHERE user = ?6 AND disabled_at IS NULL
-                """).bind([row, at, StepWindow.length, kind.category == .stepWith ? step : nil, at + Timestamp.day, recipient]).run()
+                """).bind([row, at, StepWindow.length, kind.category == .stepWith ? step : nil, due + Timestamp.day, recipient,
+                           due, heldUntil != nil]).run()
             try countEntries(hour: hour, "FROM devices WHERE user = ? AND disabled_at IS NULL", [recipient])
             return
         }
@@ -43,11 +50,11 @@ extension Store {
             try db.cached("UPDATE outbox SET state = 'superseded' WHERE row = ? AND state = 'due'").bind([row]).run()
             if soundWaiting { silent = false }
         }
-        let expires = try pushExpiry(kind: kind, at: at, step: step)
+        let expires = try pushExpiry(kind: kind, at: at, due: due, step: step)
         try db.cached("""
-            INSERT INTO outbox(row, token, platform, silent, created_at, due_at, expires_at)
-            SELECT ?, token, platform, ?, ?, ?, ? FROM devices WHERE user = ? AND disabled_at IS NULL
-            """).bind([row, silent, at, at, expires, recipient]).run()
+            INSERT INTO outbox(row, token, platform, silent, created_at, due_at, expires_at, held)
+            SELECT ?, token, platform, ?, ?, ?, ?, ? FROM devices WHERE user = ? AND disabled_at IS NULL
+            """).bind([row, silent, at, due, expires, heldUntil != nil, recipient]).run()
         try countEntries(hour: hour, "FROM devices WHERE user = ? AND disabled_at IS NULL", [recipient])
     }
 
@@ -75,5 +82,20 @@ extension Store {
         try countEntries(hour: StatsCounters.hour(of: at), """
             FROM fanout AS d JOIN devices AS dv ON dv.user = d.u AND dv.disabled_at IS NULL WHERE d.reason IS NULL AND d.push = 'sent'
             """, [])
+        // Quiet hours: the entries of everyone inside theirs are held, a statement for each
+        // distinct setting (people share a few), none at all while no one pushed to has any.
+        let settings = try db.query("""
+            SELECT DISTINCT u.quiet_hours FROM fanout AS d JOIN users AS u ON u.id = d.u
+            WHERE d.reason IS NULL AND d.push = 'sent' AND u.quiet_hours IS NOT NULL
+            """, []) { $0.string(0) }
+        for stored in settings {
+            guard let due = QuietHours(stored: stored)?.heldUntil(at) else { continue }
+            try db.run("""
+                UPDATE outbox SET due_at = ?, held = 1, expires_at = ?
+                WHERE row IN (SELECT n.id FROM fanout AS d JOIN users AS u ON u.id = d.u AND u.quiet_hours = ?
+                                   JOIN notifications AS n ON n.recipient = d.u AND n.event = ?
+                              WHERE d.reason IS NULL AND d.push = 'sent')
+                """, due, try pushExpiry(kind: kind, at: at, due: due, step: step), stored, event)
+        }
     }
 }

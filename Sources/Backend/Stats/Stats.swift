@@ -211,11 +211,13 @@ extension Stats {
         for edge in edges {
             try db.cached("""
                 SELECT o.state, o.attempts,
-                       \(StatsCounters.lastReasonSQL), \(StatsCounters.lastAnswerSQL) - n.created_at
+                       \(StatsCounters.lastReasonSQL), \(StatsCounters.lastAnswerSQL) - n.created_at,
+                       CASE WHEN o.held = 1 THEN o.due_at - n.created_at END
                 FROM events AS e CROSS JOIN notifications AS n CROSS JOIN outbox AS o
                 WHERE e.at >= ? AND e.at <= ? AND n.id >= e.first_row AND n.id <= e.last_row AND +n.event = e.id AND o.row = n.id
                 """).bind([edge.lowerBound, edge.upperBound]).forEach { r in
-                t.entry(state: r.string(0), attempts: r.int(1), reason: r.optionalString(2), toAnswer: r.optionalInt64(3))
+                t.entry(state: r.string(0), attempts: r.int(1), reason: r.optionalString(2), toAnswer: r.optionalInt64(3),
+                        held: r.optionalInt64(4))
             }
         }
     }
@@ -244,6 +246,8 @@ struct Tally {
     private var dayRecipients: [Category: [Int: Set<Int>]] = [:]
     private var allDayRecipients: [Int: Set<Int>] = [:]
     private var answerBuckets: [Int: Int] = [:]
+    /// Pushes quiet hours held, per bucket of how long they waited.
+    private var heldBuckets: [Int: Int] = [:]
 
     struct PersonDay: Hashable { var person: Int; var day: Int }
 
@@ -332,7 +336,8 @@ struct Tally {
     }
 
     /// One outbox entry read by itself: counted as the counters count it.
-    mutating func entry(state: String, attempts: Int, reason: String?, toAnswer: Int64?) {
+    /// `held`: for an entry quiet hours held, how long from its row to their end.
+    mutating func entry(state: String, attempts: Int, reason: String?, toAnswer: Int64?, held: Int64? = nil) {
         delivery(outcome: "entries", reason: "", count: 1)
         let final = ["sent", "dead", "dropped"].contains(state)
         switch state {
@@ -342,6 +347,7 @@ struct Tally {
         }
         if final && attempts > 1 { delivery(outcome: "retried", reason: "", count: 1) }
         if state == "sent", let toAnswer { delivery(outcome: "answered", reason: String(StampBuckets.bucket(max(0, toAnswer))), count: 1) }
+        if state == "sent", let held { delivery(outcome: "quietHeld", reason: String(StampBuckets.bucket(max(0, held))), count: 1) }
     }
 
     /// `count` entries of one delivery counter.
@@ -354,6 +360,9 @@ struct Tally {
         case "dropped": budget.delivery.dropped[reason, default: 0] += count
         case "retried": budget.delivery.retried += count
         case "answered": if let bucket = Int(reason) { answerBuckets[bucket, default: 0] += count }
+        case "quietHeld":
+            budget.delivery.heldByQuietHours += count
+            if let bucket = Int(reason) { heldBuckets[bucket, default: 0] += count }
         default: break
         }
     }
@@ -409,6 +418,7 @@ struct Tally {
         b.delivery.pending = d.entries - d.sent - d.failed - d.superseded - d.dropped.values.reduce(0, +)
         b.delivery.medianToAnswer = Tally.median(answerBuckets)
         b.delivery.p99ToAnswer = Tally.median(answerBuckets, p: 0.99)
+        b.delivery.medianHeld = Tally.median(heldBuckets)
         return b
     }
 }

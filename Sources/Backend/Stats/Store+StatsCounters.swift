@@ -144,7 +144,7 @@ extension Store {
     /// its reason), whether it took more than one attempt, and for a sent one, how long from
     /// its row to the provider's answer.
     func countSettled(_ settlements: [Outbox.Settlement]) throws {
-        let rows = settlements.filter { [.sent, .dead, .dropped].contains($0.next) }.map(\.entry.row)
+        let rows = settlements.filter { [.sent, .dead, .dropped, .superseded].contains($0.next) }.map(\.entry.row)
         guard !rows.isEmpty else { return }
         var madeAt: [Int: Int64] = [:]
         for row in rows { if let known = recordMemo?.pushes[row] ?? nil { madeAt[row] = known.createdAt } }
@@ -161,12 +161,17 @@ extension Store {
             case .sent: outcome = "sent"
             case .dead: outcome = "dead"
             case .dropped: outcome = "dropped"
-            case .due, .claimed, .superseded: continue
+            case .superseded: outcome = "superseded"  // a held push a newer one of its thread stood for
+            case .due, .claimed: continue
             }
             guard let rowAt = madeAt[entry.row] else { continue }
             let hour = StatsCounters.hour(of: rowAt)
             counts[Key(hour: hour, outcome: outcome, reason: next == .dropped ? attempt.reason ?? "unknown" : ""), default: 0] += 1
-            if entry.attempts >= 1 { counts[Key(hour: hour, outcome: "retried", reason: ""), default: 0] += 1 }
+            if entry.attempts >= 1, next != .superseded { counts[Key(hour: hour, outcome: "retried", reason: ""), default: 0] += 1 }
+            if next == .sent, entry.held {
+                // Held by quiet hours: how long from its row to the end of the hours.
+                counts[Key(hour: hour, outcome: "quietHeld", reason: String(StampBuckets.bucket(max(0, entry.dueAt - rowAt)))), default: 0] += 1
+            }
             if next == .sent {
                 let answered = String(StampBuckets.bucket(max(0, attempt.at + Int64(attempt.latencyMs ?? 0) - rowAt)))
                 counts[Key(hour: hour, outcome: "answered", reason: answered), default: 0] += 1
@@ -330,7 +335,8 @@ extension Stats {
             // last attempt's start and latency).
             let entries = """
                 SELECT n.created_at / \(StatsCounters.hour) AS hour, o.state, o.attempts,
-                       \(StatsCounters.lastReasonSQL) AS reason, \(StatsCounters.lastAnswerSQL) - n.created_at AS d
+                       \(StatsCounters.lastReasonSQL) AS reason, \(StatsCounters.lastAnswerSQL) - n.created_at AS d,
+                       CASE WHEN o.held = 1 THEN o.due_at - n.created_at END AS h
                 FROM outbox AS o JOIN notifications AS n ON n.id = o.row
                 """
             try db.run("""
@@ -344,7 +350,9 @@ extension Stats {
                     UNION ALL SELECT hour, 'retried', '' FROM (\(entries)) AS e
                               WHERE attempts > 1 AND state IN ('sent', 'dead', 'dropped')
                     UNION ALL SELECT hour, 'answered', CAST(\(StampBuckets.sql("(CASE WHEN d < 0 THEN 0 ELSE d END)")) AS TEXT)
-                              FROM (\(entries)) AS e WHERE state = 'sent' AND d IS NOT NULL) AS x
+                              FROM (\(entries)) AS e WHERE state = 'sent' AND d IS NOT NULL
+                    UNION ALL SELECT hour, 'quietHeld', CAST(\(StampBuckets.sql("(CASE WHEN h < 0 THEN 0 ELSE h END)")) AS TEXT)
+                              FROM (\(entries)) AS e WHERE state = 'sent' AND h IS NOT NULL) AS x
                 GROUP BY hour, outcome, reason
                 """)
             try db.run("""

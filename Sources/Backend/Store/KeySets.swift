@@ -43,22 +43,24 @@ extension Connection {
     /// all of `devices` (70 ms and 4 ms a run); `IN (SELECT unnest(array))` probes the index. A
     /// hash-partitioned table is best read with a list of one parameter per key (`spelled`):
     /// each partition is given only its own keys.
-    func keyed<K: SQLBindable & Hashable, T>(_ sql: String, _ keys: [K], spelled: Bool = false,
+    ///
+    /// `leading`: values of the `?` that come before the set in `sql`.
+    func keyed<K: SQLBindable & Hashable, T>(_ sql: String, _ keys: [K], spelled: Bool = false, leading: [SQLBindable] = [],
                                                      _ transform: (Row) throws -> T) throws -> [T] {
         let unique = Array(Set(keys))
         guard !unique.isEmpty else { return [] }
         if dialect.writersSideBySide {
             if spelled {
                 let text = KeySets.replacing(setIn: sql, with: "IN (" + Array(repeating: "?", count: unique.count).joined(separator: ", ") + ")")
-                return try gatherQuery(text, unique, transform)
+                return try gatherQuery(text, leading + unique, transform)
             }
             let type: String
             if case .integer = unique[0].sqlValue { type = "BIGINT" } else { type = "TEXT" }
             let text = KeySets.replacing(setIn: sql, with: "IN (SELECT unnest(CAST(? AS \(type)[])))")
-            return try gatherQuery(text, [KeySets.array(unique.map(\.sqlValue))], transform)
+            return try gatherQuery(text, leading + [KeySets.array(unique.map(\.sqlValue))], transform)
         }
         let text = KeySets.replacing(setIn: sql, with: "IN (SELECT value FROM json_each(?))")
-        return try gatherQuery(text, [JSON.array(unique.map { KeySets.json($0.sqlValue) }).serialized], transform)
+        return try gatherQuery(text, leading + [JSON.array(unique.map { KeySets.json($0.sqlValue) }).serialized], transform)
     }
 }
 

@@ -21,7 +21,7 @@ public struct UserRecord: Sendable {
 
     static let columns = """
         id, ext, username, name, avatar_url, private, signed_in, state,
-        pref_all, pref_stepWith, pref_social, pref_engagement, pref_journeys
+        pref_all, pref_stepWith, pref_social, pref_engagement, pref_journeys, quiet_hours
         """
 
     init(_ row: Row) { self.init(row, at: 0) }
@@ -37,7 +37,8 @@ public struct UserRecord: Sendable {
         signedIn = row.bool(o + 6)
         state = Event.AccountState(rawValue: row.string(o + 7)) ?? .active
         preferences = Preferences(all: row.bool(o + 8), stepWith: row.bool(o + 9), social: row.bool(o + 10),
-                                  engagement: row.bool(o + 11), journeys: row.bool(o + 12))
+                                  engagement: row.bool(o + 11), journeys: row.bool(o + 12),
+                                  quietHours: row.optionalString(o + 13).flatMap(QuietHours.init(stored:)))
     }
 }
 
@@ -137,9 +138,9 @@ public struct StepContext: Sendable {
     static let select = """
         SELECT s.id, s.ext, s.journey, s.owner, s.caption, s.photo_url, s.final, s.published_at, s.deleted_at,
                u.id, u.ext, u.username, u.name, u.avatar_url, u.private, u.signed_in, u.state,
-               u.pref_all, u.pref_stepWith, u.pref_social, u.pref_engagement, u.pref_journeys,
+               u.pref_all, u.pref_stepWith, u.pref_social, u.pref_engagement, u.pref_journeys, u.quiet_hours,
                a.id, a.ext, a.username, a.name, a.avatar_url, a.private, a.signed_in, a.state,
-               a.pref_all, a.pref_stepWith, a.pref_social, a.pref_engagement, a.pref_journeys,
+               a.pref_all, a.pref_stepWith, a.pref_social, a.pref_engagement, a.pref_journeys, a.quiet_hours,
                EXISTS (SELECT 1 FROM blocks WHERE blocker = a.id AND blocked = u.id)
                OR EXISTS (SELECT 1 FROM blocks WHERE blocker = u.id AND blocked = a.id)
         FROM steps AS s JOIN users AS u ON u.id = s.owner LEFT JOIN users AS a ON a.ext = ?2
@@ -155,7 +156,7 @@ public struct StepContext: Sendable {
     init(_ row: Row) {
         step = StepRecord(row, at: 0)
         owner = UserRecord(row, at: 9)
-        actor = row.isNull(22) ? nil : UserRecord(row, at: 22)
-        ownerBlocked = actor == nil ? nil : row.bool(35)
+        actor = row.isNull(23) ? nil : UserRecord(row, at: 23)
+        ownerBlocked = actor == nil ? nil : row.bool(37)
     }
 }

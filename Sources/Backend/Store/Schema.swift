@@ -446,6 +446,7 @@ enum Schema {
         m.register("0013-pushes-by-day", PushDays.migration(user: "user"))
         m.register("0014-history-marks", Schema.historyMarks(random: Dialect(.sqlite).randomInteger))
         m.register("0015-request-pings", Schema.requestPings)
+        m.register("0016-quiet-hours", Schema.quietHours)
         return m
     }
 
@@ -525,5 +526,15 @@ extension Schema {
     static let requestPings = """
         CREATE INDEX notifications_request_pings ON notifications(recipient, actor) WHERE kind = 'followRequest';
         CREATE INDEX notifications_accepted_pings ON notifications(recipient, actor) WHERE kind = 'followRequestAccepted';
+        """
+}
+
+extension Schema {
+    /// Quiet hours (`QuietHours.stored`, NULL: none) and the outbox entries they hold: an
+    /// entry made inside its recipient's quiet hours is `held`, due when they end.
+    static let quietHours = """
+        ALTER TABLE users ADD COLUMN quiet_hours TEXT;
+        ALTER TABLE outbox ADD COLUMN held INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX outbox_held ON outbox(token) WHERE held = 1 AND state = 'due';
         """
 }

@@ -425,8 +425,8 @@ public struct SyncPages {
             body = .relation(.followRequestAccepted, actor: user.id, target: other)
         case .declineRequest(let other):
             body = .relation(.followRequestDeclined, actor: user.id, target: other)
-        case .preferences(let changes):
-            body = .preferences(user: user.id, changes: changes.map { ($0.category, $0.on) })
+        case let .preferences(changes, quietHours):
+            body = .preferences(user: user.id, changes: changes.map { ($0.category, $0.on) }, quietHours: quietHours)
         case let .alert(target, mode):
             body = .alert(user: user.id, target: target, mode: mode)
         }
