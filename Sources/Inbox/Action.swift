@@ -78,6 +78,8 @@ public enum Effect: Equatable, Sendable {
     /// Ask the server for the trust budget: `statsLoaded`.
     case loadStats
     case setPreference(Mutation.PreferenceChange)
+    /// Quiet hours set, or turned off.
+    case setQuietHours(QuietHoursChange)
     /// Set (or, with `default`, remove) a custom follow alert.
     case setAlert(AlertTarget, AlertMode)
     case nextTheme

@@ -286,11 +286,19 @@ public enum ActivityView {
         var lines: [(String, Role, Int?)] = []
         for (i, item) in InboxState.settingItems.enumerated() {
             let box: String
+            var value = ""
             switch item.item {
             case .customFollow: box = "[–]"
             case .toggle(let name): box = state.settings.map { $0[name] ? "[x]" : "[ ]" } ?? "[…]"
+            case .quietHours:
+                box = "[–]"
+                if let draft = state.quietDraft {
+                    value = "  › " + Preview.visible(draft) + "▏"
+                } else if let settings = state.settings {
+                    value = settings.quietHours.map { "  \($0.fromText)–\($0.toText) \($0.zone)" } ?? "  off"
+                }
             }
-            lines.append(("  \(box) \(item.name)", .actor, i))
+            lines.append(("  \(box) \(item.name)" + value, .actor, i))
             if roomy { lines.append(("      " + item.about, .dim, nil)) }
         }
         if state.alerts.isEmpty { lines.append(("      None yet.", .dim, nil)) }
@@ -322,8 +330,17 @@ public enum ActivityView {
             if isSelected { grid.tint(row: y, .selected) }
             grid.put(TextWidth.fit(line.text, width: state.width - 1), x: 0, y: y, role: isSelected ? .selected : line.role)
         }
-        putFooter(footerLine(selection >= InboxState.settingItems.count ? "j/k move  x remove  q back" : "j/k move  Space toggle  q back",
-                             state), state, &grid)
+        let footer: String
+        if state.quietDraft != nil {
+            footer = "type FROM-TO ZONE (22:00-07:00 Europe/Paris), empty: off  Enter set  Esc cancel"
+        } else if selection >= InboxState.settingItems.count {
+            footer = "j/k move  x remove  q back"
+        } else if InboxState.settingItems[selection].item == .quietHours {
+            footer = "j/k move  Enter set  x off  q back"
+        } else {
+            footer = "j/k move  Space toggle  q back"
+        }
+        putFooter(footerLine(footer, state), state, &grid)
     }
 
     /// A scrolling text screen under a title.

@@ -5,6 +5,8 @@ import Wire
 /// Keys on the screens over the list: a destination, help, settings.
 extension Inbox {
     static func screenKey(_ state: inout InboxState, _ screen: Screen, _ key: Key) -> [Effect] {
+        // Typing quiet hours: every key is text, or Enter, or Esc (which cancels the typing).
+        if case .settings = screen, state.quietDraft != nil { return quietHoursKey(&state, key) }
         if key == .escape || key == .character("q") || key == .left {
             return back(&state)
         }
@@ -65,6 +67,15 @@ extension Inbox {
             selection = min(selection, InboxState.settingItems.count - 1 + state.alerts.count)
             state.notice = "Alerts for \(removed.name): back to default"
             return [.setAlert(removed.target, .default)]
+        case .enter where InboxState.settingItems[selection].item == .quietHours,
+             .space where InboxState.settingItems[selection].item == .quietHours:
+            guard let settings = state.settings else { break }
+            state.quietDraft = settings.quietHours?.stored ?? "22:00-07:00 " + InboxState.localZone
+        case .character("x") where InboxState.settingItems[selection].item == .quietHours:
+            guard state.settings?.quietHours != nil else { break }
+            state.settings?.quietHours = nil
+            state.notice = "Quiet hours off: pushes go when they are decided"
+            return [.setQuietHours(.off)]
         case .space, .enter:
             guard case .toggle(let name) = InboxState.settingItems[selection].item, let current = state.settings?[name] else { break }
             state.settings?[name] = !current
@@ -72,6 +83,44 @@ extension Inbox {
             return [.setPreference(Mutation.PreferenceChange(category: name.category, on: !current))]
         default: break
         }
+        return []
+    }
+
+    /// Keys while quiet hours are typed: Enter sets them (empty turns them off), Esc leaves
+    /// them as they were; text that cannot be read says why and stays to be mended.
+    private static func quietHoursKey(_ state: inout InboxState, _ key: Key) -> [Effect] {
+        var draft = state.quietDraft ?? ""
+        switch key {
+        case .enter:
+            let text = draft.split(separator: " ").joined(separator: " ")
+            if text.isEmpty || text == "off" {
+                state.quietDraft = nil
+                guard state.settings?.quietHours != nil else { return [] }
+                state.settings?.quietHours = nil
+                state.notice = "Quiet hours off: pushes go when they are decided"
+                return [.setQuietHours(.off)]
+            }
+            do {
+                let hours = try QuietHours(text: text)
+                state.quietDraft = nil
+                state.settings?.quietHours = hours
+                state.notice = "Quiet hours \(hours.fromText)–\(hours.toText) \(hours.zone): pushes wait until they end"
+                return [.setQuietHours(.set(hours))]
+            } catch {
+                state.notice = "\(error)"
+                return []
+            }
+        case .escape:
+            state.quietDraft = nil
+            return []
+        case .backspace: draft = String(draft.dropLast())
+        case .space where draft.count < 64: draft += " "
+        case .character("\u{15}"): draft = ""   // ^U: the line
+        case .character(let c) where c.unicodeScalars.allSatisfy({ !Preview.isControl($0) }) && draft.count < 64:
+            draft.append(c)
+        default: return []
+        }
+        state.quietDraft = draft
         return []
     }
 

@@ -322,6 +322,8 @@ public final class InboxRunner {
             }
         case .setPreference(let change):
             keep(.preferences([change]))
+        case .setQuietHours(let change):
+            keep(.preferences([], quietHours: change))
         case let .setAlert(target, mode):
             keep(.alert(target, mode))
         case .act(let action):

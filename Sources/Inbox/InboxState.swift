@@ -196,6 +196,8 @@ public struct InboxState: Equatable, Sendable {
     public var settings: Preferences?
     /// The reader's custom follow alerts, as the settings screen lists them.
     public var alerts: [AlertItem] = []
+    /// Quiet hours as they are being typed on the settings screen (nil: not editing).
+    public var quietDraft: String?
     /// Rows arrived while a screen covered the list: shown when it is back.
     public var listStale = false
     /// The help screen's lines for the reader's own key bindings (from their config).
@@ -253,8 +255,16 @@ public struct InboxState: Equatable, Sendable {
         (.toggle(.social), "Social activity", "Follows, follow requests, acceptances, mentions."),
         (.toggle(.engagement), "Step engagement", "Hearts, comments and shares after the window, and replies to your comments."),
         (.toggle(.journeys), "Journey updates", "First steps, achievements, and new steps in journeys you follow."),
+        (.quietHours, "Quiet hours", "Pushes wait until they end, one per thread; rows still arrive. Enter sets, x turns off."),
         (.customFollow, "Custom follow alerts", "Per person and per journey: b on a profile or a journey; x here removes one."),
     ]
+
+    /// The zone quiet hours start from when the reader first sets them: the machine's, when it
+    /// has an IANA name.
+    public static let localZone: String = {
+        let name = TimeZone.current.identifier
+        return (try? QuietHours(from: "22:00", to: "07:00", zone: name)) != nil ? name : "UTC"
+    }()
 
     /// The help screen: every key, one line each.
     public static let helpLines = [
@@ -273,6 +283,8 @@ public struct InboxState: Equatable, Sendable {
 /// A line of the settings screen: a switch, or the custom follow alerts' heading.
 public enum SettingItem: Equatable, Sendable {
     case toggle(Preferences.Switch)
+    /// When pushes wait: set by typing `FROM-TO ZONE`.
+    case quietHours
     case customFollow
 }
 

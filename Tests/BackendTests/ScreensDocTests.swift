@@ -133,7 +133,7 @@ struct ScreensDocTests {
         Stop(title: "Notification settings",
              prose: """
              `s`: the master switch and the categories, toggled in place with Space and sent as a \
-             preferences change.
+             preferences change; quiet hours, typed after Enter (`22:00-07:00 Europe/Paris`), or turned off with x.
              """,
              press: { try $0.keys("n", "0", "s") }, ready: { $0.contains(" Notification settings") }),
         Stop(title: "Help",

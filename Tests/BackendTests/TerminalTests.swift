@@ -189,6 +189,39 @@ struct TerminalTests {
         #expect(landed.contains(request.title))
     }
 
+    @Test("quiet hours typed on the settings screen reach the store: a bad zone is refused on screen, a good one is kept, x turns them off")
+    func quietHoursByKeyboard() throws {
+        let tmux = try Tmux(folder: folder)
+        try tmux.start(tmux.inbox())
+        defer { tmux.stop() }
+        _ = try tmux.waitFor { $0.contains(" New") && $0.contains("synced") }
+        try tmux.keys("s")
+        _ = try tmux.waitFor { $0.contains("Quiet hours  off") }
+        for _ in 0..<5 { try tmux.keys("j") }
+        try tmux.keys("Enter")
+        _ = try tmux.waitFor { $0.contains("Enter set  Esc cancel") }
+        try tmux.keys("C-u")
+        try tmux.type("23:00-06:30 Mars/Base")
+        try tmux.keys("Enter")
+        _ = try tmux.waitFor { $0.contains("is not an IANA time zone name") }
+        for _ in 0..<9 { try tmux.keys("BSpace") }
+        try tmux.type("Asia/Tokyo")
+        try tmux.keys("Enter")
+        _ = try tmux.waitFor { $0.contains("Quiet hours  23:00–06:30 Asia/Tokyo") }
+        // Sent behind the screen: the store has them once the sync says so.
+        let store = try Store(path: folder + "/data/stepo/stepo.db")
+        func stored() throws -> QuietHours? { try store.user("chaucao")?.preferences.quietHours }
+        let deadline = Date().addingTimeInterval(10)
+        while try stored() == nil, Date() < deadline { usleep(100_000) }
+        #expect(try stored()?.stored == "23:00-06:30 Asia/Tokyo")
+        try tmux.keys("x")
+        _ = try tmux.waitFor { $0.contains("Quiet hours  off") }
+        let later = Date().addingTimeInterval(10)
+        while try stored() != nil, Date() < later { usleep(100_000) }
+        #expect(try stored() == nil)
+        try tmux.keys("q", "q")
+    }
+
     @Test("a new replica knows what was seen elsewhere: after stepo seen, nothing is New on its first open")
     func seenElsewhere() throws {
         let data = folder + "/data/stepo"

@@ -465,8 +465,8 @@ struct InboxStateTests {
                       AlertItem(target: .journey("j"), mode: .off, name: "Run the ridge")]
         _ = Inbox.reduce(&state, .settingsLoaded(Preferences(social: false),
                                                  alerts: alerts))
-        for _ in 0..<7 { _ = Inbox.reduce(&state, .keyPressed(.character("j"))) }
-        #expect(state.screens.last == .settings(selection: 7))
+        for _ in 0..<8 { _ = Inbox.reduce(&state, .keyPressed(.character("j"))) }
+        #expect(state.screens.last == .settings(selection: 8))
         let grid = ActivityView.render(state)
         #expect(grid.lines[14].hasPrefix(" j/k move  x remove  q back"))
         #expect(grid.lines.contains { $0.contains("Run the ridge (journey)") })
@@ -687,16 +687,16 @@ struct InboxStateTests {
         var text = ActivityView.render(state).lines.joined(separator: "\n")
         #expect(text.contains("⚑ all   Maya Okonkwo (person)"))
         #expect(text.contains("⚑ off   Learn to play guitar (journey)"))
-        for _ in 0..<7 { _ = Inbox.reduce(&state, .keyPressed(.character("j"))) }
-        #expect(state.screens == [.settings(selection: 7)])
+        for _ in 0..<8 { _ = Inbox.reduce(&state, .keyPressed(.character("j"))) }
+        #expect(state.screens == [.settings(selection: 8)])
         #expect(Inbox.reduce(&state, .keyPressed(.character("x"))) == [.setAlert(.journey("guitar"), .default)])
         #expect(state.alerts.map(\.name) == ["Maya Okonkwo"])
-        #expect(state.screens == [.settings(selection: 6)])
+        #expect(state.screens == [.settings(selection: 7)])
         text = ActivityView.render(state).lines.joined(separator: "\n")
         #expect(!text.contains("⚑ off") && text.contains("back to default"))
         // Space on a switch still toggles it.
         _ = Inbox.reduce(&state, .keyPressed(.character("g")))
-        for _ in 0..<6 { _ = Inbox.reduce(&state, .keyPressed(.character("k"))) }
+        for _ in 0..<7 { _ = Inbox.reduce(&state, .keyPressed(.character("k"))) }
         #expect(Inbox.reduce(&state, .keyPressed(.space)) == [.setPreference(Mutation.PreferenceChange(category: nil, on: false))])
     }
 

@@ -85,8 +85,44 @@ struct WholeStateTests {
             $0.settings = Preferences()
         }
         // The custom follow alerts' heading has no switch: Space there does nothing at all.
-        for selection in 3...5 { expectNext(&state, .keyPressed(.character("j"))) { $0.screens = [.settings(selection: selection)] } }
+        for selection in 3...6 { expectNext(&state, .keyPressed(.character("j"))) { $0.screens = [.settings(selection: selection)] } }
         expectNext(&state, .keyPressed(.space))
+    }
+
+    @Test("quiet hours: Enter types them, a bad zone says why and stays to be mended, Enter sets them, x turns them off")
+    func quietHours() throws {
+        var state = Fixture.opened()
+        expectNext(&state, .keyPressed(.character("s")), effects: [.loadSettings]) { $0.screens = [.settings(selection: 0)] }
+        expectNext(&state, .settingsLoaded(Preferences())) { $0.settings = Preferences() }
+        for selection in 1...5 { expectNext(&state, .keyPressed(.character("j"))) { $0.screens = [.settings(selection: selection)] } }
+        // Enter starts from a suggestion in the reader's zone.
+        expectNext(&state, .keyPressed(.enter)) { $0.quietDraft = "22:00-07:00 " + InboxState.localZone }
+        expectNext(&state, .keyPressed(.character("\u{15}"))) { $0.quietDraft = "" }
+        for c in "23:00-06:30 Mars/Base" { _ = Inbox.reduce(&state, .keyPressed(c == " " ? .space : .character(c))) }
+        #expect(state.quietDraft == "23:00-06:30 Mars/Base")
+        // q is text here, not back.
+        expectNext(&state, .keyPressed(.character("q"))) { $0.quietDraft = "23:00-06:30 Mars/Baseq" }
+        expectNext(&state, .keyPressed(.backspace)) { $0.quietDraft = "23:00-06:30 Mars/Base" }
+        expectNext(&state, .keyPressed(.enter)) {
+            $0.notice = #"quietHours.zone is not an IANA time zone name (Europe/Paris): "Mars/Base""#
+        }
+        for _ in 0..<9 { _ = Inbox.reduce(&state, .keyPressed(.backspace)) }
+        for c in "Europe/Paris" { _ = Inbox.reduce(&state, .keyPressed(.character(c))) }
+        let hours = try QuietHours(from: "23:00", to: "06:30", zone: "Europe/Paris")
+        expectNext(&state, .keyPressed(.enter), effects: [.setQuietHours(.set(hours))]) {
+            $0.quietDraft = nil
+            $0.settings?.quietHours = hours
+            $0.notice = "Quiet hours 23:00–06:30 Europe/Paris: pushes wait until they end"
+        }
+        #expect(ActivityView.render(state).lines.contains { $0.contains("[–] Quiet hours  23:00–06:30 Europe/Paris") })
+        expectNext(&state, .keyPressed(.character("x")), effects: [.setQuietHours(.off)]) {
+            $0.settings?.quietHours = nil
+            $0.notice = "Quiet hours off: pushes go when they are decided"
+        }
+        // Esc leaves the typing and keeps what was set.
+        expectNext(&state, .keyPressed(.enter)) { $0.quietDraft = "22:00-07:00 " + InboxState.localZone }
+        expectNext(&state, .keyPressed(.escape)) { $0.quietDraft = nil }
+        #expect(state.screens == [.settings(selection: 5)])
     }
 
     @Test("the theme and the sync line live in the state")

@@ -71,6 +71,24 @@ struct BoardDocTests {
         return lines.joined(separator: "\n")
     }
 
+    /// Quiet hours at work: when a push decided at an instant goes, in examples the engine
+    /// computes (a usual night, both daylight-saving changes, a zone far from UTC).
+    static var quiet: String {
+        let examples: [(from: String, to: String, zone: String, at: String, note: String)] = [
+            ("22:00", "07:00", "Europe/Paris", "2026-11-10T22:30:00Z", "23:30 in Paris"),
+            ("22:00", "07:00", "Europe/Paris", "2026-11-11T12:00:00Z", "13:00 in Paris: outside"),
+            ("22:00", "02:30", "Europe/Paris", "2027-03-27T23:00:00Z", "02:30 never happens that night"),
+            ("22:00", "02:30", "Europe/Paris", "2026-10-24T21:00:00Z", "02:30 happens twice that night"),
+            ("22:00", "07:00", "Pacific/Kiritimati", "2026-11-01T09:00:00Z", "23:00 there, UTC+14"),
+        ]
+        var lines = ["| quiet hours | push decided at | goes at | |", "|---|---|---|---|"]
+        for e in examples {
+            let until = (try? QuietHours(from: e.from, to: e.to, zone: e.zone))?.heldUntil(Timestamp.parse(e.at)!)
+            lines.append("| \(e.from)–\(e.to) \(e.zone) | \(e.at) | \(until.map(Timestamp.format) ?? "at once") | \(e.note) |")
+        }
+        return lines.joined(separator: "\n")
+    }
+
     /// `text` with the part between `<!-- NAME -->` and `<!-- /NAME -->` replaced by `table`.
     static func replacing(_ name: String, with table: String, in text: String) throws -> String {
         guard let start = text.range(of: "<!-- \(name) -->\n"), let end = text.range(of: "<!-- /\(name) -->", range: start.upperBound..<text.endIndex) else {
@@ -82,7 +100,8 @@ struct BoardDocTests {
     @Test("its tables are the engine's: every kind with its category, priority, media, tap and copy; every quiet rule in order")
     func tables() throws {
         let stored = try String(contentsOfFile: Self.path, encoding: .utf8)
-        let drawn = try Self.replacing("reasons", with: Self.reasons, in: Self.replacing("kinds", with: Self.kinds, in: stored))
+        let drawn = try Self.replacing("quiet", with: Self.quiet,
+                                       in: Self.replacing("reasons", with: Self.reasons, in: Self.replacing("kinds", with: Self.kinds, in: stored)))
         if ProcessInfo.processInfo.environment["STEPO_WRITE_DOCS"] == "1", stored != drawn {
             try drawn.write(toFile: Self.path, atomically: true, encoding: .utf8)
             return
