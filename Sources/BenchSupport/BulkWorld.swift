@@ -138,6 +138,12 @@ public struct BulkWorld {
                    keys.lowerBound, keys.upperBound, modulus, remainder)
     }
 
+    /// Users of `keys` with key ≡ `remainder` (mod `modulus`) set quiet hours (`QuietHours.stored`).
+    public func setQuietHours(_ stored: String, _ keys: ClosedRange<Int>, modulus: Int, remainder: Int) throws {
+        try db.run("UPDATE users SET quiet_hours = ? WHERE id BETWEEN ? AND ? AND id % ? = ?",
+                   stored, keys.lowerBound, keys.upperBound, modulus, remainder)
+    }
+
     /// Users of `keys` with key ≡ `remainder` (mod `modulus`) are deactivated.
     public func deactivate(_ keys: ClosedRange<Int>, modulus: Int, remainder: Int) throws {
         try db.run("UPDATE users SET state = 'deactivated' WHERE id BETWEEN ? AND ? AND id % ? = ?",

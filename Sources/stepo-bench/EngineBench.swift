@@ -184,7 +184,38 @@ struct EngineBench {
         figures.line("  the floor: \(rows) rows of the same shape inserted raw, committed as the ingest commits",
                      String(format: "%.0f rows/s; ingest ÷ floor %.3f (wall clock)", floor, ratio), met: ratio >= 0.30,
                      target: "≥ 0.30 (issue 34)")
+        try quietHoursIngest(path, events: events, world: world, &figures)
         try millionIngest(world: world, &figures)
+    }
+
+    /// The same stream with a phone for every owner, with and without quiet hours
+    /// (22:00–07:00 in Paris: half the stream's times fall inside) for half of them, in turns.
+    private func quietHoursIngest(_ path: String, events: Int, world: String, _ figures: inout BenchFigures) throws {
+        var plain: [Double] = [], quiet: [Double] = []
+        var held = 0
+        for run in 1...3 {
+            for withQuiet in [false, true] {
+                let copy = folder + "/ingest-phones-\(withQuiet)-\(run).db"
+                try FileManager.default.copyItem(atPath: world, toPath: copy)
+                let store = try Store(path: copy)
+                let bulk = BulkWorld(store)
+                try bulk.addDevices(1...UniformIngest.owners, prefix: "phone-", registeredAt: 0)
+                if withQuiet { try bulk.setQuietHours("22:00-07:00 Europe/Paris", 1...UniformIngest.owners, modulus: 2, remainder: 0) }
+                let (rate, _) = try EngineBench.ingest(path, into: store)
+                if withQuiet {
+                    quiet.append(rate)
+                    held = try store.connection.scalar("SELECT count(*) FROM outbox WHERE held = 1") ?? 0
+                } else {
+                    plain.append(rate)
+                }
+                try? FileManager.default.removeItem(atPath: copy)
+            }
+        }
+        let ratio = BenchFigures.median(quiet) / max(BenchFigures.median(plain), 1e-9)
+        figures.line("uniform, a phone per owner: ingest of \(events) interactions, median of 3",
+                     String(format: "%.0f events/s without quiet hours, %.0f with them for half the owners (%d pushes held); with ÷ without %.2f",
+                            BenchFigures.median(plain), BenchFigures.median(quiet), held, ratio),
+                     met: ratio >= 0.95, target: "no slower: ≥ 0.95 (issue 39)")
     }
 
     /// The real `stepo ingest`, from process start, of ten times the stream (a million events
