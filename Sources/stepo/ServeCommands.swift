@@ -10,7 +10,7 @@ import API
 let serveCommand = Command(
     name: "serve",
     summary: "Serve the store's JSON API over HTTP (libmicrohttpd).",
-    usage: "stepo serve [--db FILE | --database URL [--read-database URL]] [--bind 127.0.0.1] [--port 8080] [--threads 4] [--per-address 256] [--header-timeout 10] [--body-timeout 30] [--page-cache 16] [--quiet] [--deliver PROVIDER-OPTIONS]",
+    usage: "stepo serve [--db FILE | --database URL [--read-database URL]] [--bind 127.0.0.1] [--port 8080] [--threads 4] [--per-address 256] [--header-timeout 10] [--body-timeout 30] [--page-cache 16] [--keep-days N] [--quiet] [--deliver PROVIDER-OPTIONS]",
     details: """
     Logs one line per request (method, path, status, milliseconds) to stderr (--quiet: none).
     SIGINT or SIGTERM stops it cleanly. Endpoints and tokens: docs/api.md; `stepo token` makes
@@ -28,12 +28,16 @@ let serveCommand = Command(
     pulls, counts and tap destinations are read there whenever it has replayed everything the
     primary had written when the read began, else from the primary (docs/scale-out.md).
 
+    --keep-days N prunes rows older than N days (at least 2) at start and every hour after,
+    on a connection of its own, as `stepo prune --keep-days N` does; without it the store keeps
+    everything.
+
     --deliver runs the push worker beside the server, on a connection of its own, with the
     provider options of `stepo deliver` (--apns-url …, --fcm-url …, --ca, --batch, --streams).
     """,
     options: ["db", "database", "read-database", "bind", "port", "threads", "per-address", "header-timeout", "body-timeout",
               "page-cache", "apns-url", "apns-key", "apns-key-id", "apns-team", "apns-topic", "fcm-url", "fcm-credentials", "ca",
-              "batch", "streams"],
+              "batch", "streams", "keep-days"],
     flags: ["quiet", "deliver"]
 ) { arguments in
     let path = try storeLocation(arguments)
@@ -49,6 +53,8 @@ let serveCommand = Command(
     let pageCache = try arguments.integer("page-cache") ?? 16
     guard (0...4096).contains(pageCache) else { throw UsageError(description: "--page-cache must be 0 to 4096 (megabytes)") }
     PageCache.shared.limit(to: pageCache << 20)
+    let keepDays = try arguments.integer("keep-days")
+    if keepDays != nil { _ = try pruneHorizon(arguments, now: 0) }  // the bounds of N, before the server starts
     var log: (@Sendable (String) -> Void)? = { line in Output.error(line) }
     if arguments.has("quiet") { log = nil }
     let readDatabase = arguments["read-database"]
@@ -82,6 +88,30 @@ let serveCommand = Command(
                 try deliverLoop(worker, once: false, label: quiet ? "" : "stepo serve: deliver")
             } catch {
                 Output.error("stepo serve: the push worker stopped: \(error)")
+            }
+        }.start()
+    }
+    if let days = keepDays {
+        let quiet = arguments.has("quiet")
+        Thread {
+            var pruner: Store?
+            while true {
+                let now = Int64(Date().timeIntervalSince1970 * 1000)
+                do {
+                    let store = try pruner ?? Store(location: path)
+                    if pruner == nil { try store.limitMemory(cacheKiB: 8_192) }
+                    pruner = store
+                    let report = try store.prune(before: now - Int64(days) * 86_400_000)
+                    if !quiet && report.rows + report.suppressions > 0 {
+                        Output.error("stepo serve: pruned \(Plural.count(report.rows, "row")) older than \(Timestamp.format(report.horizon))")
+                    }
+                } catch {
+                    // The store is down or full: the next hour tries again, on a new connection;
+                    // what a prune stopped midway left is sound (see `Store.prune`).
+                    pruner = nil
+                    Output.error("stepo serve: the prune stopped: \(Command.visible("\(error)"))")
+                }
+                Thread.sleep(forTimeInterval: 3_600)
             }
         }.start()
     }

@@ -7,7 +7,7 @@ import SQLite
 
 let commands: [Command] = [
     demoCommand, initCommand, ingestCommand, rowsCommand, explainCommand, checkCommand, pushCommand, activityCommand, seenCommand, readCommand,
-    inboxCommand, syncCommand, serveCommand, tokenCommand, devicesCommand, deliverCommand, statsCommand, qaCommand,
+    inboxCommand, syncCommand, serveCommand, tokenCommand, devicesCommand, deliverCommand, statsCommand, pruneCommand, qaCommand,
 ]
 
 @MainActor func versionText() -> String {

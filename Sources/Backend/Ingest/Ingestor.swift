@@ -273,11 +273,23 @@ public struct Ingestor {
         let reason: String
     }
 
+    /// `chunk` with every event older than what the store keeps refused (`Store.prune`): its
+    /// id may have been forgotten, and applying it could repeat what was applied long ago.
+    /// Read once a chunk, in the chunk's transaction.
+    private func screened(_ chunk: [(Int, Parsed)]) throws -> [(Int, Parsed)] {
+        try store.refreshKeptSince()
+        guard store.keptSinceNow != nil else { return chunk }
+        return chunk.map { line, entry in
+            if case .event(let event) = entry, let refusal = store.prunedRefusal(event) { return (line, .rejected(refusal)) }
+            return (line, entry)
+        }
+    }
+
     /// Applies a chunk of parsed lines with no savepoint: an event that fails (not transiently)
     /// throws `UnguardedFailure`, and its batch is applied again guarded.
     private func applyUnguarded(_ chunk: [(Int, Parsed)], set: EventSet) throws -> [(Int, Result<EventOutcome, Refusal>)] {
         do {
-            return try applyWhole(chunk, set: set)
+            return try applyWhole(try screened(chunk), set: set)
         } catch where !Ingestor.isTransient(error) {
             throw UnguardedFailure()
         }
@@ -324,6 +336,7 @@ public struct Ingestor {
     /// lost connection) stops the ingest there as a `LineFailure`; a transient one (see
     /// `isTransient`) aborts the batch, to be tried again.
     func applyChunk(_ chunk: [(Int, Parsed)]) throws -> [(Int, Result<EventOutcome, Refusal>)] {
+        let chunk = try screened(chunk)
         do {
             return try store.db.transaction {
                 let set = EventSet(store: store)

@@ -12,7 +12,12 @@ extension Store {
     @discardableResult
     public func apply(_ event: Event, atomically: Bool = true) throws -> EventOutcome {
         do {
-            return atomically ? try db.transaction { try applyUnguarded(event) } : try applyUnguarded(event)
+            guard atomically else { return try applyUnguarded(event) }
+            return try db.transaction {
+                try refreshKeptSince()
+                if let refusal = prunedRefusal(event) { throw EventError(refusal) }
+                return try applyUnguarded(event)
+            }
         } catch {
             forgetLookups()  // what was remembered may have been rolled back with it
             throw error

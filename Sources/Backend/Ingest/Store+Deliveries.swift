@@ -77,6 +77,9 @@ extension Store {
     func pinged(_ recipient: UserRecord, by actor: UserRecord, _ kind: Kind) throws -> Bool {
         try db.scalar("SELECT EXISTS (SELECT 1 FROM notifications WHERE kind = '\(kind.rawValue)' AND recipient = ? AND actor = ?)",
                       recipient.key, actor.key) == 1
+            // A ping whose row was pruned (see `Store.prune`) still counts.
+            || db.scalar("SELECT EXISTS (SELECT 1 FROM pings WHERE recipient = ? AND actor = ? AND kind = '\(kind.rawValue)')",
+                         recipient.key, actor.key) == 1
     }
 
     /// Media is ready: the step is published and the ladder picks its one rung.

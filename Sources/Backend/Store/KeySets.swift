@@ -64,6 +64,19 @@ extension Connection {
     }
 }
 
+extension Connection {
+    /// Runs `sql` (a write), whose `IN (%)` stands for the set of `keys`, as `keyed` reads.
+    func runKeyed(_ sql: String, _ keys: [Int], leading: [SQLBindable] = []) throws {
+        guard !keys.isEmpty else { return }
+        if dialect.writersSideBySide {
+            let text = KeySets.replacing(setIn: sql, with: "IN (SELECT unnest(CAST(? AS BIGINT[])))")
+            return try run(text, binding: leading + [KeySets.array(keys.map(\.sqlValue))])
+        }
+        let text = KeySets.replacing(setIn: sql, with: "IN (SELECT value FROM json_each(?))")
+        try run(text, binding: leading + [JSON.array(keys.map { KeySets.json($0.sqlValue) }).serialized])
+    }
+}
+
 enum KeySets {
     /// How many rows one SQLite statement of `matching` carries.
     static let rowsPerStatement = 64

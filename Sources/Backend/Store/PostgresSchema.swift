@@ -39,7 +39,8 @@ enum PostgresSchema {
          ("0013-pushes-by-day", PushDays.migration(user: "\"user\"")),
          ("0014-history-marks", Schema.historyMarks(random: Dialect(.postgresql).randomInteger)),
          ("0015-request-pings", Schema.requestPings),
-         ("0016-quiet-hours", Schema.quietHours)]
+         ("0016-quiet-hours", Schema.quietHours),
+         ("0017-retention", Schema.retention(rowid: ""))]
     }
 
     /// Applies the migrations the database lacks, each in its own transaction. Several servers

@@ -447,6 +447,7 @@ enum Schema {
         m.register("0014-history-marks", Schema.historyMarks(random: Dialect(.sqlite).randomInteger))
         m.register("0015-request-pings", Schema.requestPings)
         m.register("0016-quiet-hours", Schema.quietHours)
+        m.register("0017-retention", Schema.retention(rowid: " WITHOUT ROWID"))
         return m
     }
 
@@ -537,4 +538,18 @@ extension Schema {
         ALTER TABLE outbox ADD COLUMN held INTEGER NOT NULL DEFAULT 0;
         CREATE INDEX outbox_held ON outbox(token) WHERE held = 1 AND state = 'due';
         """
+}
+
+extension Schema {
+    /// Retention (`stepo prune`): each inbox's prune mark — its rows through `pruned_ord` are
+    /// gone or going, `pruned_row` the last of them — and the pings whose rows went, so that
+    /// "started following you" stays one ping per person, ever.
+    static func retention(rowid: String) -> String {
+        """
+        ALTER TABLE inboxes ADD COLUMN pruned_ord BIGINT NOT NULL DEFAULT 0;
+        ALTER TABLE inboxes ADD COLUMN pruned_row BIGINT NOT NULL DEFAULT 0;
+        CREATE TABLE pings (recipient BIGINT NOT NULL, actor BIGINT NOT NULL, kind TEXT NOT NULL,
+            PRIMARY KEY (recipient, actor, kind))\(rowid);
+        """
+    }
 }

@@ -23,6 +23,8 @@ public final class Store {
     var ceilingSpans: [Int: (from: Int64, until: Int64)] = [:]
     /// The last horizon this connection learned (it only moves up): where the next look starts.
     var knownHorizon = 0
+    /// What `keptSince` said when the apply's transaction began (see `refreshKeptSince`).
+    var keptSinceNow: Int64?
     /// This store's identity, made with it (see `identity`).
     public let identity: String
     /// Migrations this build would apply that the store lacks: none, but for a store opened

@@ -53,15 +53,18 @@ extension Store {
     }
 
     /// Unseen and unread counted the slow way, row by row, from the stamps and marks: what the
-    /// counters must always equal. For tests and checks, never a hot path.
+    /// counters must always equal. Rows at or below the prune mark count as gone (a prune
+    /// stopped between its chunks leaves some there). For tests and checks, never a hot path.
     func recount(for userKey: Int) throws -> Counts {
         let unseen = try db.scalar("""
             SELECT count(*) FROM notifications AS n WHERE n.recipient = ? AND n.seen_at IS NULL
                AND NOT EXISTS (SELECT 1 FROM marks AS m WHERE m.user = n.recipient AND m.through_ord >= n.ord)
+               AND NOT EXISTS (SELECT 1 FROM inboxes AS i WHERE i.user = n.recipient AND i.pruned_ord >= n.ord)
             """, userKey) ?? -1
         let unread = try db.scalar("""
             SELECT count(*) FROM notifications AS n WHERE n.recipient = ? AND n.read_at IS NULL
                AND NOT EXISTS (SELECT 1 FROM marks AS m WHERE m.user = n.recipient AND m.kind = 'read' AND m.through_ord >= n.ord)
+               AND NOT EXISTS (SELECT 1 FROM inboxes AS i WHERE i.user = n.recipient AND i.pruned_ord >= n.ord)
             """, userKey) ?? -1
         return Counts(unseen: unseen, unread: unread)
     }
