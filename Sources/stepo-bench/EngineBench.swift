@@ -9,7 +9,7 @@ import Replica
 /// many follow, one person who gets a lot), each skewed workload at 1× and 4× so growth shows.
 struct EngineBench {
     let folder: String
-    /// One workload only: uniform, ingest (the uniform ingest alone), follows, hearts, fanout or counts.
+    /// One workload only: uniform, ingest (the uniform ingest alone), follows, hearts, fanout, counts or prune.
     let only: String?
     /// The sizes to run the skewed workloads at (1 and 4 unless told).
     let scales: [Int]
@@ -54,8 +54,8 @@ struct EngineBench {
             throw UsageError(description: "with --guard, --only is cpu (the CPU pairs) or instructions (valgrind's counts)")
         }
         only = guarding ? "ingest" : arguments["only"]
-        if let only, !["uniform", "ingest", "follows", "hearts", "batch", "fanout", "counts"].contains(only) {
-            throw UsageError(description: "--only is one of uniform, ingest, follows, hearts, batch, fanout, counts")
+        if let only, !["uniform", "ingest", "follows", "hearts", "batch", "fanout", "counts", "prune"].contains(only) {
+            throw UsageError(description: "--only is one of uniform, ingest, follows, hearts, batch, fanout, counts, prune")
         }
         scales = try BenchFigures.scales(arguments)
         fraction = try BenchFigures.fraction(arguments)
@@ -81,6 +81,7 @@ struct EngineBench {
         if only == nil || only == "batch" { try skewedBatch(&figures) }
         if only == nil || only == "fanout" { try skewedFanout(&figures) }
         if only == nil || only == "counts" { try skewedCounts(&figures) }
+        if only == nil || only == "prune" { try prune(&figures) }
         return figures.finish()
     }
 
@@ -360,6 +361,72 @@ struct EngineBench {
         }
         try store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return 0
+    }
+
+    // MARK: Retention
+
+    /// `stepo prune`, from process start, of a store where one person holds most rows (spread
+    /// evenly over ten days) and 2,000 others share a fifth as many over two weeks; the horizon
+    /// two days back. At 1× and 4×, so a cost that grows faster than the rows shows.
+    /// The floor: the same rows removed by one raw `DELETE` on a copy of the same world.
+    private func prune(_ figures: inout BenchFigures) throws {
+        var rates: [Double] = []
+        for scale in [1, 4] {
+            let rows = sized(250_000) * scale
+            let path = folder + "/prune-\(scale).db"
+            for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+            let newest = Timestamp.parse("2026-11-29T00:00:00Z")!
+            do {
+                let store = try Store(path: path)
+                let bulk = BulkWorld(store)
+                try bulk.build {
+                    try bulk.addUsers(1...2_001)
+                    try bulk.addJourneys(10, owners: 1)
+                    try bulk.addSteps(100, journeys: 10, publishedAt: Timestamp.parse("2026-11-01T00:00:00Z")!)
+                    try bulk.addRows(recipient: 1, count: rows, newest: newest, spacing: 864_000_000 / Int64(rows), actors: 2...2_001, steps: 100,
+                                     unseen: rows / 2, readEvery: 7)
+                    try bulk.addBackgroundRows(rows / 5, recipients: 2...2_001, newest: newest)
+                }
+                // The seen mark the world wrote is counted now, as any read of `stepo stats` would:
+                // the prune's own transactions are what is timed.
+                try store.stats.catchUpStamps()
+            }
+            let horizon = newest - 2 * 86_400_000
+            let floorCopy = folder + "/prune-floor-\(scale).db"
+            try FileManager.default.copyItem(atPath: path, toPath: floorCopy)
+            let floor = try Store(path: floorCopy)
+            let start = DispatchTime.now().uptimeNanoseconds
+            try floor.connection.transaction {
+                try floor.connection.run("DELETE FROM notifications WHERE created_at < ? AND recipient = 1", horizon)
+            }
+            let removedRaw = floor.connection.changes
+            let floorSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            try? FileManager.default.removeItem(atPath: floorCopy)
+
+            let output = folder + "/prune-\(scale).out"
+            let child = try Child.start([Bench.stepo, "prune", "--db", path, "--before", Timestamp.format(horizon), "--quiet"],
+                                        log: folder + "/prune-\(scale).log", output: output)
+            let (status, seconds, megabytes, _) = child.wait()
+            guard status == 0 else { throw CommandError(description: "stepo prune failed: " + (child.logTail() ?? "no output")) }
+            let said = String(decoding: FileManager.default.contents(atPath: output) ?? Data(), as: UTF8.self)
+            let removed = said.range(of: #"removed \d+"#, options: .regularExpression).flatMap { Int(said[$0].dropFirst(8)) } ?? 0
+            let longest = said.range(of: #"the longest [\d.]+"#, options: .regularExpression).flatMap { Double(said[$0].dropFirst(12)) } ?? -1
+            let rate = Double(removed) / seconds
+            figures.line("prune: stepo prune of \(removed) rows of \(rows + rows / 5) (\(scale)×), from process start",
+                         String(format: "%.1f s, %.0f rows/s, peak %.1f MB, the longest transaction %.1f ms", seconds, rate, megabytes, longest),
+                         met: megabytes <= 80 && longest <= 50, target: "peak ≤ 80 MB, no transaction over 50 ms (issue 39)")
+            let floorRate = Double(removedRaw) / floorSeconds
+            rates.append(rate / floorRate)
+            print("  the floor: one raw DELETE of the popular person's \(removedRaw) old rows, in one transaction: "
+                  + String(format: "%.0f rows/s; prune ÷ floor %.3f", floorRate, rate / floorRate))
+            try? FileManager.default.removeItem(atPath: path)
+        }
+        if rates.count == 2 {
+            // Against the floor of the same size: a raw delete slows too as the indexes deepen.
+            let ratio = rates[1] / rates[0]
+            figures.line("prune: (prune ÷ floor) at 4× ÷ at 1×", String(format: "%.2f", ratio), met: ratio >= 0.7,
+                         target: "≥ 0.70: the prune grows with the rows as a raw delete does, not faster (issue 39)")
+        }
     }
 
     private func copy(_ world: String, _ name: String) throws -> String {
