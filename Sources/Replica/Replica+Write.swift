@@ -230,7 +230,7 @@ extension Replica {
                 }
                 // The mutation numbers go on: the store may remember this client's earlier ones
                 // (a store restored from a copy does), and numbers below those are ignored.
-                for key in ["version", "afterRow", "history", "unseen", "unread", "initialTotal", "initialReceived", "initialDone"] {
+                for key in ["version", "afterRow", "history", "unseen", "unread", "initialTotal", "initialReceived", "initialDone", "prunedThrough"] {
                     try clearMeta(key)
                 }
                 try setMeta("store", identity)
@@ -275,6 +275,7 @@ extension Replica {
                 // its end, from the rows in order, instead of growing row by row in every page.
                 if page.more, try number("version") == 0, try meta("initialDone") == nil { try deferIndexes() }
                 let added = try upsert(rows: page.rows)
+                if let pruned = page.prunedThrough, pruned > (try number("prunedThrough")) { try prune(through: pruned) }
                 if try meta("initialDone") == nil {
                     try setMeta("initialReceived", String(try number("initialReceived") + added))
                 }
@@ -310,6 +311,31 @@ extension Replica {
             // A withheld row overwrote what it quoted: that must not stay in the log either.
             if !page.drops.isEmpty || page.rows.contains(where: { $0.withheld }) { try truncateLog() }
         }
+    }
+
+    /// Drops every row up to `id` (the store pruned them), and builds again the cards they
+    /// were in, in set statements: a replica's oldest row follows the store's.
+    private func prune(through id: Int) throws {
+        try db.execute("CREATE TEMP TABLE IF NOT EXISTS pruned_cards (card TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID")
+        try db.run("INSERT OR IGNORE INTO temp.pruned_cards(card) SELECT DISTINCT card FROM rows WHERE id <= ?", id)
+        try db.run("DELETE FROM rows WHERE id <= ?", id)
+        try db.execute("""
+            DELETE FROM card_people WHERE card IN (SELECT card FROM temp.pruned_cards);
+            INSERT OR IGNORE INTO card_people(card, person)
+                SELECT card, coalesce(actor, title) FROM rows WHERE card IN (SELECT card FROM temp.pruned_cards) AND kind <> 'batch';
+            DELETE FROM cards WHERE key IN (SELECT card FROM temp.pruned_cards)
+                AND NOT EXISTS (SELECT 1 FROM rows WHERE rows.card = cards.key);
+            UPDATE cards SET newest = (SELECT max(id) FROM rows WHERE rows.card = cards.key),
+                oldest = (SELECT min(id) FROM rows WHERE rows.card = cards.key),
+                rows = (SELECT count(*) FROM rows WHERE rows.card = cards.key),
+                people = (SELECT count(*) FROM card_people AS p WHERE p.card = cards.key),
+                batch_people = (SELECT coalesce(sum(CASE WHEN kind = 'batch' THEN max(coalesce(members, 1), 1) ELSE 0 END), 0)
+                                FROM rows WHERE rows.card = cards.key)
+            WHERE key IN (SELECT card FROM temp.pruned_cards);
+            DELETE FROM temp.pruned_cards;
+            """)
+        try setMeta("prunedThrough", String(id))
+        markCache = nil
     }
 
     /// The indexes a first pull keeps while it fills the tables: the ones the inbox's list

@@ -94,6 +94,9 @@ public struct ActivityPage: Equatable, Sendable {
     /// The store's history mark at `next`: asked again with `history`, it tells a replica
     /// whose store went back in time (restored from an older copy) from one that is behind.
     public var history: String?
+    /// The store pruned every row of the reader's up to this row id (`stepo prune`): a replica
+    /// drops what it holds there. Sent on every page while there is one, as one number.
+    public var prunedThrough: Int?
 
     public init(rows: [ActivityRow], entities: Entities, counts: Counts, next: Int, marks: [Mark] = [], drops: Drops = Drops(),
                 store: String? = nil, total: Int? = nil, more: Bool = false) {
@@ -131,6 +134,7 @@ public struct ActivityPage: Equatable, Sendable {
         w.key("more"); w.bool(more)
         if let nextRow { w.key("nextRow"); w.int(nextRow) }
         if let history { w.key("history"); w.string(history) }
+        if let prunedThrough { w.key("prunedThrough"); w.int(prunedThrough) }
         w.endObject()
         return w.bytes
     }
@@ -165,5 +169,6 @@ public struct ActivityPage: Equatable, Sendable {
                   store: try m.optionalString("store"), total: try m.optionalInt("total"), more: try m.bool("more", default: false))
         nextRow = try m.optionalInt("nextRow")
         history = try m.optionalString("history")
+        prunedThrough = try m.optionalInt("prunedThrough")
     }
 }

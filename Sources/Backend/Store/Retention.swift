@@ -107,6 +107,9 @@ extension Store {
                 if removed > 0 { report.recipients += 1 }
             }
         }
+        // One version for the whole prune: pages written before it are not served again from a
+        // cache or answered 304, so each reader's next pull says how far their rows were pruned.
+        if report.rows > 0 { try timed { _ = try stampVersion("prune", at: kept) } }
         while true {
             let gone = try timed {
                 try db.run("""

@@ -327,6 +327,9 @@ public struct SyncPages {
                                     store: store.identity, total: version == 0 && (afterRow ?? 0) == 0 ? counters.total : nil, more: more)
             page.nextRow = nextRow
             page.history = try historyMark(at: next)
+            if let pruned = try db.scalar("SELECT pruned_row FROM inboxes WHERE user = ?", user.key), pruned > 0 {
+                page.prunedThrough = pruned
+            }
             return page
         }
     }
