@@ -76,8 +76,14 @@ struct RetentionTests {
         let horizon = start + 24 * 3_600_000
         let before = try store.connection.scalar("SELECT count(*) FROM notifications") ?? 0
         let entriesBefore = try store.connection.scalar("SELECT count(*) FROM outbox") ?? 0
+        let whyNot = "SELECT count(*) FROM suppressions AS s JOIN events AS e ON e.id = s.event WHERE e.at "
+        let olderWhyNot = try store.connection.scalar(whyNot + "< ?", horizon) ?? 0
+        let newerWhyNot = try store.connection.scalar(whyNot + ">= ?", horizon) ?? 0
         let report = try store.prune(before: horizon, chunk: 7)
         #expect(report.rows > before / 5 && report.rows < before, "removed \(report.rows) of \(before)")
+        #expect(olderWhyNot > 7 && report.suppressions == olderWhyNot, "\(report.suppressions) of \(olderWhyNot) why-not records")
+        #expect(try store.connection.scalar(whyNot + "< ?", horizon) == 0)
+        #expect(try store.connection.scalar(whyNot + ">= ?", horizon) == newerWhyNot)
         #expect(report.entries > 0 && report.entries < entriesBefore)
         #expect(report.transactions > report.rows / 7)
         let (kept, olderKept) = try Self.checkPruned(store, horizon: horizon)

@@ -110,18 +110,39 @@ extension Store {
         // One version for the whole prune: pages written before it are not served again from a
         // cache or answered 304, so each reader's next pull says how far their rows were pruned.
         if report.rows > 0 { try timed { _ = try stampVersion("prune", at: kept) } }
-        while true {
-            let gone = try timed {
-                try db.run("""
-                    DELETE FROM suppressions WHERE event IN (SELECT e.id FROM events AS e WHERE e.at < ?
-                        AND EXISTS (SELECT 1 FROM suppressions AS s WHERE s.event = e.id) ORDER BY e.at LIMIT 50)
-                    """, kept)
-                return db.changes
-            }
-            report.suppressions += gone
-            if gone == 0 { break }
-        }
+        report.suppressions = try pruneSuppressions(before: kept, chunk: chunk, timed: timed)
         return report
+    }
+
+    /// Removes the why-not records of events older than `before`: the events that have any are
+    /// found through the records' index, a page at a time, and each event's records go `chunk`
+    /// at a time (a publish to a million people can leave a million), each in a transaction of
+    /// its own.
+    private func pruneSuppressions(before: Int64, chunk: Int, timed: (() throws -> Int) throws -> Int) throws -> Int {
+        var removed = 0
+        // A row's own address: SQLite's rowid, PostgreSQL's ctid (the table has no key).
+        let address = db.dialect.writersSideBySide ? "ctid" : "rowid"
+        var after = Int.min
+        while true {
+            let events = try db.query("""
+                SELECT DISTINCT s.event FROM suppressions AS s JOIN events AS e ON e.id = s.event
+                WHERE s.event > ? AND e.at < ? ORDER BY s.event LIMIT 500
+                """, [after, before]) { $0.int(0) }
+            guard let end = events.last else { return removed }
+            after = end
+            for event in events {
+                while true {
+                    let gone = try timed {
+                        try db.run("""
+                            DELETE FROM suppressions WHERE \(address) IN (SELECT \(address) FROM suppressions WHERE event = ? LIMIT ?)
+                            """, event, chunk)
+                        return db.changes
+                    }
+                    removed += gone
+                    if gone < chunk { break }
+                }
+            }
+        }
     }
 
     /// The last row of `user`'s prefix of rows older than `before` (its ord and id), or nil.
