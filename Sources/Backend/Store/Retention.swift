@@ -94,14 +94,14 @@ extension Store {
                 var mark = person.pruned
                 var removed = 0
                 while true {
-                    let step = min(reach.ord, mark + chunk)
+                    let step = min(reach, mark + chunk)
                     let gone = try timed {
                         if step > mark { try markPruned(person.user, through: step) }
                         return try removePruned(of: person.user, limit: chunk, &report)
                     }
                     mark = max(mark, step)
                     removed += gone
-                    if mark >= reach.ord && gone < chunk { break }
+                    if mark >= reach && gone < chunk { break }
                     if removed % (chunk * 100) < gone { progress(report) }
                 }
                 if removed > 0 { report.recipients += 1 }
@@ -145,27 +145,27 @@ extension Store {
         }
     }
 
-    /// The last row of `user`'s prefix of rows older than `before` (its ord and id), or nil.
+    /// The ord of the last row of `user`'s prefix of rows older than `before`, or nil.
     /// Read in the order rows arrived, which is the inbox's order (ord) but for writers side by
     /// side on PostgreSQL, where two servers' rows for one person may take their ids out of
     /// turn: the rows just past the first newer one are read too, and the prefix ends before
     /// the lowest ord among the newer. Reads the old rows and a few more, nothing else.
-    private func pruneReach(of user: Int, before: Int64, newest: Int) throws -> (ord: Int, row: Int)? {
-        var last: (ord: Int, row: Int)?
+    private func pruneReach(of user: Int, before: Int64, newest: Int) throws -> Int? {
+        var last: Int?
         var firstNew = Int.max
         var pastNew = 0
-        try db.prepare("SELECT ord, id, created_at FROM notifications WHERE recipient = ? ORDER BY event, id")
+        try db.cached("SELECT ord, id, created_at FROM notifications WHERE recipient = ? ORDER BY event, id")
             .bind([user]).forEach(while: { row in
                 let ord = row.int(0), id = row.int(1)
                 if row.int64(2) >= before || id >= newest {
                     firstNew = min(firstNew, ord)
                     pastNew += 1
-                } else if pastNew == 0, ord > (last?.ord ?? 0) {
-                    last = (ord, id)
+                } else if pastNew == 0, ord > (last ?? 0) {
+                    last = ord
                 }
                 return pastNew < 64
             })
-        guard let last, last.ord < firstNew else { return nil }
+        guard let last, last < firstNew else { return nil }
         return last
     }
 
