@@ -12,6 +12,9 @@ public protocol PushQueue {
     /// The pushes of entries as they would go now to their devices (the rules asked again at
     /// send time, each device still its recipient's), in their order: a content, or why none.
     func pushContents(for entries: [OutboxEntry]) throws -> [Result<PushContent, Error>]
+    /// Of entries about to go at `now`, those the daily ceiling withholds, counted by send time
+    /// (`SendCeiling`); `launching`: every entry held for this moment, those among them.
+    func ceilingAtSend(_ entries: [OutboxEntry], launching: [OutboxEntry], now: Int64) throws -> Set<Int>
     /// The providers' answers to entries, and what becomes of each: one write for them all.
     func settle(_ settlements: [Outbox.Settlement]) throws
     /// An entry given back unsent, due again at `dueAt`.

@@ -169,36 +169,29 @@ public final class DeliveryWorker: @unchecked Sendable {  // owns a store connec
                 }
                 judging.append(entry)
             }
-            // The rules judged again, now: what they forbid since the row was made is dropped.
-            let judged = zip(judging, try queue.pushContents(for: judging))
-            // Of what quiet hours held, one push a device and thread (`HeldPushes`).
-            let held = HeldPushes.coalesce(judged.compactMap { entry, result in
-                guard entry.held, case .success(let content) = result else { return nil }
-                return HeldPushes.Candidate(entry: entry.id, token: entry.token, thread: content.thread, audible: !entry.silent)
-            })
-            for (entry, judged) in judged {
+            // The rules judged again, now: what they forbid since the row was made is dropped;
+            // of what quiet hours held, one push a device and thread; and the daily ceiling,
+            // counted by send time (`SendJudgement`).
+            let verdicts = try SendJudgement.judge(judging, queue: queue, now: now())
+            for (entry, verdict) in zip(judging, verdicts) {
                 let at = now()
                 guard let provider = providers[entry.platform] else { continue }
-                if held.superseded.contains(entry.id) {
+                var content: PushContent
+                switch verdict {
+                case .send(let found): content = found
+                case .superseded:
                     settled.append(.superseded(entry, at: at))
                     pass.superseded += 1
                     continue
-                }
-                var content: PushContent
-                switch judged {
-                case .success(let found): content = found
-                case .failure(let unavailable as PushUnavailable):
-                    if let reason = unavailable.dropReason {
-                        settled.append(.dropped(entry, reason: reason, at: at))
-                        pass.dropped += 1
-                    } else {
-                        settled.append(.abandoned(entry, reason: unavailable.description, at: at))
-                        pass.dead += 1
-                    }
+                case .dropped(let reason, _):
+                    settled.append(.dropped(entry, reason: reason, at: at))
+                    pass.dropped += 1
                     continue
-                case .failure(let error): throw error
+                case .abandoned(let reason):
+                    settled.append(.abandoned(entry, reason: reason, at: at))
+                    pass.dead += 1
+                    continue
                 }
-                content.silent = held.kept[entry.id].map { !$0 } ?? entry.silent
                 content.expiresAt = entry.expiresAt
                 content.ttlSeconds = entry.expiresAt.map { Int(max(0, $0 - at) / 1000) }
                 let flight = Flight(entry: entry, provider: provider, content: content, at: at, sentAt: at, started: .now())

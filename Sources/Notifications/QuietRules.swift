@@ -253,3 +253,54 @@ extension QuietRules {
         return .full
     }
 }
+
+/// The daily ceiling again, when pushes leave: at most `QuietRules.dailyCeiling` pushes reach
+/// one person in any 24 hours of send times.
+///
+/// At decide time the ceiling counts rows by their events' times, and pushes usually leave at
+/// those times, so the two counts agree. They part when pushes wait: a window of quiet hours
+/// moved earlier, a worker that was down for a day and sends its backlog. Then pushes decided
+/// more than 24 hours apart can leave within one day, and this second count is what holds the
+/// lock screen to the board's number.
+///
+/// A push counts once, when its row first goes to any device: its other devices, its retries
+/// and a batch's later silent states are the same push.
+public enum SendCeiling {
+    public struct Candidate: Equatable, Sendable {
+        /// The outbox entry: candidates are weighed in entry order, oldest first.
+        public var entry: Int
+        public var row: Int
+        public var recipient: Int
+
+        public init(entry: Int, row: Int, recipient: Int) {
+            self.entry = entry
+            self.row = row
+            self.recipient = recipient
+        }
+    }
+
+    public struct Outcome: Equatable, Sendable {
+        /// Entries the ceiling withholds now (dropped with `dailyCeiling`).
+        public var over: Set<Int> = []
+        /// Rows whose push goes for the first time, each with its recipient: they count from now.
+        public var counted: [Int: Int] = [:]
+    }
+
+    /// Weighs `candidates` (entries the other send-time rules let go) against `sentInLastDay`
+    /// (rows that went to each recipient in the 24 hours up to now) and `alreadyCounted` (rows
+    /// whose push already went at some time).
+    public static func weigh(_ candidates: [Candidate], sentInLastDay: [Int: Int], alreadyCounted: Set<Int>) -> Outcome {
+        var outcome = Outcome()
+        var sent = sentInLastDay
+        for candidate in candidates.sorted(by: { $0.entry < $1.entry }) {
+            if alreadyCounted.contains(candidate.row) || outcome.counted[candidate.row] != nil { continue }
+            if QuietRules.reachesCeiling(sent[candidate.recipient, default: 0]) {
+                outcome.over.insert(candidate.entry)
+                continue
+            }
+            sent[candidate.recipient, default: 0] += 1
+            outcome.counted[candidate.row] = candidate.recipient
+        }
+        return outcome
+    }
+}

@@ -79,30 +79,23 @@ let deliverCommand = Command(
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let due = try store.outbox.due(now: now, limit: limit)
         var withheld = 0
-        // Judged as the worker judges a claimed batch: one gather, then the rules per entry.
-        let judged = try store.transaction { try store.outbox.pushContents(for: due) }
         var expired = 0
-        // Of what quiet hours held, one push a device and thread, as the worker sends them.
-        let held = HeldPushes.coalesce(zip(due, judged).compactMap { entry, result in
-            guard entry.held, case .success(let content) = result else { return nil }
-            return HeldPushes.Candidate(entry: entry.id, token: entry.token, thread: content.thread, audible: !entry.silent)
-        })
-        for (entry, result) in zip(due, judged) {
-            if held.superseded.contains(entry.id) {
+        // Judged as the worker judges a claimed batch (`SendJudgement`).
+        let verdicts = try store.transaction { try SendJudgement.judge(due, queue: store.outbox, now: now) }
+        for (entry, verdict) in zip(due, verdicts) {
+            var content: PushContent
+            switch verdict {
+            case .send(let found): content = found
+            case .superseded:
                 withheld += 1
                 Output.error("stepo deliver: entry \(entry.id) (row \(entry.row)) was held by quiet hours: a newer push of its thread goes instead")
                 continue
-            }
-            var content: PushContent
-            do {
-                content = try result.get()
-            } catch let unavailable as PushUnavailable {
+            case .dropped(_, let description), .abandoned(let description):
                 // The send-time rules drop it: not printed, only reported.
                 withheld += 1
-                Output.error("stepo deliver: entry \(entry.id) (row \(entry.row)) would be dropped: \(unavailable.description)")
+                Output.error("stepo deliver: entry \(entry.id) (row \(entry.row)) would be dropped: \(description)")
                 continue
             }
-            content.silent = held.kept[entry.id].map { !$0 } ?? entry.silent
             content.expiresAt = entry.expiresAt
             let request = entry.platform == .apns ? Payload.apns(content, deviceToken: entry.token) : Payload.fcm(content, deviceToken: entry.token)
             var members: [(String, JSON)] = [("entry", .int(entry.id)), ("row", .int(entry.row)), ("platform", .string(entry.platform.rawValue)),

@@ -130,3 +130,30 @@ struct QuietRulesTests {
         #expect(PushStatus("bogus") == nil)
     }
 }
+
+@Suite("The daily ceiling at send time")
+struct SendCeilingRuleTests {
+    typealias C = SendCeiling.Candidate
+
+    @Test("a push counts once, when its row first goes: its other devices and later states are free")
+    func countsRows() {
+        // Person 1 has had 99 in the last day: row 10 goes (to both phones), row 11 does not.
+        let outcome = SendCeiling.weigh([C(entry: 1, row: 10, recipient: 1), C(entry: 2, row: 10, recipient: 1),
+                                         C(entry: 3, row: 11, recipient: 1), C(entry: 4, row: 11, recipient: 1)],
+                                        sentInLastDay: [1: 99], alreadyCounted: [])
+        #expect(outcome.over == [3, 4])
+        #expect(outcome.counted == [10: 1])
+        // A row that already went (a batch's later, silent state) goes whatever the count.
+        let again = SendCeiling.weigh([C(entry: 5, row: 10, recipient: 1)], sentInLastDay: [1: 100], alreadyCounted: [10])
+        #expect(again.over.isEmpty && again.counted.isEmpty)
+    }
+
+    @Test("weighed oldest entry first, each person on their own count")
+    func order() {
+        let outcome = SendCeiling.weigh([C(entry: 9, row: 19, recipient: 1), C(entry: 7, row: 17, recipient: 1),
+                                         C(entry: 8, row: 18, recipient: 2)],
+                                        sentInLastDay: [1: QuietRules.dailyCeiling - 1, 2: 0], alreadyCounted: [])
+        #expect(outcome.over == [9])
+        #expect(outcome.counted == [17: 1, 18: 2])
+    }
+}

@@ -291,3 +291,65 @@ extension Outbox {
         FROM notifications AS n JOIN events AS e ON e.id = n.event JOIN users AS r ON r.id = n.recipient
         """
 }
+
+extension Outbox {
+    /// The daily ceiling judged as `entries` leave at `now` (`SendCeiling`): the entries it
+    /// withholds. `launching`: every entry the caller holds for this moment, `entries` among them
+    /// (its others are not in flight: they are being dropped or superseded).
+    ///
+    /// A push counts when its row's first entry was sent (its provider's answer), and a push in
+    /// flight — an entry another launch has claimed and not yet settled — counts as sent now:
+    /// never fewer than went, so two workers at once cannot pass the ceiling together. Nothing
+    /// is written: what was sent is already in the outbox and its attempts.
+    ///
+    /// Most people are nowhere near the ceiling, and one statement for all the recipients shows
+    /// it: a push sent in the last 24 hours was decided at most three days ago (an entry is due
+    /// within a day of its row, quiet hours at the latest, and expires a day after it is due),
+    /// so a person with fewer than 100 pushes decided in three days can be sent them all. Only
+    /// the others' rows of those three days are read with their entries' send times.
+    public func ceilingAtSend(_ entries: [OutboxEntry], launching: [OutboxEntry], now: Int64) throws -> Set<Int> {
+        guard !entries.isEmpty else { return [] }
+        let recipientOf = Dictionary(try db.keyed("SELECT id, recipient FROM notifications WHERE id IN (%)", entries.map(\.row)) {
+            ($0.int(0), $0.int(1))
+        }, uniquingKeysWith: { a, _ in a })
+        let since = now - Outbox.ceilingLookBack
+        let recipients = Array(Set(recipientOf.values)).sorted()
+        let near = try db.matching("k(r, since)", ["BIGINT", "BIGINT"], recipients.map { [$0, since] },
+                                   "SELECT k.r FROM k WHERE (SELECT count(*) FROM notifications AS n WHERE n.recipient = k.r AND n.push = 'sent' AND n.created_at > k.since) >= \(QuietRules.dailyCeiling)",
+                                   { $0.int(0) })
+        guard !near.isEmpty else { return [] }
+        let mine = Set(launching.map(\.id))
+        var sentInLastDay: [Int: Int] = [:]
+        var counted = Set<Int>()
+        for recipient in near {
+            let rows = try db.cached("""
+                SELECT n.id, (SELECT min(a.at) FROM outbox AS o JOIN delivery_attempts AS a ON a.entry = o.id
+                              WHERE o.row = n.id AND o.state = 'sent' AND a.status >= 200 AND a.status < 300)
+                FROM notifications AS n WHERE n.recipient = ? AND n.push = 'sent' AND n.created_at > ?
+                """).bind([recipient, since]).map { (row: $0.int(0), sentAt: $0.optionalInt64(1)) }
+            let inFlight = Set(try db.keyed("SELECT row, id FROM outbox WHERE state = 'claimed' AND row IN (%)", rows.map(\.row)) {
+                (row: $0.int(0), entry: $0.int(1))
+            }.filter { !mine.contains($0.entry) }.map(\.row))
+            var sent = 0
+            for row in rows {
+                if let at = row.sentAt {
+                    counted.insert(row.row)
+                    if at > now - QuietRules.ceilingWindow { sent += 1 }
+                } else if inFlight.contains(row.row) {
+                    counted.insert(row.row)
+                    sent += 1
+                }
+            }
+            sentInLastDay[recipient] = sent
+        }
+        let hot = Set(near)
+        return SendCeiling.weigh(entries.compactMap { entry in
+            recipientOf[entry.row].flatMap { hot.contains($0) ? SendCeiling.Candidate(entry: entry.id, row: entry.row, recipient: $0) : nil }
+        }, sentInLastDay: sentInLastDay, alreadyCounted: counted).over
+    }
+
+    /// How far back a push sent in the last 24 hours may have been decided: due at most a day
+    /// after its row (the end of quiet hours), gone at most a day after it was due (its expiry),
+    /// and an hour to spare (a batch's later states are due up to half an hour after its row).
+    static let ceilingLookBack = 3 * Timestamp.day + Timestamp.hour
+}
