@@ -182,7 +182,21 @@ public struct BulkWorld {
     /// actors among `actors` on steps among `steps` (the owner's); the last `unseen` unseen,
     /// every third read. The counters and ords are kept right; one event carries them all.
     public func addRows(recipient: Int, count: Int, newest: Int64, spacing: Int64, actors: ClosedRange<Int>,
-                        steps: Int = 1, unseen: Int? = nil, readEvery: Int = 0) throws {
+                        steps: Int = 1, unseen: Int? = nil, readEvery: Int = 0, eventEach: Bool = false) throws {
+        // With `eventEach`, each row has an event of its own, at its time and in its order, as
+        // hearts arrive (made before the rows' version, so it is the newest); otherwise they
+        // share that version's.
+        var firstEvent = 0
+        if eventEach {
+            // Ids from producers are in no order: the id index is written all over, as it is.
+            let before = try db.scalar("SELECT coalesce(max(id), 0) FROM events") ?? 0
+            try db.run("""
+                \(numbers(count))
+                INSERT INTO events(ext, type, at)
+                SELECT 'h' || ((i * 2654435761) % 1000000007) || '-' || i, 'heart', :newest - (:count - i) * :spacing FROM n ORDER BY i
+                """, named: [":newest": newest, ":count": count, ":spacing": spacing])
+            firstEvent = try db.scalar("SELECT min(id) FROM events WHERE id > ?", before) ?? 0
+        }
         let event = try store.stampVersion("bulk", at: newest)
         let ordBase = try store.counters(of: recipient).total
         let seenThrough = unseen.map { count - $0 } ?? 0
@@ -190,7 +204,7 @@ public struct BulkWorld {
             \(numbers(count))
             INSERT INTO notifications(event, recipient, ord, kind, actor, title, body, face, image, step, journey, tap, thread,
                                       push, created_at, version, read_at, seen_at)
-            SELECT :event, :recipient, :ordBase + i, 'heart', :first + i % :actorCount, 'User ' || (:first + i % :actorCount),
+            SELECT CASE WHEN :eventEach = 1 THEN :firstEvent + i - 1 ELSE :event END, :recipient, :ordBase + i, 'heart', :first + i % :actorCount, 'User ' || (:first + i % :actorCount),
                    'Hearted your step: ' || (SELECT caption FROM steps WHERE id = 1 + i % :steps),
                    'https://cdn.stepo.app/avatars/u' || (:first + i % :actorCount) || '.jpg',
                    'https://cdn.stepo.app/steps/s' || (1 + i % :steps) || '.jpg',
@@ -200,7 +214,7 @@ public struct BulkWorld {
                    CASE WHEN :readEvery > 0 AND i % :readEvery = 0 THEN :newest END,
                    CASE WHEN :readEvery > 0 AND i % :readEvery = 0 THEN :newest END
             FROM n
-            """, named: [":event": event, ":recipient": recipient, ":ordBase": ordBase, ":first": actors.lowerBound,
+            """, named: [":event": event, ":eventEach": eventEach ? 1 : 0, ":firstEvent": firstEvent, ":recipient": recipient, ":ordBase": ordBase, ":first": actors.lowerBound,
                          ":actorCount": actors.count, ":steps": steps, ":newest": newest, ":count": count, ":spacing": spacing,
                          ":readEvery": readEvery])
         let read = readEvery > 0 ? count / readEvery : 0

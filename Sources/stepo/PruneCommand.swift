@@ -38,8 +38,9 @@ let pruneCommand = Command(
     details: """
     The store keeps every row until told otherwise (docs/operations.md, "Retention"). A prune
     removes each person's rows older than the horizon (now minus N days, or TIME), oldest
-    first, with their outbox entries and batch records, and the why-not records of older
-    events. Unseen and unread fall with the rows; the trust budget's figures stay. From then
+    first, with their outbox entries and batch records, the why-not records of older events,
+    and the oldest part of the event log that no kept row names. Unseen and unread fall with
+    the rows; the trust budget's figures stay. From then
     on an event whose `at` is before the horizon is refused ("older than the store keeps"),
     so an event applied long ago can never apply twice.
 
@@ -64,7 +65,7 @@ let pruneCommand = Command(
     let seconds = Date().timeIntervalSince(started)
     Output.line("kept since \(Timestamp.format(report.horizon)): removed \(Plural.count(report.rows, "row")) of "
         + "\(Plural.count(report.recipients, "person", "people")), \(Plural.count(report.entries, "outbox entry", "outbox entries")), "
-        + "\(Plural.count(report.suppressions, "why-not record")); \(report.transactions) transactions in "
+        + "\(Plural.count(report.suppressions, "why-not record")), \(Plural.count(report.events, "event")); \(report.transactions) transactions in "
         + String(format: "%.1f s, the longest %.1f ms", seconds, report.longestMilliseconds))
     return 0
 }

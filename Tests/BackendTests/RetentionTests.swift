@@ -103,6 +103,56 @@ struct RetentionTests {
         _ = try Self.checkPruned(store, horizon: horizon)
     }
 
+    @Test("the event log goes as a prefix: what kept rows name stays, recent history marks stand, a replica older than the floor is told to start over")
+    func eventLog() throws {
+        let store = try Store(location: try TestEngine.location(folder, "log.db"))
+        let db = store.connection
+        var lines = ["a", "b", "c", "d"].map {
+            #"{"id":"u-\#($0)","type":"user","at":"2026-10-01T00:00:00Z","user":{"id":"\#($0)","username":"\#($0)","name":"\#($0.uppercased())"}}"#
+        }
+        lines += [#"{"id":"f1","type":"follow","at":"2026-10-02T00:00:00Z","actor":"b","target":"a"}"#,
+                  #"{"id":"p1","type":"preferences","at":"2026-10-02T01:00:00Z","user":"a","social":false}"#,
+                  #"{"id":"f2","type":"follow","at":"2026-10-03T00:00:00Z","actor":"a","target":"d"}"#]
+        #expect(try Self.ingest(Array(lines.prefix(4)), into: store) == [])
+        let oldVersion = try store.currentVersion()
+        let oldMark = try store.sync.historyMark(at: oldVersion)
+        #expect(try Self.ingest(Array(lines.dropFirst(4)), into: store) == [])
+        #expect(try Self.ingest([#"{"id":"f3","type":"follow","at":"2026-10-20T00:00:00Z","actor":"c","target":"a"}"#,
+                                 #"{"id":"f4","type":"follow","at":"2026-10-21T00:00:00Z","actor":"d","target":"b"}"#], into: store) == [])
+        let newVersion = try store.currentVersion()
+        let newMark = try store.sync.historyMark(at: newVersion)
+        let eventsBefore = try db.scalar("SELECT count(*) FROM events") ?? 0
+
+        let report = try store.prune(before: Timestamp.parse("2026-10-10T00:00:00Z")!)
+        #expect(report.rows == 2 && report.events > 0, "\(report)")
+        // (The prune takes a version of its own, so replicas hear of it.)
+        #expect(try db.scalar("SELECT count(*) FROM events") == eventsBefore - report.events + 1)
+        #expect(try db.scalar("SELECT count(*) FROM preference_changes") == 0)
+        // Every kept row's event is there (the audit reads each reference), and explain finds it.
+        #expect(try store.audit.problems() == [])
+        #expect(try store.explanations.event("f3") != nil)
+        #expect(try store.explanations.event("f1") == nil)
+        // Recent history stands; a version older than the floor has one mark, not its own.
+        try store.sync.requireHistory(newMark, at: newVersion)
+        #expect(throws: HistoryDiverged.self) { try store.sync.requireHistory(oldMark, at: oldVersion) }
+        let floorMark = try store.sync.historyMark(at: oldVersion)
+        try store.sync.requireHistory(floorMark, at: oldVersion)
+        #expect(try store.sync.historyMark(at: 1) == floorMark)
+        // A second prune finds nothing more; new events take versions after the newest.
+        #expect(try store.prune(before: Timestamp.parse("2026-10-10T00:00:00Z")!).events == 0)
+        #expect(try Self.ingest([#"{"id":"f5","type":"follow","at":"2026-10-22T00:00:00Z","actor":"b","target":"c"}"#], into: store) == [])
+        #expect(try store.currentVersion() > newVersion)
+        try store.sync.requireHistory(newMark, at: newVersion)
+
+        // A store where everything is old: its newest row stays, and the event it names with it.
+        let idle = try Store(location: try TestEngine.location(folder, "idle.db"))
+        #expect(try Self.ingest(Array(lines.prefix(4)) + [lines[4], lines[6]], into: idle) == [])
+        let pruned = try idle.prune(before: Timestamp.parse("2026-10-10T00:00:00Z")!)
+        #expect(pruned.rows == 1 && pruned.events > 0, "\(pruned)")
+        #expect(try idle.explanations.event("f2") != nil)
+        #expect(try idle.audit.problems() == [])
+    }
+
     @Test("an event older than what the store keeps is refused with its line; newer ones apply; a repeat of a kept one is a repeat")
     func olderRefused() throws {
         let store = try Store(location: try TestEngine.location(folder, "refused.db"))
@@ -125,7 +175,9 @@ struct RetentionTests {
         #expect(rejected.first?.hasPrefix("1: ") == true && rejected.last?.hasPrefix("2: ") == true)
         // One event at a time (the path of a device's mutation) refuses it too.
         #expect(throws: EventError.self) { try store.apply(Event(json: try JSON.parse(Data(#"{"id":"late2","type":"unfollow","at":"2026-10-01T00:00:00Z","actor":"b","target":"a"}"#.utf8)))) }
-        #expect(try store.audit.eventsApplied() == 6)
+        // The log keeps f2 and fresh: the users' events and f1 went with the prune.
+        #expect(try store.audit.eventsApplied() == 2)
+        #expect(try store.explanations.event("fresh") != nil)
     }
 
     @Test("\"started following you\" stays one ping per person, ever, after its row was pruned")

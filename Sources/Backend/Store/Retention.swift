@@ -13,6 +13,8 @@ public struct PruneReport: Equatable, Sendable {
     public var entries = 0
     /// Why-not records (`suppressions`) of events older than the horizon.
     public var suppressions = 0
+    /// Events removed from the oldest part of the log, with the preference changes they made.
+    public var events = 0
     /// Transactions the prune committed: each removed at most one chunk.
     public var transactions = 0
     /// The longest any one of them held the store, in milliseconds.
@@ -79,6 +81,8 @@ extension Store {
         try stats.catchUpStamps()
         // The newest row stays whatever its age: row ids are taken after the largest there is.
         let newest = try db.scalar("SELECT coalesce(max(id), 0) FROM notifications") ?? 0
+        // The oldest event a kept row names: the event log goes no further than it.
+        var eventsKeptFrom = Int.max
         var after = Int.min
         while true {
             let people = try db.query("SELECT user, pruned_ord FROM inboxes WHERE user > ? ORDER BY user LIMIT 500", [after]) {
@@ -87,7 +91,9 @@ extension Store {
             guard let last = people.last else { break }
             after = last.user
             for person in people {
-                guard let reach = try pruneReach(of: person.user, before: kept, newest: newest) else { continue }
+                let (found, keptFrom) = try pruneReach(of: person.user, before: kept, newest: newest)
+                if let keptFrom { eventsKeptFrom = min(eventsKeptFrom, keptFrom) }
+                guard let reach = found else { continue }
                 // The mark moves `chunk` rows at a time, and the rows it passed go in the same
                 // transaction: each is short whoever is pruned, and the counts are exact at
                 // every commit. Rows a stopped prune marked and left go first.
@@ -111,7 +117,91 @@ extension Store {
         // cache or answered 304, so each reader's next pull says how far their rows were pruned.
         if report.rows > 0 { try timed { _ = try stampVersion("prune", at: kept) } }
         report.suppressions = try pruneSuppressions(before: kept, chunk: chunk, timed: timed)
+        report.events = try pruneEvents(before: kept, keptFrom: eventsKeptFrom, chunk: chunk, timed: timed)
         return report
+    }
+
+    /// Removes the oldest part of the event log: the events, in the order they arrived, before
+    /// the first as new as `before`, the first a kept row names (`keptFrom`), the first whose
+    /// counts the trust budget has yet to take, and the newest event from outside (what says the
+    /// store is not empty) — the last event of all stays too (SQLite takes the next version after
+    /// it). With them go the preference changes they made. Their ids may be forgotten: an event
+    /// older than the horizon is refused (`prunedRefusal`), so none of them can apply again.
+    ///
+    /// The log is also the store's history (`historyMark`): the mark of every version below the
+    /// first event kept becomes one mark, the one of the last version removed, recorded first
+    /// (`history_floor`). A replica whose version is older than that was away longer than the
+    /// store keeps, and is told to start again (`409 historyDiverged`); every newer version keeps
+    /// its mark.
+    private func pruneEvents(before: Int64, keptFrom: Int, chunk: Int, timed: (() throws -> Int) throws -> Int) throws -> Int {
+        var bound = keptFrom
+        bound = min(bound, try db.scalar("SELECT coalesce(max(id), 0) FROM events") ?? 0)
+        bound = min(bound, try db.scalar("SELECT coalesce(max(id), 0) FROM events WHERE ext IS NOT NULL") ?? 0)
+        if let pending = try db.scalar("SELECT min(event) FROM stats_pending") { bound = min(bound, pending) }
+        // On PostgreSQL a version still in flight may be below events already committed.
+        bound = min(bound, try horizon())
+        let floor = try historyFloor()
+        guard bound > floor.below else { return 0 }
+        // The first event, in arrival order, that is as new as the horizon: read from the floor
+        // up, a page at a time — what arrived since the last prune.
+        var after = floor.below - 1
+        walk: while after < bound - 1 {
+            let page = try db.query("SELECT id, at FROM events WHERE id > ? AND id < ? ORDER BY id LIMIT 1000", [after, bound]) {
+                (id: $0.int(0), at: $0.int64(1))
+            }
+            guard let end = page.last else { break }
+            for event in page where event.at >= before {
+                bound = event.id
+                break walk
+            }
+            after = end.id
+        }
+        guard bound > floor.below else { return 0 }
+        // The floor first: from this commit on, a version below the bound has one mark.
+        let mark = try historyNonce(at: bound - 1)
+        _ = try timed {
+            try db.run("INSERT INTO settings(key, value) VALUES ('history_floor', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                       "\(bound) \(mark)")
+            return 0
+        }
+        var removed = 0
+        for table in ["preference_changes", "suppressions"] {
+            let address = db.dialect.writersSideBySide ? "ctid" : "rowid"
+            while try timed({
+                try db.run("DELETE FROM \(table) WHERE \(address) IN (SELECT \(address) FROM \(table) WHERE event < ? LIMIT ?)", bound, chunk)
+                return db.changes
+            }) == chunk {}
+        }
+        // A quarter of a chunk at a time: producers' ids are in no order, so each event removed
+        // rewrites a page of the id index of its own (1,000 made a transaction of 70 ms).
+        let events = max(1, chunk / 4)
+        while true {
+            let gone = try timed {
+                try db.run("DELETE FROM events WHERE id IN (SELECT id FROM events WHERE id < ? ORDER BY id LIMIT ?)", bound, events)
+                return db.changes
+            }
+            removed += gone
+            if gone < events { break }
+        }
+        return removed
+    }
+
+    /// The store's history floor: versions below `below` all have the mark `mark` (the last
+    /// one removed with the oldest events); nothing below 1 before any was.
+    func historyFloor() throws -> (below: Int, mark: Int64) {
+        let text = try db.cached("SELECT value FROM settings WHERE key = 'history_floor'").bind([]).first { $0.string(0) } ?? nil
+        let parts = text?.split(separator: " ").compactMap { Int64($0) } ?? []
+        guard parts.count == 2 else { return (1, 0) }
+        return (Int(parts[0]), parts[1])
+    }
+
+    /// The history mark's number at `version`: the nonce of the newest change at or below it, or
+    /// below the history floor, the floor's (0 before the first change).
+    func historyNonce(at version: Int) throws -> Int64 {
+        let floor = try historyFloor()
+        if version < floor.below { return floor.mark }
+        return try db.cached("SELECT coalesce(nonce, 0) FROM events WHERE id <= ? ORDER BY id DESC LIMIT 1")
+            .bind([version]).first { $0.int64(0) } ?? 0
     }
 
     /// Removes the why-not records of events older than `before`: the events that have any are
@@ -150,23 +240,29 @@ extension Store {
     /// side on PostgreSQL, where two servers' rows for one person may take their ids out of
     /// turn: the rows just past the first newer one are read too, and the prefix ends before
     /// the lowest ord among the newer. Reads the old rows and a few more, nothing else.
-    private func pruneReach(of user: Int, before: Int64, newest: Int) throws -> Int? {
+    ///
+    /// Also the event of the first row kept (`keptFrom`, nil when none is): rows are read in
+    /// event order, so it is the first newer row's event, or the first row's when none goes.
+    private func pruneReach(of user: Int, before: Int64, newest: Int) throws -> (reach: Int?, keptFrom: Int?) {
         var last: Int?
         var firstNew = Int.max
         var pastNew = 0
-        try db.cached("SELECT ord, id, created_at FROM notifications WHERE recipient = ? ORDER BY event, id")
+        var firstEvent: Int?, firstNewEvent: Int?
+        try db.cached("SELECT ord, id, created_at, event FROM notifications WHERE recipient = ? ORDER BY event, id")
             .bind([user]).forEach(while: { row in
                 let ord = row.int(0), id = row.int(1)
+                if firstEvent == nil { firstEvent = row.int(3) }
                 if row.int64(2) >= before || id >= newest {
                     firstNew = min(firstNew, ord)
+                    if firstNewEvent == nil { firstNewEvent = row.int(3) }
                     pastNew += 1
                 } else if pastNew == 0, ord > (last ?? 0) {
                     last = ord
                 }
                 return pastNew < 64
             })
-        guard let last, last < firstNew else { return nil }
-        return last
+        guard let last, last < firstNew else { return (nil, firstEvent) }
+        return (last, firstNewEvent)
     }
 
     /// Counts `user`'s rows through `reach` out of unseen and unread, as a mark through them

@@ -193,11 +193,10 @@ public struct SyncPages {
     /// store's history, and the mark names which history: a store restored from an older copy
     /// hands out the versions it lost again, with other marks, and one that has not reached
     /// the replica's version yet answers the mark of an older change. Raft checks a log the
-    /// same way (the index and the term of the entry before).
+    /// same way (the index and the term of the entry before). Below the history floor (the
+    /// oldest events pruned, `Store.prune`) every version has the floor's one mark.
     public func historyMark(at version: Int) throws -> String {
-        let mark = try db.cached("SELECT coalesce(nonce, 0) FROM events WHERE id <= ? ORDER BY id DESC LIMIT 1")
-            .bind([version]).first { $0.int64(0) } ?? 0
-        return String(UInt64(bitPattern: mark), radix: 16)
+        String(UInt64(bitPattern: try store.historyNonce(at: version)), radix: 16)
     }
 
     /// A name for what `user`'s page asked with `query` (its `after`, `afterRow` and `limit`)
