@@ -9,7 +9,7 @@ import Replica
 /// many follow, one person who gets a lot), each skewed workload at 1× and 4× so growth shows.
 struct EngineBench {
     let folder: String
-    /// One workload only: uniform, ingest (the uniform ingest alone), follows, hearts, fanout, counts or prune.
+    /// One workload only: uniform, ingest (the uniform ingest alone), follows, hearts, fanout, counts, prune or quiet.
     let only: String?
     /// The sizes to run the skewed workloads at (1 and 4 unless told).
     let scales: [Int]
@@ -54,8 +54,8 @@ struct EngineBench {
             throw UsageError(description: "with --guard, --only is cpu (the CPU pairs) or instructions (valgrind's counts)")
         }
         only = guarding ? "ingest" : arguments["only"]
-        if let only, !["uniform", "ingest", "follows", "hearts", "batch", "fanout", "counts", "prune"].contains(only) {
-            throw UsageError(description: "--only is one of uniform, ingest, follows, hearts, batch, fanout, counts, prune")
+        if let only, !["uniform", "ingest", "follows", "hearts", "batch", "fanout", "counts", "prune", "quiet"].contains(only) {
+            throw UsageError(description: "--only is one of uniform, ingest, follows, hearts, batch, fanout, counts, prune, quiet")
         }
         scales = try BenchFigures.scales(arguments)
         fraction = try BenchFigures.fraction(arguments)
@@ -80,6 +80,7 @@ struct EngineBench {
         if only == nil || only == "hearts" { try skewedHearts(&figures) }
         if only == nil || only == "batch" { try skewedBatch(&figures) }
         if only == nil || only == "fanout" { try skewedFanout(&figures) }
+        if only == nil || only == "quiet" { try quietFanout(&figures) }
         if only == nil || only == "counts" { try skewedCounts(&figures) }
         if only == nil || only == "prune" { try prune(&figures) }
         return figures.finish()
@@ -562,6 +563,68 @@ struct EngineBench {
             try publishThroughAPI(store, scale: scale, raw: raw, &figures)
             try? FileManager.default.removeItem(atPath: folder + "/fanout-\(scale).db")
         }
+    }
+
+    /// One publish to 100,000 followers (×4: 400,000), each with a phone, by the real `stepo
+    /// ingest` from process start: with quiet hours (22:00–07:00 Paris, the publish at 23:30
+    /// there) for half the followers and without, three runs of each in turns on copies of one
+    /// world, compared by the process's CPU (wall clock beside it). The held half is written by
+    /// one statement for their one setting.
+    private func quietFanout(_ figures: inout BenchFigures) throws {
+        var medians: [Int: Double] = [:]
+        for scale in scales {
+            let followers = sized(100_000) * scale
+            let world = folder + "/quiet-world-\(scale).db"
+            for suffix in ["", "-wal", "-shm"] { unlink(world + suffix) }
+            do {
+                let store = try Store(path: world)
+                let bulk = BulkWorld(store)
+                try bulk.build {
+                    try bulk.addUsers(1...(followers + 1))
+                    try bulk.addFollowers(of: 1, 2...(followers + 1))
+                    try bulk.addJourneys(1, owners: 1)
+                    try bulk.addDevices(2...(followers + 1), prefix: "phone-", registeredAt: 0)
+                }
+            }
+            let at = Timestamp.parse("2026-11-29T22:30:00Z")!
+            let path = folder + "/quiet-publish.ndjson"
+            try (#"{"id":"q-step","type":"step","at":"\#(Timestamp.format(at))","step":{"id":"q-step","journey":"j1","caption":"barre chords finally ring clean","photoUrl":"https://cdn.stepo.app/steps/q.jpg"}}"# + "\n"
+                 + #"{"id":"q-publish","type":"mediaReady","at":"\#(Timestamp.format(at + 1000))","step":"q-step"}"# + "\n")
+                .write(toFile: path, atomically: true, encoding: .utf8)
+            var plain: [Double] = [], quiet: [Double] = [], plainWall: [Double] = [], quietWall: [Double] = []
+            var held = 0
+            for run in 1...3 {
+                for withQuiet in [false, true] {
+                    let copy = folder + "/quiet-\(scale)-\(withQuiet)-\(run).db"
+                    try FileManager.default.copyItem(atPath: world, toPath: copy)
+                    if withQuiet {
+                        try BulkWorld(try Store(path: copy)).setQuietHours("22:00-07:00 Europe/Paris", 2...(followers + 1), modulus: 2, remainder: 0)
+                    }
+                    let child = try Child.start([Bench.stepo, "ingest", "--db", copy, "--quiet", path], log: folder + "/quiet-ingest.log",
+                                                output: "/dev/null")
+                    let (status, seconds, _, cpu) = child.wait()
+                    guard status == 0 else { throw CommandError(description: "stepo ingest failed: " + (child.logTail() ?? "no output")) }
+                    if withQuiet {
+                        quiet.append(cpu)
+                        quietWall.append(seconds)
+                        held = try Store(path: copy).connection.scalar("SELECT count(*) FROM outbox WHERE held = 1") ?? 0
+                    } else {
+                        plain.append(cpu)
+                        plainWall.append(seconds)
+                    }
+                    for suffix in ["", "-wal", "-shm"] { unlink(copy + suffix) }
+                }
+            }
+            let ratio = BenchFigures.median(plain) / max(BenchFigures.median(quiet), 1e-9)
+            medians[scale] = BenchFigures.median(quiet)
+            figures.line("quiet ×\(scale): one publish to \(followers) followers with phones, by stepo ingest from process start, median of 3",
+                         String(format: "CPU %.2f s without quiet hours, %.2f s with them for half (%d pushes held); without ÷ with %.2f (wall clock %.2f s and %.2f s)",
+                                BenchFigures.median(plain), BenchFigures.median(quiet), held, ratio,
+                                BenchFigures.median(plainWall), BenchFigures.median(quietWall)),
+                         met: ratio >= 0.95, target: "no slower: ≥ 0.95 (issue 39)")
+            for suffix in ["", "-wal", "-shm"] { unlink(world + suffix) }
+        }
+        figures.growth("quiet: a publish with half its phones held", medians, limit: 4.5)
     }
 
     /// The same publish as a producer sends it: `stepo serve` on the store, one

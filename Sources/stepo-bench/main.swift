@@ -5,13 +5,15 @@ import Foundation
 let benchCommand = Command(
     name: "stepo-bench",
     summary: "Run one of Stepo's benchmarks against the `stepo` binary beside it and print its figures (build both with -c release).",
-    usage: "stepo-bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts] [--scale 1,4] [--fraction F] [--dir FOLDER] [--guard [--only cpu|instructions] [--regress savepoints|counters]]  |  stepo-bench sync [--rows 10000,100000,1000000] [--comment-rows 100000,400000] [--first-only] [--seconds 30]  |  stepo-bench inbox [--rows 10000,100000,1000000] [--seconds 60]  |  stepo-bench deliver [--only throughput|latency] [--scale 1,4] [--fraction F] [--standins own|granian] [--batch N] [--streams N] [--guard [--only cpu|instructions] [--regress single|batch32]]  |  stepo-bench scaleout [--only throughput|load|fanout|ingest] [--scale 1,4] [--posters 16] [--pgbench-seconds 20] [--clients 500] [--rate 1000] [--seconds 60] [--followers 250000] [--events 250000] [--statements] [--guard] [--driver wrk|own]  |  stepo-bench stats [--rows 10000,10000000] [--people 10000] [--guard]  |  stepo-bench api [--seconds 8] [--connections 32]  |  stepo-bench standins --dir FOLDER [--port 0] [--script FILE]",
+    usage: "stepo-bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts|prune|quiet] [--scale 1,4] [--fraction F] [--dir FOLDER] [--guard [--only cpu|instructions] [--regress savepoints|counters]]  |  stepo-bench sync [--rows 10000,100000,1000000] [--comment-rows 100000,400000] [--first-only] [--seconds 30]  |  stepo-bench inbox [--rows 10000,100000,1000000] [--seconds 60]  |  stepo-bench deliver [--only throughput|latency] [--scale 1,4] [--fraction F] [--standins own|granian] [--batch N] [--streams N] [--guard [--only cpu|instructions] [--regress single|batch32]]  |  stepo-bench scaleout [--only throughput|load|fanout|ingest] [--scale 1,4] [--posters 16] [--pgbench-seconds 20] [--clients 500] [--rate 1000] [--seconds 60] [--followers 250000] [--events 250000] [--statements] [--guard] [--driver wrk|own]  |  stepo-bench stats [--rows 10000,10000000] [--people 10000] [--guard]  |  stepo-bench api [--seconds 8] [--connections 32]  |  stepo-bench standins --dir FOLDER [--port 0] [--script FILE]",
     details: """
     engine: uniform worlds — one publish to 100,000 followers into a store of 1,000,000 rows
     (against a raw INSERT … SELECT of the same rows), counts for a user with 10,000 rows,
     ingest of 100,000 interactions — and skewed ones, each at 1× and 4× (--scale): follows of
     one account, a million hearts to one person over ten days, one publish to a million
-    followers, counts for a person with a million rows. --fraction shrinks every world for a
+    followers, counts for a person with a million rows, the prune of a million rows and their
+    events (prune), one publish to 100,000 phones with and without quiet hours for half of
+    them (quiet). --fraction shrinks every world for a
     quick look (the targets are for 1). --guard is CI's short run: the ingest's CPU against a
     raw insert of its rows, seven pairs in turns (three floors each), the median ratio, then the
     instructions and system calls of both counted by valgrind (--only cpu or instructions: one

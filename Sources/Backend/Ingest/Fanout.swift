@@ -112,16 +112,17 @@ struct Fanout {
         var values = baseValues(delivery)
         values[":version"] = version
         // Decide every candidate once, in memory; then write rows and suppressions from it.
-        try db.execute("CREATE TEMP TABLE IF NOT EXISTS fanout (u INTEGER PRIMARY KEY, reason TEXT, push TEXT); DELETE FROM fanout")
+        // `quiet`: the candidate's quiet hours, kept for the entries (`enqueueFanoutPushes`).
+        try db.execute("CREATE TEMP TABLE IF NOT EXISTS fanout (u INTEGER PRIMARY KEY, reason TEXT, push TEXT, quiet TEXT); DELETE FROM fanout")
         // On SQLite (one writer) the ceiling is judged in the same pass. On PostgreSQL other
         // writers may be pushing to the same people: each recipient the push would reach is
         // locked first (its inbox row, in key order, as every fan-out takes them), and the
         // ceiling is judged after, by a statement that sees what they committed.
         let inline = !db.dialect.writersSideBySide
         try db.cached("""
-            INSERT INTO fanout(u, reason, push)
-            SELECT u.id, reason, CASE WHEN reason IS NULL THEN \(pushExpression(ceiling: inline)) END
-            FROM (SELECT u.id AS id, u.pref_all, u.pref_stepWith, u.pref_social, u.pref_engagement, u.pref_journeys,
+            INSERT INTO fanout(u, reason, push, quiet)
+            SELECT u.id, reason, CASE WHEN reason IS NULL THEN \(pushExpression(ceiling: inline)) END, u.quiet_hours
+            FROM (SELECT u.id AS id, u.pref_all, u.pref_stepWith, u.pref_social, u.pref_engagement, u.pref_journeys, u.quiet_hours,
                          \(alertExpression) AS alert, \(reasonExpression) AS reason
                   FROM (\(candidates)) AS c JOIN users AS u ON u.id = c.u) AS u
             """).bind(named: values).run()
