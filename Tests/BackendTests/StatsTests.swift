@@ -311,10 +311,11 @@ struct StatsCounterTests {
         }
     }
 
-    @Test("counters kept as the store went equal a full recount", arguments: [11, 12, 13] as [UInt64])
+    @Test("counters kept as the store went equal a full recount, the marks counted in slices of one, three or 5,000 rows a transaction",
+          arguments: [11, 12, 13] as [UInt64])
     func recount(seed: UInt64) throws {
         let w = try Self.stampedStream(seed: seed, events: 700)
-        try w.store.stats.catchUpStamps()
+        try w.store.stats.catchUpStamps(rowsPerTransaction: [11: 1, 12: 3][seed] ?? 5_000)
         try w.store.stats.recount(into: "recount_")
         for table in ["stats_rows", "stats_withheld", "stats_stamps", "push_load", "push_daily"] {
             let kept = try Self.entries(w, table), counted = try Self.entries(w, "recount_" + table)

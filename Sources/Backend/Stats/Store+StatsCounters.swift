@@ -205,17 +205,31 @@ extension Stats {
     /// it covers are counted here, once each, before the trust budget is read. Marks are taken
     /// in version order, up to the horizon (on PostgreSQL a mark may still be committing
     /// below a later one); one count at a time (the watermark's row is locked).
-    public func catchUpStamps() throws {
+    ///
+    /// A transaction counts at most `rowsPerTransaction` rows' places: a mark over a million
+    /// rows is counted a slice at a time, each slice remembered in `stats_reach`, so writers
+    /// wait for one slice, not for everything uncounted (a prune begins here: counted in one
+    /// transaction, a store of 134,000 rows held a writer for 0.7 s).
+    public func catchUpStamps(rowsPerTransaction: Int = 5_000) throws {
         let horizon = try store.horizon()
+        while try catchUpSomeStamps(below: horizon, budget: rowsPerTransaction) {}
+        try catchUpFanouts()
+    }
+
+    /// One transaction of `catchUpStamps`: whether there is more to count.
+    private func catchUpSomeStamps(below horizon: Int, budget: Int) throws -> Bool {
         try db.transaction {
             try db.run("INSERT INTO settings(key, value) VALUES ('stats_marks_through', '0') ON CONFLICT (key) DO NOTHING")
             try db.run("UPDATE settings SET value = value WHERE key = 'stats_marks_through'")
             let through = Int(try db.first("SELECT value FROM settings WHERE key = 'stats_marks_through'") { $0.string(0) } ?? "0") ?? 0
             var reach: [Int: (seen: Int, read: Int)] = [:]
             var last = through
+            let page = 500
             let marks = try db.query("""
-                SELECT user, kind, through_ord, at, version FROM marks WHERE version > ? AND version < ? ORDER BY version
+                SELECT user, kind, through_ord, at, version FROM marks WHERE version > ? AND version < ? ORDER BY version LIMIT \(page)
                 """, [through, horizon]) { (user: $0.int(0), kind: $0.string(1), ord: $0.int(2), at: $0.int64(3), version: $0.int(4)) }
+            var left = budget
+            var more = marks.count == page
             for mark in marks {
                 var r: (seen: Int, read: Int)
                 if let known = reach[mark.user] {
@@ -223,16 +237,30 @@ extension Stats {
                 } else {
                     r = try db.first("SELECT seen_ord, read_ord FROM stats_reach WHERE user = ?", [mark.user]) { ($0.int(0), $0.int(1)) } ?? (0, 0)
                 }
-                if mark.ord > r.seen {
-                    try store.countStamps("seen", column: "seen_at", user: mark.user, after: r.seen, through: mark.ord, at: mark.at)
-                    r.seen = mark.ord
+                if mark.ord > r.seen, left > 0 {
+                    let upTo = min(mark.ord, r.seen + left)
+                    try store.countStamps("seen", column: "seen_at", user: mark.user, after: r.seen, through: upTo, at: mark.at)
+                    left -= upTo - r.seen
+                    r.seen = upTo
                 }
-                if mark.kind == "read", mark.ord > r.read {
-                    try store.countStamps("read", column: "read_at", user: mark.user, after: r.read, through: mark.ord, at: mark.at)
-                    r.read = mark.ord
+                if mark.kind == "read", mark.ord > r.read, left > 0 {
+                    let upTo = min(mark.ord, r.read + left)
+                    try store.countStamps("read", column: "read_at", user: mark.user, after: r.read, through: upTo, at: mark.at)
+                    left -= upTo - r.read
+                    r.read = upTo
                 }
                 reach[mark.user] = r
+                // A mark counted only in part is taken again by the next transaction, from
+                // where its person's reach now stands.
+                guard mark.ord <= r.seen, mark.kind != "read" || mark.ord <= r.read else {
+                    more = true
+                    break
+                }
                 last = mark.version
+                if left <= 0 {
+                    more = true
+                    break
+                }
             }
             for (user, r) in reach {
                 try db.run("""
@@ -241,9 +269,20 @@ extension Stats {
                     """, user, r.seen, r.read)
             }
             if last != through { try db.run("UPDATE settings SET value = ? WHERE key = 'stats_marks_through'", String(last)) }
-            // The fan-outs' load entries, each from its event's rows (its id range).
-            let pending = try db.query("SELECT event, hour FROM stats_pending ORDER BY event") { (event: $0.int(0), hour: $0.int64(1)) }
-            for fanout in pending {
+            return more
+        }
+    }
+
+    /// The fan-outs' load entries, each from its event's rows (its id range), a fan-out a
+    /// transaction.
+    private func catchUpFanouts() throws {
+        let pending = try db.query("SELECT event, hour FROM stats_pending ORDER BY event") { (event: $0.int(0), hour: $0.int64(1)) }
+        for fanout in pending {
+            try db.transaction {
+                // One count at a time (the watermark's row locked); counted by another reader
+                // meanwhile, there is nothing to add.
+                try db.run("UPDATE settings SET value = value WHERE key = 'stats_marks_through'")
+                guard try db.scalar("SELECT count(*) FROM stats_pending WHERE event = ?", fanout.event) == 1 else { return }
                 for (table, slot, upsert) in [("push_load", "?", StatsCounters.upsertLoad), ("push_daily", "? / 24", StatsCounters.upsertDaily)] {
                     let column = table == "push_load" ? "hour" : "day"
                     try db.cached("""
