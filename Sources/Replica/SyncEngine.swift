@@ -91,7 +91,7 @@ public final class SyncEngine: @unchecked Sendable {  // its replica owns a SQLi
                 // It is dropped with everything else held, and the pull below starts afresh.
                 try replica.reset(for: try replica.place().store ?? "")
                 resets += 1
-                note("The server's store was restored from an earlier copy: the local copy started again from it, and the changes waiting to be sent were dropped")
+                note("The server's history no longer holds where this copy was (its store was restored from an earlier copy, or pruned past it): the local copy started again from it, and the changes waiting to be sent were dropped")
             }
             var applied = 0
             // The next page is fetched and read while this one is written: the server and the
@@ -119,7 +119,7 @@ public final class SyncEngine: @unchecked Sendable {  // its replica owns a SQLi
                     // rows it no longer has, and later changes could never reach it.
                     let held = try replica.place()
                     try startAgain(for: held.store ?? "", because: "it went back in time")
-                    note("The server's store was restored from an earlier copy: the local copy started again from it")
+                    note("The server's history no longer holds where this copy was (its store was restored from an earlier copy, or pruned past it): the local copy started again from it")
                     continue
                 }
                 let held = try replica.place()

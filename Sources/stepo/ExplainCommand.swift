@@ -44,7 +44,8 @@ let explainCommand = Command(
     }
     let store = try openStore(arguments)
     guard let report = try store.explanations.event(id) else {
-        throw CommandError(description: "no event \(Preview.visible(id)) was applied to this store")
+        let pruned = try store.keptSince().map { " (or it was, and was pruned: the store keeps nothing older than \(Timestamp.format($0)))" } ?? ""
+        throw CommandError(description: "no event \(Preview.visible(id)) was applied to this store" + pruned)
     }
     if arguments.has("json") {
         Output.line(JSON.members([

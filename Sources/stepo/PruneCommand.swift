@@ -63,6 +63,10 @@ let pruneCommand = Command(
         Output.error("stepo prune: \(Plural.count(progress.rows, "row")) so far")
     }
     let seconds = Date().timeIntervalSince(started)
+    if report.empty {
+        Output.line("the store is empty: nothing to prune, and no horizon set (its first events are taken whatever their time)")
+        return 0
+    }
     Output.line("kept since \(Timestamp.format(report.horizon)): removed \(Plural.count(report.rows, "row")) of "
         + "\(Plural.count(report.recipients, "person", "people")), \(Plural.count(report.entries, "outbox entry", "outbox entries")), "
         + "\(Plural.count(report.suppressions, "why-not record")), \(Plural.count(report.events, "event")); \(report.transactions) transactions in "

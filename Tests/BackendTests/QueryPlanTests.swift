@@ -52,7 +52,7 @@ struct QueryPlanTests {
         // the reference checks of a parent's INSERT … RETURNING too, which the store never runs).
         let db = try Database(path: path, foreignKeys: false)
         // The fan-out's table of the moment, as its own connection has it.
-        try db.execute("CREATE TEMP TABLE fanout (u INTEGER PRIMARY KEY, reason TEXT, push TEXT)")
+        try db.execute("CREATE TEMP TABLE fanout (u INTEGER PRIMARY KEY, reason TEXT, push TEXT, quiet TEXT)")
         var problems: [String] = []
         let statements = witness.statements(on: path)
         #expect(statements.count > 60, "only \(statements.count) statements were seen: the world did not go everywhere")

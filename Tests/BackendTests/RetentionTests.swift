@@ -149,6 +149,29 @@ struct RetentionTests {
         #expect(last.rows == 0 && last.events == 0, "\(last)")
     }
 
+    @Test("the trust budget reads the same after a prune: mutes of switches turned off near or before the horizon included")
+    func trustBudgetStays() throws {
+        let store = try Store(location: try TestEngine.location(folder, "budget.db"))
+        _ = try Ingestor(store: store).ingest(LineReader(data: try Data(contentsOf: URL(fileURLWithPath: Stepo.sampleEvents))),
+                                              onRow: { _ in }, onReject: { _, _ in })
+        let since = Timestamp.parse("2026-11-14T00:00:00Z")!, until = Timestamp.parse("2026-11-29T13:00:00Z")! - 1
+        let before = try store.stats.trustBudget(since: since, until: until)
+        #expect(before.mutes == 4, "the sample's mutes: \(before.mutes)")
+        for horizon in ["2026-11-23T12:00:00Z", "2026-11-27T00:00:00Z"] {
+            try store.prune(before: Timestamp.parse(horizon)!)
+            let after = try store.stats.trustBudget(since: since, until: until)
+            #expect(after.mutes == before.mutes, "pruned before \(horizon)")
+            #expect(after == before, "pruned before \(horizon)")
+        }
+        #expect(try store.connection.scalar("SELECT count(*) FROM preference_changes WHERE at < ?", Timestamp.parse("2026-11-20T00:00:00Z")!) == 0)
+        // A first pull's `total` is what it will receive: the rows the prune left.
+        for name in ["chaucao", "sofia"] {
+            let user = try #require(try store.user(name))
+            let kept = try store.connection.scalar("SELECT count(*) FROM notifications WHERE recipient = ?", user.key) ?? -1
+            #expect(try store.sync.page(for: user, after: 0, limit: 10).total == kept, "\(name)")
+        }
+    }
+
     @Test("the event log goes as a prefix: what kept rows name stays, recent history marks stand, a replica older than the floor is told to start over")
     func eventLog() throws {
         let store = try Store(location: try TestEngine.location(folder, "log.db"))

@@ -169,33 +169,94 @@ extension Stats {
         }
     }
 
-    /// Switches turned off in the span, each weighed against the sent pushes its person got in
-    /// the 24 hours before it.
-    private func tallyMutes(_ t: inout Tally) throws {
-        struct Change { var person: Int; var at: Int64; var switches: Set<String> }
-        var changes: [Int: Change] = [:]
+    /// A preference change that turned switches off, as the trust budget weighs it.
+    struct MuteChange {
+        var event: Int
+        var person: Int
+        var at: Int64
+        var switches: Set<String>
+    }
+
+    /// The changes that turned switches off with times in [`from`, `to`] (`before`: only those
+    /// older than it), oldest event first.
+    func muteChanges(from: Int64, to: Int64) throws -> [MuteChange] {
+        var changes: [Int: MuteChange] = [:]
         try db.cached("""
             SELECT event, user, switch, at FROM preference_changes
             WHERE was_on = 1 AND now_on = 0 AND at >= ? AND at <= ?
-            """).bind([t.since, t.until]).forEach { r in
-            changes[r.int(0), default: Change(person: r.int(1), at: r.int64(3), switches: [])].switches.insert(r.string(2))
+            """).bind([from, to]).forEach { r in
+            changes[r.int(0), default: MuteChange(event: r.int(0), person: r.int(1), at: r.int64(3), switches: [])].switches.insert(r.string(2))
         }
-        for (_, change) in changes.sorted(by: { $0.key < $1.key }) {
-            var before: [(kind: Kind, category: Category)] = []
-            try db.cached("""
-                SELECT kind, action FROM notifications
-                WHERE recipient = ? AND push = 'sent' AND created_at >= ? AND created_at <= ?
-                """).bind([change.person, change.at - Timestamp.day, change.at]).forEach { r in
-                guard let stored = Kind(rawValue: r.string(0)) else { return }
-                let kind = StatsCounters.countedKind(stored, action: r.optionalString(1))
-                before.append((kind, kind.category))
+        return changes.values.sorted { $0.event < $1.event }
+    }
+
+    /// What `change` muted: each category it turned off, with the kinds pushed to its person in
+    /// the 24 hours before it.
+    func muted(by change: MuteChange) throws -> [Category: Set<Kind>] {
+        var muted: [Category: Set<Kind>] = [:]
+        try db.cached("""
+            SELECT kind, action FROM notifications
+            WHERE recipient = ? AND push = 'sent' AND created_at >= ? AND created_at <= ?
+            """).bind([change.person, change.at - Timestamp.day, change.at]).forEach { r in
+            guard let stored = Kind(rawValue: r.string(0)) else { return }
+            let kind = StatsCounters.countedKind(stored, action: r.optionalString(1))
+            if change.switches.contains("all") || change.switches.contains(kind.category.rawValue) {
+                muted[kind.category, default: []].insert(kind)
             }
-            var muted: [Category: Set<Kind>] = [:]
-            for push in before where change.switches.contains("all") || change.switches.contains(push.category.rawValue) {
-                muted[push.category, default: []].insert(push.kind)
-            }
-            t.mute(person: change.person, at: change.at, categories: muted)
         }
+        return muted
+    }
+
+    /// Switches turned off in the span, each weighed against the sent pushes its person got in
+    /// the 24 hours before it: from the rows, or, for a change whose rows a prune was about to
+    /// remove, as it was weighed then (`stats_mutes`, see `freezeMutes`).
+    private func tallyMutes(_ t: inout Tally) throws {
+        var frozen = Set<Int>()
+        let kept = try db.cached("SELECT event, person, at, muted FROM stats_mutes WHERE at >= ? AND at <= ?").bind([t.since, t.until]).map {
+            (event: $0.int(0), person: $0.int(1), at: $0.int64(2), muted: $0.string(3))
+        }
+        for mute in kept {
+            frozen.insert(mute.event)
+            t.mute(person: mute.person, at: mute.at, categories: Stats.decodeMuted(mute.muted))
+        }
+        for change in try muteChanges(from: t.since, to: t.until) where !frozen.contains(change.event) {
+            t.mute(person: change.person, at: change.at, categories: try muted(by: change))
+        }
+    }
+
+    /// Weighs now, while their rows are still there, every change that turned switches off
+    /// before `before` and is not weighed yet, and keeps what each muted (`stats_mutes`): a
+    /// prune that removes the rows before a change, or the change itself, leaves its mute
+    /// counted as it was. A few hundred changes a transaction.
+    func freezeMutes(before: Int64) throws {
+        let changes = try muteChanges(from: Int64.min, to: before - 1)
+        guard !changes.isEmpty else { return }
+        let known = Set(try db.keyed("SELECT event FROM stats_mutes WHERE event IN (%)", changes.map(\.event)) { $0.int(0) })
+        let open = changes.filter { !known.contains($0.event) }
+        for start in stride(from: 0, to: open.count, by: 200) {
+            try db.transaction {
+                for change in open[start..<min(start + 200, open.count)] {
+                    try db.run("INSERT INTO stats_mutes(event, person, at, muted) VALUES (?, ?, ?, ?) ON CONFLICT (event) DO NOTHING",
+                               change.event, change.person, change.at, Stats.encodeMuted(try muted(by: change)))
+                }
+            }
+        }
+    }
+
+    /// `category:kind,kind;category:kind`, in a fixed order.
+    static func encodeMuted(_ muted: [Category: Set<Kind>]) -> String {
+        muted.sorted { $0.key.rawValue < $1.key.rawValue }
+            .map { "\($0.key.rawValue):" + $0.value.map(\.rawValue).sorted().joined(separator: ",") }.joined(separator: ";")
+    }
+
+    static func decodeMuted(_ text: String) -> [Category: Set<Kind>] {
+        var muted: [Category: Set<Kind>] = [:]
+        for part in text.split(separator: ";") {
+            let halves = part.split(separator: ":", maxSplits: 1)
+            guard halves.count == 2, let category = Category(rawValue: String(halves[0])) else { continue }
+            muted[category] = Set(halves[1].split(separator: ",").compactMap { Kind(rawValue: String($0)) })
+        }
+        return muted
     }
 
     /// The outbox entries of the span's rows: how each ended, and how long the sent ones took

@@ -40,7 +40,8 @@ enum PostgresSchema {
          ("0014-history-marks", Schema.historyMarks(random: Dialect(.postgresql).randomInteger)),
          ("0015-request-pings", Schema.requestPings),
          ("0016-quiet-hours", Schema.quietHours),
-         ("0017-retention", Schema.retention(rowid: ""))]
+         ("0017-retention", Schema.retention(rowid: "")),
+         ("0018-frozen-mutes", Schema.frozenMutes)]
     }
 
     /// Applies the migrations the database lacks, each in its own transaction. Several servers

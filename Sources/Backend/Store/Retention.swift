@@ -15,6 +15,8 @@ public struct PruneReport: Equatable, Sendable {
     public var suppressions = 0
     /// Events removed from the oldest part of the log, with the preference changes they made.
     public var events = 0
+    /// The store had never taken an event: nothing was done, and no horizon was set.
+    public var empty = false
     /// Transactions the prune committed: each removed at most one chunk.
     public var transactions = 0
     /// The longest any one of them held the store, in milliseconds.
@@ -65,6 +67,12 @@ extension Store {
         var report = PruneReport()
         let kept = max(horizon, try keptSince() ?? Int64.min)
         report.horizon = kept
+        // A store that never had an event has nothing to forget, and no horizon yet: the first
+        // stream it takes (the demo's sample, two weeks long) is taken whole.
+        guard try db.scalar("SELECT EXISTS (SELECT 1 FROM events)") == 1 else {
+            report.empty = true
+            return report
+        }
         func timed<T>(_ body: () throws -> T) throws -> T {
             let start = DispatchTime.now().uptimeNanoseconds
             defer {
@@ -77,8 +85,10 @@ extension Store {
             try db.run("INSERT INTO settings(key, value) VALUES ('kept_since', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                        String(kept))
         }
-        // Counted before the rows go: a mark not yet counted would find fewer rows to count.
+        // Counted before the rows go: a mark not yet counted would find fewer rows to count, and
+        // a switch turned off within a day of the horizon would find fewer pushes before it.
         try stats.catchUpStamps()
+        try stats.freezeMutes(before: kept + Timestamp.day)
         // The newest row stays whatever its age: row ids are taken after the largest there is.
         let newest = try db.scalar("SELECT coalesce(max(id), 0) FROM notifications") ?? 0
         // The oldest event a kept row names: the event log goes no further than it.

@@ -448,6 +448,7 @@ enum Schema {
         m.register("0015-request-pings", Schema.requestPings)
         m.register("0016-quiet-hours", Schema.quietHours)
         m.register("0017-retention", Schema.retention(rowid: " WITHOUT ROWID"))
+        m.register("0018-frozen-mutes", Schema.frozenMutes)
         return m
     }
 
@@ -552,4 +553,13 @@ extension Schema {
             PRIMARY KEY (recipient, actor, kind))\(rowid);
         """
     }
+}
+
+extension Schema {
+    /// Mutes weighed before a prune removed what they are weighed against (`Stats.freezeMutes`):
+    /// the change's event, its person and time, and what it muted (`category:kind,kind;…`).
+    static let frozenMutes = """
+        CREATE TABLE stats_mutes (event BIGINT PRIMARY KEY, person BIGINT NOT NULL, at BIGINT NOT NULL, muted TEXT NOT NULL);
+        CREATE INDEX stats_mutes_by_time ON stats_mutes(at);
+        """
 }

@@ -233,7 +233,7 @@ public struct SyncPages {
         guard version > 0 else { return }
         _ = try store.horizon()
         let ours = try historyMark(at: version)
-        guard ours == mark else { throw HistoryDiverged(version: version) }
+        guard ours == mark else { throw HistoryDiverged(version: version, pruned: version < (try store.historyFloor().below)) }
     }
 
     /// The reader's changes after `version`, at most about `limit` rows, evaluated now.
@@ -326,8 +326,11 @@ public struct SyncPages {
                                     store: store.identity, total: version == 0 && (afterRow ?? 0) == 0 ? counters.total : nil, more: more)
             page.nextRow = nextRow
             page.history = try historyMark(at: next)
-            if let pruned = try db.scalar("SELECT pruned_row FROM inboxes WHERE user = ?", user.key), pruned > 0 {
-                page.prunedThrough = pruned
+            if let pruned = try db.first("SELECT pruned_row, pruned_ord FROM inboxes WHERE user = ?", [user.key], { ($0.int(0), $0.int(1)) }),
+               pruned.0 > 0 {
+                page.prunedThrough = pruned.0
+                // The rows a first pull will receive: those the prune left (their places above its mark).
+                page.total = page.total.map { max(0, $0 - pruned.1) }
             }
             return page
         }
@@ -450,10 +453,15 @@ extension SyncPages {
 
 /// A replica's version is not a point of this store's history: the store went back in time
 /// (restored from an older copy) after the replica synced, so what the replica holds may name
-/// rows the store no longer has. The replica starts again (docs/operations.md).
+/// rows the store no longer has; or (`pruned`) the store pruned its history past that version,
+/// the replica having been away longer than the store keeps. The replica starts again
+/// (docs/operations.md).
 public struct HistoryDiverged: Error, CustomStringConvertible {
     public let version: Int
+    public var pruned = false
     public var description: String {
-        "the store's history is not the one this copy synced from at version \(version) (it was restored from an older copy): start again from the beginning"
+        pruned
+            ? "this copy last synced at version \(version), older than the history the store keeps (stepo prune): start again from the beginning"
+            : "the store's history is not the one this copy synced from at version \(version) (it was restored from an older copy): start again from the beginning"
     }
 }
