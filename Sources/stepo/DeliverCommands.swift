@@ -109,8 +109,8 @@ let deliverCommand = Command(
             Output.line(JSON.members(members).serialized)
         }
         let going = due.count - withheld
-        Output.error("stepo deliver: \(going) due entr\(going == 1 ? "y" : "ies")"
-                     + (withheld > 0 ? ", \(withheld) the rules now drop or a newer held push stands for" : "")
+        Output.error("stepo deliver: \(due.count) due entr\(due.count == 1 ? "y" : "ies")"
+                     + (withheld > 0 ? ": \(going) would go, \(withheld) the rules now drop or a newer held push stands for" : "")
                      + (expired > 0 ? "; \(expired) of them past their expiry (marked \"expired\"), which the worker gives up unsent" : "")
                      + " (dry run: nothing sent)")
         return 0

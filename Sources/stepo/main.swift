@@ -3,6 +3,7 @@ import Backend
 import CMicroHTTPD
 import CNcursesw
 import Foundation
+import Notifications
 import SQLite
 
 let commands: [Command] = [
@@ -43,6 +44,14 @@ switch words.first {
 case nil:
     // In a terminal, the Activity tab; elsewhere (a pipe, a script, CI), the text listing.
     status = isatty(0) == 1 && isatty(1) == 1 ? inboxCommand.execute([]) : demoCommand.execute([])
+case "help" where words.count > 1:
+    // `stepo help prune` is `stepo prune --help`.
+    if let command = commands.first(where: { $0.name == words[1] }) {
+        status = command.execute(["--help"])
+    } else {
+        Output.error("stepo: no command \(Preview.visible(words[1])) (stepo help lists them)")
+        status = 2
+    }
 case "--help", "-h", "help":
     Output.line(overview())
     Output.flush()

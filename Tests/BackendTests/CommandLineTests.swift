@@ -36,6 +36,14 @@ struct CommandLineTests {
         return path
     }
 
+    @Test("stepo help COMMAND is that command's --help; an unknown one is a usage error")
+    func helpForCommand() throws {
+        let prune = try Stepo.run(["help", "prune"])
+        #expect(prune.status == 0 && prune.stdout.hasPrefix("usage: stepo prune"), "\(prune.stdout.prefix(200))")
+        let unknown = try Stepo.run(["help", "nosuch"])
+        #expect(unknown.status == 2 && unknown.stderr.contains("no command nosuch"))
+    }
+
     @Test("ingest prints one contract line per row, with the contract's keys in order")
     func contractLine() throws {
         let events = Self.world + #"{"id":"e12","type":"heart","at":"2026-11-20T10:05:00Z","actor":"maya","step":"s1"}"# + "\n"
