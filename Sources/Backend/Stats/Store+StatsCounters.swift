@@ -1,3 +1,4 @@
+import Foundation
 import Notifications
 import Storage
 
@@ -210,10 +211,19 @@ extension Stats {
     /// rows is counted a slice at a time, each slice remembered in `stats_reach`, so writers
     /// wait for one slice, not for everything uncounted (a prune begins here: counted in one
     /// transaction, a store of 134,000 rows held a writer for 0.7 s).
-    public func catchUpStamps(rowsPerTransaction: Int = 5_000) throws {
+    /// Returns the longest any of its transactions took, in milliseconds.
+    @discardableResult
+    public func catchUpStamps(rowsPerTransaction: Int = 5_000) throws -> Double {
         let horizon = try store.horizon()
-        while try catchUpSomeStamps(below: horizon, budget: rowsPerTransaction) {}
-        try catchUpFanouts()
+        var longest = 0.0
+        func timed(_ body: () throws -> Bool) rethrows -> Bool {
+            let start = DispatchTime.now().uptimeNanoseconds
+            defer { longest = max(longest, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6) }
+            return try body()
+        }
+        while try timed({ try catchUpSomeStamps(below: horizon, budget: rowsPerTransaction) }) {}
+        try catchUpFanouts { body in _ = try timed { try body(); return false } }
+        return longest
     }
 
     /// One transaction of `catchUpStamps`: whether there is more to count.
@@ -275,10 +285,10 @@ extension Stats {
 
     /// The fan-outs' load entries, each from its event's rows (its id range), a fan-out a
     /// transaction.
-    private func catchUpFanouts() throws {
+    private func catchUpFanouts(timed: (() throws -> Void) throws -> Void) throws {
         let pending = try db.query("SELECT event, hour FROM stats_pending ORDER BY event") { (event: $0.int(0), hour: $0.int64(1)) }
         for fanout in pending {
-            try db.transaction {
+            try timed { try db.transaction {
                 // One count at a time (the watermark's row locked); counted by another reader
                 // meanwhile, there is nothing to add.
                 try db.run("UPDATE settings SET value = value WHERE key = 'stats_marks_through'")
@@ -297,7 +307,7 @@ extension Stats {
                         """).bind([fanout.hour, fanout.event]).run()
                 }
                 try db.run("DELETE FROM stats_pending WHERE event = ?", fanout.event)
-            }
+            } }
         }
     }
 

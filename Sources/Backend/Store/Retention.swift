@@ -87,7 +87,7 @@ extension Store {
         }
         // Counted before the rows go: a mark not yet counted would find fewer rows to count, and
         // a switch turned off within a day of the horizon would find fewer pushes before it.
-        try stats.catchUpStamps()
+        report.longestMilliseconds = try stats.catchUpStamps()
         try stats.freezeMutes(before: kept + Timestamp.day)
         // The newest row stays whatever its age: row ids are taken after the largest there is.
         let newest = try db.scalar("SELECT coalesce(max(id), 0) FROM notifications") ?? 0
