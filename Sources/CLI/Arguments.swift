@@ -38,13 +38,19 @@ public struct Arguments: Sendable {
                     name = String(name[..<equals])
                 }
                 if valued.contains(name) {
+                    let value: String
                     if let inlineValue {
-                        options[name] = inlineValue
+                        value = inlineValue
                     } else {
                         guard index < words.count else { throw UsageError(description: "--\(name) needs a value") }
-                        options[name] = words[index]
+                        value = words[index]
                         index += 1
                     }
+                    // Which of two would a command take? Neither: a prune cannot be undone.
+                    if let earlier = options[name], earlier != value {
+                        throw UsageError(description: "--\(name) is given twice (\(Preview.visible(earlier)) and \(Preview.visible(value))): give it once")
+                    }
+                    options[name] = value
                 } else if known.contains(name) || name == "help" {
                     flags.insert(name)
                 } else {

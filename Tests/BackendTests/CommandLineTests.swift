@@ -36,12 +36,16 @@ struct CommandLineTests {
         return path
     }
 
-    @Test("stepo help COMMAND is that command's --help; an unknown one is a usage error")
+    @Test("stepo help COMMAND is that command's --help; an unknown one, or an option given twice with two values, is a usage error")
     func helpForCommand() throws {
         let prune = try Stepo.run(["help", "prune"])
         #expect(prune.status == 0 && prune.stdout.hasPrefix("usage: stepo prune"), "\(prune.stdout.prefix(200))")
         let unknown = try Stepo.run(["help", "nosuch"])
         #expect(unknown.status == 2 && unknown.stderr.contains("no command nosuch"))
+        // An option given twice with two values is neither: nothing is pruned.
+        let twice = try Stepo.run(["prune", "--db", db, "--keep-days", "90", "--keep-days=3"])
+        #expect(twice.status == 2 && twice.stderr.contains("--keep-days is given twice (90 and 3)"), "\(twice.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: db))
     }
 
     @Test("ingest prints one contract line per row, with the contract's keys in order")
