@@ -176,7 +176,6 @@ extension Store {
         }
         var removed = 0
         for table in ["preference_changes", "suppressions"] {
-            let address = db.dialect.writersSideBySide ? "ctid" : "rowid"
             while try timed({
                 try db.run("DELETE FROM \(table) WHERE \(address) IN (SELECT \(address) FROM \(table) WHERE event < ? LIMIT ?)", bound, chunk)
                 return db.changes
@@ -195,6 +194,9 @@ extension Store {
         }
         return removed
     }
+
+    /// A row's own address in a table without a key: SQLite's rowid, PostgreSQL's ctid.
+    private var address: String { db.dialect.writersSideBySide ? "ctid" : "rowid" }
 
     /// The store's history floor: versions below `below` all have the mark `mark` (the last
     /// one removed with the oldest events); nothing below 1 before any was.
@@ -220,8 +222,6 @@ extension Store {
     /// its own.
     private func pruneSuppressions(before: Int64, chunk: Int, timed: (() throws -> Int) throws -> Int) throws -> Int {
         var removed = 0
-        // A row's own address: SQLite's rowid, PostgreSQL's ctid (the table has no key).
-        let address = db.dialect.writersSideBySide ? "ctid" : "rowid"
         var after = Int.min
         while true {
             let events = try db.query("""
