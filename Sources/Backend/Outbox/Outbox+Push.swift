@@ -322,20 +322,21 @@ extension Outbox {
         var sentInLastDay: [Int: Int] = [:]
         var counted = Set<Int>()
         for recipient in near {
-            let rows = try db.cached("""
+            // One statement, one snapshot: an entry another worker settles meanwhile is seen
+            // either in flight or sent, never neither (two reads let it slip between them).
+            let rows = try db.keyed("""
+                WITH p AS (SELECT CAST(? AS BIGINT) AS r, CAST(? AS BIGINT) AS s)
                 SELECT n.id, (SELECT min(a.at) FROM outbox AS o JOIN delivery_attempts AS a ON a.entry = o.id
-                              WHERE o.row = n.id AND o.state = 'sent' AND a.status >= 200 AND a.status < 300)
-                FROM notifications AS n WHERE n.recipient = ? AND n.push = 'sent' AND n.created_at > ?
-                """).bind([recipient, since]).map { (row: $0.int(0), sentAt: $0.optionalInt64(1)) }
-            let inFlight = Set(try db.keyed("SELECT row, id FROM outbox WHERE state = 'claimed' AND row IN (%)", rows.map(\.row)) {
-                (row: $0.int(0), entry: $0.int(1))
-            }.filter { !mine.contains($0.entry) }.map(\.row))
+                              WHERE o.row = n.id AND o.state = 'sent' AND a.status >= 200 AND a.status < 300),
+                       EXISTS (SELECT 1 FROM outbox AS f WHERE f.row = n.id AND f.state = 'claimed' AND f.id NOT IN (%))
+                FROM notifications AS n CROSS JOIN p WHERE n.recipient = p.r AND n.push = 'sent' AND n.created_at > p.s
+                """, Array(mine), leading: [recipient, since]) { (row: $0.int(0), sentAt: $0.optionalInt64(1), inFlight: $0.bool(2)) }
             var sent = 0
             for row in rows {
                 if let at = row.sentAt {
                     counted.insert(row.row)
                     if at > now - QuietRules.ceilingWindow { sent += 1 }
-                } else if inFlight.contains(row.row) {
+                } else if row.inFlight {
                     counted.insert(row.row)
                     sent += 1
                 }
