@@ -50,7 +50,7 @@ struct EngineBench {
         if guarding { throw UsageError(description: "the guard's recorded ratio is the release build's: swift run -c release stepo-bench engine --guard") }
         #endif
         guardOnly = guarding ? arguments["only"] : nil
-        if let guardOnly, !["cpu", "instructions"].contains(guardOnly) {
+        if let guardOnly, !["cpu", "instructions", "memory"].contains(guardOnly) {
             throw UsageError(description: "with --guard, --only is cpu (the CPU pairs) or instructions (valgrind's counts)")
         }
         only = guarding ? "ingest" : arguments["only"]
@@ -235,7 +235,7 @@ struct EngineBench {
         if ProcessInfo.processInfo.environment["STEPO_BENCH_KEEP"] == nil { try? FileManager.default.removeItem(atPath: path) }
         figures.line("uniform: stepo ingest of \(events) interactions from process start",
                      String(format: "%.1f s, %.0f events/s, peak %.1f MB", seconds, Double(events) / seconds, megabytes),
-                     met: events < 1_000_000 || megabytes <= 80,
+                     met: events < 1_000_000 || megabytes <= EngineBench.memoryBound,
                      target: "peak ≤ 80 MB at 1,000,000 (issue 34)" + (events < 1_000_000 ? ", not judged at a fraction" : ""))
     }
 
@@ -243,10 +243,29 @@ struct EngineBench {
     /// ingest first learns how many rows the floor inserts, and warms the files.
     private func guardIngest(_ events: Int, path: String, world: String, _ figures: inout BenchFigures) throws {
         // Counts need no quiet machine: only the CPU pairs wait for the load to settle.
+        if guardOnly == nil || guardOnly == "memory" { try guardMemory(path: path, events: events, world: world, &figures) }
+        if guardOnly == "memory" { return }
         if guardOnly != "instructions" { print("  " + Guard.settle()) }
         if guardOnly != "instructions" { try guardPairs(events, path: path, world: world, &figures) }
         if guardOnly != "cpu" { try countIngest(world: world, &figures) }
     }
+
+    /// CI's memory judge: the real `stepo ingest` of the guard's stream from process start, its
+    /// peak within issue 34's bound for a million events. A batch held whole (32,768 events
+    /// with its facts), or the store's file mapped, passes the bound already at 50,000.
+    private func guardMemory(path: String, events: Int, world: String, _ figures: inout BenchFigures) throws {
+        let copy = try copy(world, "memory")
+        let child = try Child.start([Bench.stepo, "ingest", "--db", copy, "--quiet", path], log: folder + "/ingest-memory.log",
+                                    output: "/dev/null")
+        let (status, seconds, megabytes, _) = child.wait()
+        guard status == 0 else { throw CommandError(description: "stepo ingest failed: " + (child.logTail() ?? "no output")) }
+        figures.line("  stepo ingest of \(events) interactions from process start, its peak memory",
+                     String(format: "%.1f MB (%.1f s)", megabytes, seconds), met: megabytes <= EngineBench.memoryBound,
+                     target: String(format: "≤ %.0f MB, the bound of a million (issue 34)", EngineBench.memoryBound))
+    }
+
+    /// The peak a `stepo ingest` of any length stays under (issue 34).
+    static let memoryBound = 80.0
 
     private func guardPairs(_ events: Int, path: String, world: String, _ figures: inout BenchFigures) throws {
         let rows = try EngineBench.ingest(path, into: try Store(path: try copy(world, "warm-up")), regression: regression).1.rows

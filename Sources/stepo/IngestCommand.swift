@@ -45,6 +45,10 @@ let ingestCommand = Command(
     }
     defer { if descriptor != 0 { close(descriptor) } }
     let store = try openStore(arguments)
+    // A long ingest reads the store's recent pages again and again, and the rest seldom: a
+    // 24 MB page cache and no memory map of the file (whose pages, once read, count in this
+    // process's memory: a million-event store is 630 MB) keep a run of any length under 80 MB.
+    try store.limitMemory(cacheKiB: Ingestor.pageCacheKiB)
     let reader = LineReader(fileDescriptor: descriptor)
     let label = source == "-" ? "stdin" : Preview.visible(source)
     let report: Ingestor.Report
