@@ -51,7 +51,7 @@ struct EngineBench {
         #endif
         guardOnly = guarding ? arguments["only"] : nil
         if let guardOnly, !["cpu", "instructions", "memory"].contains(guardOnly) {
-            throw UsageError(description: "with --guard, --only is cpu (the CPU pairs) or instructions (valgrind's counts)")
+            throw UsageError(description: "with --guard, --only is memory (the peak of a real stepo ingest), cpu (the CPU pairs) or instructions (valgrind's counts)")
         }
         only = guarding ? "ingest" : arguments["only"]
         if let only, !["uniform", "ingest", "follows", "hearts", "batch", "fanout", "counts", "prune", "quiet"].contains(only) {

@@ -5,7 +5,7 @@ import Foundation
 let benchCommand = Command(
     name: "stepo-bench",
     summary: "Run one of Stepo's benchmarks against the `stepo` binary beside it and print its figures (build both with -c release).",
-    usage: "stepo-bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts|prune|quiet] [--scale 1,4] [--fraction F] [--dir FOLDER] [--guard [--only cpu|instructions] [--regress savepoints|counters]]  |  stepo-bench sync [--rows 10000,100000,1000000] [--comment-rows 100000,400000] [--first-only] [--seconds 30]  |  stepo-bench inbox [--rows 10000,100000,1000000] [--seconds 60]  |  stepo-bench deliver [--only throughput|latency] [--scale 1,4] [--fraction F] [--standins own|granian] [--batch N] [--streams N] [--guard [--only cpu|instructions] [--regress single|batch32]]  |  stepo-bench scaleout [--only throughput|load|fanout|ingest] [--scale 1,4] [--posters 16] [--pgbench-seconds 20] [--clients 500] [--rate 1000] [--seconds 60] [--followers 250000] [--events 250000] [--statements] [--guard] [--driver wrk|own]  |  stepo-bench stats [--rows 10000,10000000] [--people 10000] [--guard]  |  stepo-bench api [--seconds 8] [--connections 32]  |  stepo-bench standins --dir FOLDER [--port 0] [--script FILE]",
+    usage: "stepo-bench engine [--only uniform|ingest|follows|hearts|batch|fanout|counts|prune|quiet] [--scale 1,4] [--fraction F] [--dir FOLDER] [--guard [--only memory|cpu|instructions] [--regress savepoints|counters]]  |  stepo-bench sync [--rows 10000,100000,1000000] [--comment-rows 100000,400000] [--first-only] [--seconds 30]  |  stepo-bench inbox [--rows 10000,100000,1000000] [--seconds 60]  |  stepo-bench deliver [--only throughput|latency] [--scale 1,4] [--fraction F] [--standins own|granian] [--batch N] [--streams N] [--guard [--only cpu|instructions] [--regress single|batch32]]  |  stepo-bench scaleout [--only throughput|load|fanout|ingest] [--scale 1,4] [--posters 16] [--pgbench-seconds 20] [--clients 500] [--rate 1000] [--seconds 60] [--followers 250000] [--events 250000] [--statements] [--guard] [--driver wrk|own]  |  stepo-bench stats [--rows 10000,10000000] [--people 10000] [--guard]  |  stepo-bench api [--seconds 8] [--connections 32]  |  stepo-bench standins --dir FOLDER [--port 0] [--script FILE]",
     details: """
     engine: uniform worlds — one publish to 100,000 followers into a store of 1,000,000 rows
     (against a raw INSERT … SELECT of the same rows), counts for a user with 10,000 rows,
@@ -14,10 +14,10 @@ let benchCommand = Command(
     followers, counts for a person with a million rows, the prune of a million rows and their
     events (prune), one publish to 100,000 phones with and without quiet hours for half of
     them (quiet). --fraction shrinks every world for a
-    quick look (the targets are for 1). --guard is CI's short run: the ingest's CPU against a
-    raw insert of its rows, seven pairs in turns (three floors each), the median ratio, then the
-    instructions and system calls of both counted by valgrind (--only cpu or instructions: one
-    of the two); --regress savepoints|counters runs it on a known regression it must fail (a
+    quick look (the targets are for 1). --guard is CI's short run: the peak memory of the real
+    `stepo ingest` of 50,000 events, the ingest's CPU against a raw insert of its rows, seven
+    pairs in turns (three floors each), the median ratio, then the instructions and system
+    calls of both counted by valgrind (--only memory, cpu or instructions: one of the three); --regress savepoints|counters runs it on a known regression it must fail (a
     savepoint per chunk; the trust budget's counters written a row at a time).
     sync: a first sync of --rows rows (10000,100000,1000000; one version, few entities) and of
     --comment-rows comments (100000,400000; each by one of 1,000 people, each its own version;
