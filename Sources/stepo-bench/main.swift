@@ -40,7 +40,7 @@ let benchCommand = Command(
     scaleout: the store on PostgreSQL (a throwaway cluster of the bench's own) behind three
     `stepo serve` processes: pgbench's TPC-B on the same cluster (--posters clients, for
     --pgbench-seconds: 20), then --posters (16) keep-alive clients posting hearts and comments
-    as fast as they are answered for --seconds (20) — events/s ≥ 0.30 × pgbench's tps, no
+    as fast as they are answered for --seconds (20) — events/s ≥ 0.60 × pgbench's tps, no
     errors; --clients long-polls (500; ×4 at 4×) under --rate hearts a second
     (1,000) for --seconds (60) — errors, each post's time (p99 ≤ 50 ms), a post to its owner's
     long-poll answer on whichever server (p99 ≤ 200 ms); and one publish to --followers × the
