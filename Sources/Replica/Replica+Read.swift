@@ -11,15 +11,15 @@ extension Replica {
         """
 
     /// Reads a stored row; its seen and read state comes from its own stamps and `marks`.
-    static func row(_ r: Row, recipient: String, marks: MarkIndex) -> ActivityRow {
+    static func row(_ r: Row, recipient: String, marks: MarkIndex) throws -> ActivityRow {
         let id = r.int(0)
         let tap = (try? JSON.parse(r.string(11))).flatMap(Tap.init(json:)) ?? .link(Tap.feedLink)
         let facepile = r.optionalString(10).map { $0.split(separator: "\n").map(String.init) }
         return ActivityRow(
-            id: id, event: r.string(2), recipient: recipient, kind: Kind(rawValue: r.string(4)) ?? .announcement,
+            id: id, event: r.string(2), recipient: recipient, kind: try r.decoded(4, table: "rows", column: "kind", Kind.init(rawValue:)),
             actor: r.optionalString(5), title: r.string(6), body: r.string(7),
             media: Media(face: r.optionalString(8), image: r.optionalString(9), facepile: facepile), tap: tap,
-            thread: r.string(12), push: PushStatus(r.string(13)) ?? .sent,
+            thread: r.string(12), push: try r.decoded(13, table: "rows", column: "push", PushStatus.init),
             subject: RowSubject(step: r.optionalString(14), journey: r.optionalString(15), comment: r.optionalString(16),
                                 tier: r.optionalString(17)),
             createdAt: r.int64(3), version: r.int(1),
@@ -32,7 +32,7 @@ extension Replica {
     func query(_ sql: String, _ values: [SQLBindable]) throws -> [ActivityRow] {
         let marks = try markIndex()
         let recipient = try meta("user") ?? ""
-        return try db.query(sql, values) { Replica.row($0, recipient: recipient, marks: marks) }
+        return try db.query(sql, values) { try Replica.row($0, recipient: recipient, marks: marks) }
     }
 
     /// The newest rows first (in the order they arrived).
@@ -103,8 +103,10 @@ extension Replica {
     /// The reader's custom follow alert for a person or a journey (`default` when none).
     public func alert(for target: AlertTarget) throws -> AlertMode {
         try locked {
-            try db.first("SELECT mode FROM alerts WHERE target = ?", [target.key]) { AlertMode(rawValue: $0.string(0)) }
-        }.flatMap { $0 } ?? .default
+            try db.first("SELECT mode FROM alerts WHERE target = ?", [target.key]) {
+                try $0.decoded(0, table: "alerts", column: "mode", AlertMode.init(rawValue:))
+            }
+        } ?? .default
     }
 
     // MARK: Entities
@@ -116,7 +118,7 @@ extension Replica {
                 FROM users WHERE id = ?
                 """, [id]) { r in
                 PersonEntity(id: r.string(0), username: r.string(1), name: r.string(2), avatarUrl: r.optionalString(3),
-                             isPrivate: r.bool(4), state: Event.AccountState(rawValue: r.string(5)) ?? .active,
+                             isPrivate: r.bool(4), state: try r.decoded(5, table: "people", column: "state", Event.AccountState.init(rawValue:)),
                              relationship: Relationship(following: r.bool(6), followsYou: r.bool(7), requested: r.bool(8),
                                                         requestedYou: r.bool(9)))
             }

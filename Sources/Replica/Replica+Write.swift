@@ -533,7 +533,7 @@ extension Replica {
     /// Rows that quote content, matched by `condition` (SQL over `rows`), keep only their verb.
     private func withhold(where condition: String, _ values: [SQLBindable]) throws {
         let found = try db.query("SELECT id, kind, tier FROM rows WHERE withheld = 0 AND (\(condition))", values) {
-            ($0.int(0), Kind(rawValue: $0.string(1)) ?? .announcement, $0.optionalString(2))
+            ($0.int(0), try $0.decoded(1, table: "rows", column: "kind", Kind.init(rawValue:)), $0.optionalString(2))
         }
         for (id, kind, tier) in found where Copy.quotesContent(kind) {
             // The search key goes with the words it was made of.

@@ -558,6 +558,12 @@ public struct Row {
         }
     }
 
+    /// The text at `index` made into a value by `make` (`Kind.init(rawValue:)`, `PushStatus.init`),
+    /// or a `RowDecodingError` naming `table.column` and what it held: never a default.
+    public func decoded<T>(_ index: Int, table: String, column: String, _ make: (String) -> T?) throws -> T {
+        try RowDecodingError.decode(optionalString(index), table: table, column: column, make)
+    }
+
     /// The value with its type: what SQLite stored, or what PostgreSQL's column type says.
     public func value(_ index: Int) -> SQLValue {
         switch backing {
@@ -577,3 +583,4 @@ public struct Row {
 // What the backend binds and reads, from the SQLite module, so that it imports only this one.
 @_exported import enum SQLite.SQLValue
 @_exported import protocol SQLite.SQLBindable
+@_exported import struct SQLite.RowDecodingError

@@ -61,8 +61,9 @@ public struct Explanations {
             SELECT u.ext, u.name, s.kind, s.reason FROM suppressions AS s JOIN users AS u ON u.id = s.recipient
             WHERE s.event = ? ORDER BY u.ext
             """, [header.key]) { row in
-            Explanation(recipient: row.string(0), name: row.string(1), kind: Kind(rawValue: row.string(2)) ?? .announcement,
-                        rowId: nil, push: nil, reason: Reason(rawValue: row.string(3)), deletedSince: false)
+            Explanation(recipient: row.string(0), name: row.string(1), kind: try row.decoded(2, table: "suppressions", column: "kind", Kind.init(rawValue:)),
+                        rowId: nil, push: nil, reason: try row.decoded(3, table: "suppressions", column: "reason", Reason.init(rawValue:)),
+                        deletedSince: false)
         }
         if let first = header.first, let last = header.last {
             candidates += try db.query("""
@@ -71,10 +72,10 @@ public struct Explanations {
                 FROM notifications AS n JOIN users AS u ON u.id = n.recipient
                 WHERE n.id BETWEEN ? AND ? AND n.event = ? ORDER BY u.ext
                 """, [first, last, header.key]) { row in
-                let push = PushStatus(row.string(4))
+                let push: PushStatus? = try row.decoded(4, table: "notifications", column: "push", PushStatus.init)
                 var reason: Reason?
                 if case .suppressed(let r)? = push { reason = r }
-                let kind = Kind(rawValue: row.string(2)) ?? .announcement
+                let kind = try row.decoded(2, table: "notifications", column: "kind", Kind.init(rawValue:))
                 var explanation = Explanation(recipient: row.string(0), name: row.string(1), kind: kind,
                                               rowId: row.int(3), push: push, reason: reason, deletedSince: row.bool(5))
                 explanation.heldUntil = row.optionalInt64(10)

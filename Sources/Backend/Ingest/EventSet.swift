@@ -332,7 +332,7 @@ final class EventSet {
             for (key, openedAt, open) in try db.matching("k(r, s, lo, hi)", ["BIGINT", "BIGINT", "BIGINT", "BIGINT"],
                                                          owned.map { [$0.a, $0.b, lo, hi] }, sql, { r in
                 (BatchKey(recipient: r.int(0), step: r.int(1), action: r.string(2)), r.int64(3), OpenBatch(
-                    row: r.int(4), members: r.int(5), push: PushStatus(r.string(6)) ?? .sent,
+                    row: r.int(4), members: r.int(5), push: try r.decoded(6, table: "notifications", column: "push", PushStatus.init),
                     faces: r.optionalString(7).map { $0.split(separator: "\n").map(String.init) } ?? (r.optionalString(8).map { [$0] } ?? []),
                     event: r.string(9), createdAt: r.int64(10), image: r.optionalString(11), thread: r.string(12)))
             }) where batchRows.insert(open.row).inserted {

@@ -219,7 +219,7 @@ extension Store {
         for row in rows {
             try db.run("DELETE FROM batch_members WHERE row = ? AND person = ?", row, person)
             guard let state = try db.first("SELECT kind, push, coalesce(members, 1) FROM notifications WHERE id = ?", [row], {
-                (kind: $0.string(0), push: PushStatus($0.string(1)) ?? .sent, members: $0.int(2))
+                (kind: $0.string(0), push: try $0.decoded(1, table: "notifications", column: "push", PushStatus.init), members: $0.int(2))
             }), state.kind == Kind.batch.rawValue else { continue }  // a single row: the visibility rules mask it
             let remaining = try db.query("""
                 SELECT m.person, m.face, u.name, u.username FROM batch_members AS m JOIN users AS u ON u.id = m.person
@@ -272,12 +272,12 @@ extension Store {
     /// the journey's, else the person's; with where it came from, for `explain`.
     func alert(for user: Int, person: Int?, journey: Int?) throws -> (mode: AlertMode, from: AlertTarget?)? {
         if let journey, let mode = try db.cached("SELECT mode FROM journey_alerts WHERE user = ? AND journey = ?")
-            .bind([user, journey]).first({ AlertMode(rawValue: $0.string(0)) }) ?? nil {
+            .bind([user, journey]).first({ try $0.decoded(0, table: "journey_alerts", column: "mode", AlertMode.init(rawValue:)) }) {
             let id = try db.first("SELECT ext FROM journeys WHERE id = ?", [journey]) { $0.string(0) } ?? ""
             return (mode, .journey(id))
         }
         if let person, let mode = try db.cached("SELECT mode FROM person_alerts WHERE user = ? AND person = ?")
-            .bind([user, person]).first({ AlertMode(rawValue: $0.string(0)) }) ?? nil {
+            .bind([user, person]).first({ try $0.decoded(0, table: "person_alerts", column: "mode", AlertMode.init(rawValue:)) }) {
             return (mode, .person(try self.user(key: person)?.id ?? ""))
         }
         return nil
@@ -287,10 +287,10 @@ extension Store {
     public func alerts(of user: UserRecord) throws -> [(target: AlertTarget, mode: AlertMode)] {
         let people = try db.query("""
             SELECT u.ext, a.mode FROM person_alerts AS a JOIN users AS u ON u.id = a.person WHERE a.user = ? ORDER BY u.ext
-            """, [user.key]) { (AlertTarget.person($0.string(0)), AlertMode(rawValue: $0.string(1)) ?? .default) }
+            """, [user.key]) { (AlertTarget.person($0.string(0)), try $0.decoded(1, table: "person_alerts", column: "mode", AlertMode.init(rawValue:))) }
         let journeys = try db.query("""
             SELECT j.ext, a.mode FROM journey_alerts AS a JOIN journeys AS j ON j.id = a.journey WHERE a.user = ? ORDER BY j.ext
-            """, [user.key]) { (AlertTarget.journey($0.string(0)), AlertMode(rawValue: $0.string(1)) ?? .default) }
+            """, [user.key]) { (AlertTarget.journey($0.string(0)), try $0.decoded(1, table: "journey_alerts", column: "mode", AlertMode.init(rawValue:))) }
         return people + journeys
     }
 

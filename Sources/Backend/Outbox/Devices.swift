@@ -87,8 +87,8 @@ public struct Devices {
             SELECT token, platform, environment, registered_at, disabled_at FROM devices WHERE user = ?
             ORDER BY registered_at DESC, token
             """, [user.key]) { r in
-            DeviceRecord(token: r.string(0), user: user.id, platform: DeviceRecord.Platform(rawValue: r.string(1)) ?? .apns,
-                         environment: DeviceRecord.Environment(rawValue: r.string(2)) ?? .production,
+            DeviceRecord(token: r.string(0), user: user.id, platform: try r.decoded(1, table: "devices", column: "platform", DeviceRecord.Platform.init(rawValue:)),
+                         environment: try r.decoded(2, table: "devices", column: "environment", DeviceRecord.Environment.init(rawValue:)),
                          registeredAt: r.int64(3), disabledAt: r.optionalInt64(4))
         }
     }

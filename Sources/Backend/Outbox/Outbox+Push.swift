@@ -261,7 +261,7 @@ extension Outbox {
         /// Read from `pushSQL`'s columns, the first at `first`.
         init(row: Row, from first: Int) throws {
             func at(_ i: Int) -> Int { first + i }
-            kind = Kind(rawValue: row.string(at(0))) ?? .announcement
+            kind = try row.decoded(at(0), table: "notifications", column: "kind", Kind.init(rawValue:))
             title = row.string(at(1))
             body = row.string(at(2))
             image = row.optionalString(at(3))

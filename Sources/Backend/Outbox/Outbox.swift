@@ -81,9 +81,10 @@ public struct Outbox {
 
     static let entryColumns = "id, row, token, platform, silent, state, due_at, expires_at, attempts, held"
 
-    static func entry(_ r: Row) -> OutboxEntry {
-        OutboxEntry(id: r.int(0), row: r.int(1), token: r.string(2), platform: DeviceRecord.Platform(rawValue: r.string(3)) ?? .apns,
-                    silent: r.bool(4), state: OutboxEntry.State(rawValue: r.string(5)) ?? .due, dueAt: r.int64(6),
+    static func entry(_ r: Row) throws -> OutboxEntry {
+        OutboxEntry(id: r.int(0), row: r.int(1), token: r.string(2),
+                    platform: try r.decoded(3, table: "outbox", column: "platform", DeviceRecord.Platform.init(rawValue:)),
+                    silent: r.bool(4), state: try r.decoded(5, table: "outbox", column: "state", OutboxEntry.State.init(rawValue:)), dueAt: r.int64(6),
                     expiresAt: r.optionalInt64(7), attempts: r.int(8), held: r.bool(9))
     }
 

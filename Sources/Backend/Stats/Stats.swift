@@ -71,19 +71,21 @@ extension Stats {
     private func tallyCounters(_ t: inout Tally, hours: ClosedRange<Int64>) throws {
         let h = StatsCounters.hour
         try db.cached("SELECT hour, kind, push, sum(n) FROM stats_rows WHERE hour >= ? AND hour <= ? GROUP BY hour, kind, push HAVING sum(n) <> 0")
-            .bind([hours.lowerBound, hours.upperBound]).forEach { r in
-                guard let kind = Kind(rawValue: r.string(1)), let push = PushStatus(r.string(2)) else { return }
+            .bind([hours.lowerBound, hours.upperBound]).forEach { (r: Row) -> Void in
+                let kind = try r.decoded(1, table: "stats_rows", column: "kind", Kind.init(rawValue:))
+                let push = try r.decoded(2, table: "stats_rows", column: "push", PushStatus.init)
                 t.rows(kind: kind, push: push, at: r.int64(0) * h, count: r.int(3))
             }
         try db.cached("SELECT kind, reason, sum(n) FROM stats_withheld WHERE hour >= ? AND hour <= ? GROUP BY kind, reason")
-            .bind([hours.lowerBound, hours.upperBound]).forEach { r in
-                guard let kind = Kind(rawValue: r.string(0)), let reason = Reason(rawValue: r.string(1)) else { return }
+            .bind([hours.lowerBound, hours.upperBound]).forEach { (r: Row) -> Void in
+                let kind = try r.decoded(0, table: "stats_withheld", column: "kind", Kind.init(rawValue:))
+                let reason = try r.decoded(1, table: "stats_withheld", column: "reason", Reason.init(rawValue:))
                 t.withheld(kind: kind, reason: reason, count: r.int(2))
             }
         try db.cached("""
             SELECT kind, stamp, bucket, sum(n) FROM stats_stamps WHERE hour >= ? AND hour <= ? GROUP BY kind, stamp, bucket
-            """).bind([hours.lowerBound, hours.upperBound]).forEach { r in
-                guard let kind = Kind(rawValue: r.string(0)) else { return }
+            """).bind([hours.lowerBound, hours.upperBound]).forEach { (r: Row) -> Void in
+                let kind = try r.decoded(0, table: "stats_stamps", column: "kind", Kind.init(rawValue:))
                 t.stamps(kind: kind, read: r.string(1) == "read", bucket: r.int(2), count: r.int(3))
             }
         // Whole days from the daily entries. A partial day (its whole hours inside the span)
@@ -92,15 +94,15 @@ extension Stats {
         let firstDay = StatsCounters.floorDiv(hours.lowerBound, 24), lastDay = StatsCounters.floorDiv(hours.upperBound, 24)
         func daily(_ days: ClosedRange<Int64>, _ each: (Int, Category, Int64, Int, Int) -> Void) throws {
             try db.cached("SELECT day, user, category, sent, held FROM push_daily WHERE day >= ? AND day <= ? AND (sent <> 0 OR held <> 0)")
-                .bind([days.lowerBound, days.upperBound]).forEach { r in
-                    guard let category = Category(rawValue: r.string(2)) else { return }
+                .bind([days.lowerBound, days.upperBound]).forEach { (r: Row) -> Void in
+                    let category = try r.decoded(2, table: "push_daily", column: "category", Category.init(rawValue:))
                     each(r.int(1), category, r.int64(0), r.int(3), r.int(4))
                 }
         }
         func hourly(_ range: ClosedRange<Int64>, _ each: (Int, Category, Int, Int) -> Void) throws {
             try db.cached("SELECT user, category, sent, held FROM push_load WHERE hour >= ? AND hour <= ? AND (sent <> 0 OR held <> 0)")
-                .bind([range.lowerBound, range.upperBound]).forEach { r in
-                    guard let category = Category(rawValue: r.string(1)) else { return }
+                .bind([range.lowerBound, range.upperBound]).forEach { (r: Row) -> Void in
+                    let category = try r.decoded(1, table: "push_load", column: "category", Category.init(rawValue:))
                     each(r.int(0), category, r.int(2), r.int(3))
                 }
         }
@@ -147,8 +149,9 @@ extension Stats {
                    \(StatsCounters.firstMarkSQL(read: false)), \(StatsCounters.firstMarkSQL(read: true))
             FROM events AS e CROSS JOIN notifications AS n
             WHERE e.at >= ? AND e.at <= ? AND n.id >= e.first_row AND n.id <= e.last_row AND +n.event = e.id
-            """).bind([from, to]).forEach { r in
-            guard let stored = Kind(rawValue: r.string(0)), let push = PushStatus(r.string(2)) else { return }
+            """).bind([from, to]).forEach { (r: Row) -> Void in
+            let stored = try r.decoded(0, table: "notifications", column: "kind", Kind.init(rawValue:))
+            let push = try r.decoded(2, table: "notifications", column: "push", PushStatus.init)
             let kind = StatsCounters.countedKind(stored, action: r.optionalString(1))
             let at = r.int64(4)
             let read = earliestOf(r.optionalInt64(6), r.optionalInt64(8))
@@ -163,8 +166,9 @@ extension Stats {
         try db.cached("""
             SELECT s.kind, s.reason, count(*) FROM events AS e CROSS JOIN suppressions AS s
             WHERE e.at >= ? AND e.at <= ? AND s.event = e.id GROUP BY s.kind, s.reason
-            """).bind([from, to]).forEach { r in
-            guard let kind = Kind(rawValue: r.string(0)), let reason = Reason(rawValue: r.string(1)) else { return }
+            """).bind([from, to]).forEach { (r: Row) -> Void in
+            let kind = try r.decoded(0, table: "suppressions", column: "kind", Kind.init(rawValue:))
+            let reason = try r.decoded(1, table: "suppressions", column: "reason", Reason.init(rawValue:))
             t.withheld(kind: kind, reason: reason, count: r.int(2))
         }
     }
@@ -184,7 +188,7 @@ extension Stats {
         try db.cached("""
             SELECT event, user, switch, at FROM preference_changes
             WHERE was_on = 1 AND now_on = 0 AND at >= ? AND at <= ?
-            """).bind([from, to]).forEach { r in
+            """).bind([from, to]).forEach { (r: Row) -> Void in
             changes[r.int(0), default: MuteChange(event: r.int(0), person: r.int(1), at: r.int64(3), switches: [])].switches.insert(r.string(2))
         }
         return changes.values.sorted { $0.event < $1.event }
@@ -197,8 +201,8 @@ extension Stats {
         try db.cached("""
             SELECT kind, action FROM notifications
             WHERE recipient = ? AND push = 'sent' AND created_at >= ? AND created_at <= ?
-            """).bind([change.person, change.at - Timestamp.day, change.at]).forEach { r in
-            guard let stored = Kind(rawValue: r.string(0)) else { return }
+            """).bind([change.person, change.at - Timestamp.day, change.at]).forEach { (r: Row) -> Void in
+            let stored = try r.decoded(0, table: "notifications", column: "kind", Kind.init(rawValue:))
             let kind = StatsCounters.countedKind(stored, action: r.optionalString(1))
             if change.switches.contains("all") || change.switches.contains(kind.category.rawValue) {
                 muted[kind.category, default: []].insert(kind)
@@ -265,7 +269,7 @@ extension Stats {
     private func tallyDelivery(_ t: inout Tally, hours: ClosedRange<Int64>?, edges: [ClosedRange<Int64>]) throws {
         if let hours {
             try db.cached("SELECT outcome, reason, sum(n) FROM stats_delivery WHERE hour >= ? AND hour <= ? GROUP BY outcome, reason")
-                .bind([hours.lowerBound, hours.upperBound]).forEach { r in
+                .bind([hours.lowerBound, hours.upperBound]).forEach { (r: Row) -> Void in
                     t.delivery(outcome: r.string(0), reason: r.string(1), count: r.int(2))
                 }
         }
@@ -276,7 +280,7 @@ extension Stats {
                        CASE WHEN o.held = 1 THEN o.due_at - n.created_at END
                 FROM events AS e CROSS JOIN notifications AS n CROSS JOIN outbox AS o
                 WHERE e.at >= ? AND e.at <= ? AND n.id >= e.first_row AND n.id <= e.last_row AND +n.event = e.id AND o.row = n.id
-                """).bind([edge.lowerBound, edge.upperBound]).forEach { r in
+                """).bind([edge.lowerBound, edge.upperBound]).forEach { (r: Row) -> Void in
                 t.entry(state: r.string(0), attempts: r.int(1), reason: r.optionalString(2), toAnswer: r.optionalInt64(3),
                         held: r.optionalInt64(4))
             }

@@ -92,7 +92,7 @@ public struct EntityReader {
         throws -> [(interaction: Event.Interaction, user: String, name: String, at: Int64)] {
         let found = try db.query("""
             SELECT type, actor, at FROM interactions WHERE step = ? ORDER BY at DESC LIMIT ?
-            """, [step.key, limit]) { (Event.Interaction(rawValue: $0.string(0)) ?? .heart, $0.int(1), $0.int64(2)) }
+            """, [step.key, limit]) { (try $0.decoded(0, table: "interactions", column: "type", Event.Interaction.init(rawValue:)), $0.int(1), $0.int64(2)) }
         return try found.compactMap { interaction, actorKey, at in
             guard let actor = try visibility.person(actorKey), try visibility.canSee(person: actor) else { return nil }
             return (interaction, actor.id, actor.name, at)

@@ -24,10 +24,10 @@ public struct UserRecord: Sendable {
         pref_all, pref_stepWith, pref_social, pref_engagement, pref_journeys, quiet_hours
         """
 
-    init(_ row: Row) { self.init(row, at: 0) }
+    init(_ row: Row) throws { try self.init(row, at: 0) }
 
     /// Reads the record from the row's columns starting at `o`.
-    init(_ row: Row, at o: Int) {
+    init(_ row: Row, at o: Int) throws {
         key = row.int(o + 0)
         id = row.string(o + 1)
         username = row.string(o + 2)
@@ -35,7 +35,7 @@ public struct UserRecord: Sendable {
         avatarUrl = row.optionalString(o + 4)
         isPrivate = row.bool(o + 5)
         signedIn = row.bool(o + 6)
-        state = Event.AccountState(rawValue: row.string(o + 7)) ?? .active
+        state = try row.decoded(o + 7, table: "users", column: "state", Event.AccountState.init(rawValue:))
         preferences = Preferences(all: row.bool(o + 8), stepWith: row.bool(o + 9), social: row.bool(o + 10),
                                   engagement: row.bool(o + 11), journeys: row.bool(o + 12),
                                   quietHours: row.optionalString(o + 13).flatMap(QuietHours.init(stored:)))
@@ -153,10 +153,10 @@ public struct StepContext: Sendable {
         self.actor = actor
     }
 
-    init(_ row: Row) {
+    init(_ row: Row) throws {
         step = StepRecord(row, at: 0)
-        owner = UserRecord(row, at: 9)
-        actor = row.isNull(23) ? nil : UserRecord(row, at: 23)
+        owner = try UserRecord(row, at: 9)
+        actor = row.isNull(23) ? nil : try UserRecord(row, at: 23)
         ownerBlocked = actor == nil ? nil : row.bool(37)
     }
 }

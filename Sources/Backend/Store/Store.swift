@@ -516,7 +516,7 @@ public final class Store {
         // On PostgreSQL two hearts for one batch may come at once: the second waits for the
         // first to commit, then reads the batch as it left it.
         try db.cached(db.dialect.writersSideBySide ? Store.openBatchLockingSQL : Store.openBatchSQL).bind([recipient, step, action.rawValue, at - Batching.window, at]).first { r in
-            OpenBatch(row: r.int(0), members: r.int(1), push: PushStatus(r.string(2)) ?? .sent,
+            OpenBatch(row: r.int(0), members: r.int(1), push: try r.decoded(2, table: "notifications", column: "push", PushStatus.init),
                       faces: r.optionalString(3).map { $0.split(separator: "\n").map(String.init) } ?? (r.optionalString(4).map { [$0] } ?? []),
                       event: r.string(5), createdAt: r.int64(6), image: r.optionalString(7), thread: r.string(8))
         }

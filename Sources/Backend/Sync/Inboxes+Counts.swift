@@ -126,7 +126,7 @@ extension Store {
         try db.query("""
             SELECT kind, through_row, at, version FROM marks WHERE user = ? AND version > ? AND version <= ? ORDER BY version
             """, [userKey, after, through]) { row in
-            Mark(kind: Mark.Kind(rawValue: row.string(0)) ?? .seen, throughRow: row.int(1), at: row.int64(2), version: row.int(3))
+            Mark(kind: try row.decoded(0, table: "marks", column: "kind", Mark.Kind.init(rawValue:)), throughRow: row.int(1), at: row.int64(2), version: row.int(3))
         }
     }
 
@@ -146,7 +146,7 @@ extension Store {
         try db.cached("SELECT kind, through_ord, at FROM marks WHERE user = ? AND through_ord >= ? ORDER BY through_ord, version")
             .bind([userKey, lowest]).forEach { row in
                 guard !done else { return }
-                let mark = (kind: Mark.Kind(rawValue: row.string(0)) ?? .seen, ord: row.int(1), at: row.int64(2))
+                let mark = (kind: try row.decoded(0, table: "marks", column: "kind", Mark.Kind.init(rawValue:)), ord: row.int(1), at: row.int64(2))
                 reaching.append(mark)
                 done = mark.kind == .seen && mark.ord >= highest
             }

@@ -39,19 +39,19 @@ struct RowReader {
              LEFT JOIN journeys AS j ON j.id = n.journey LEFT JOIN comments AS c ON c.id = n.comment
         """
 
-    mutating func read(_ r: Row) -> StoredRow {
+    mutating func read(_ r: Row) throws -> StoredRow {
         let tapText = r.string(9)
         if tapText != lastTapText {
             lastTapText = tapText
             lastTap = (try? JSON.parse(tapText)).flatMap(Tap.init(json:)) ?? .link(Tap.feedLink)
         }
         let row = ActivityRow(
-            id: r.int(0), event: r.string(1), recipient: r.string(2), kind: Kind(rawValue: r.string(3)) ?? .announcement,
+            id: r.int(0), event: r.string(1), recipient: r.string(2), kind: try r.decoded(3, table: "notifications", column: "kind", Kind.init(rawValue:)),
             actor: r.optionalString(4), title: r.string(5), body: r.string(6),
             media: Media(face: r.optionalString(7), image: r.optionalString(8),
                          facepile: r.optionalString(29).map { $0.split(separator: "\n").map(String.init) }),
             tap: lastTap, thread: r.string(10),
-            push: PushStatus(r.string(11)) ?? .sent,
+            push: try r.decoded(11, table: "notifications", column: "push", PushStatus.init),
             subject: RowSubject(step: r.optionalString(18), journey: r.optionalString(19), comment: r.optionalString(20),
                                 tier: r.optionalString(21)),
             createdAt: r.int64(12), version: r.int(13), seenAt: r.optionalInt64(14), readAt: r.optionalInt64(15),
@@ -71,7 +71,7 @@ extension Store {
         var reader = RowReader()
         let statement = try limit.map { try db.cached(rowsOfEventSQL + " LIMIT ?").bind([first, last, outcome.eventKey, $0]) }
             ?? db.cached(rowsOfEventSQL).bind([first, last, outcome.eventKey])
-        try statement.stream { try body(reader.read($0).row) }
+        try statement.stream { try body(try reader.read($0).row) }
     }
 
     static let rowsOfEventSQL = "\(RowReader.select) WHERE n.id BETWEEN ? AND ? AND n.event = ? ORDER BY n.id"
@@ -84,10 +84,10 @@ extension Store {
             stored = try db.query("""
                 \(RowReader.select) WHERE n.recipient = ? AND (n.event < ? OR (n.event = ? AND n.id < ?))
                 ORDER BY n.event DESC, n.id DESC LIMIT ?
-                """, [user.key, start, start, before, limit]) { reader.read($0) }
+                """, [user.key, start, start, before, limit]) { try reader.read($0) }
         } else {
             stored = try db.query("\(RowReader.select) WHERE n.recipient = ? ORDER BY n.event DESC, n.id DESC LIMIT ?",
-                                  [user.key, limit]) { reader.read($0) }
+                                  [user.key, limit]) { try reader.read($0) }
         }
         try applyMarks(to: &stored, of: user.key)
         return stored
@@ -95,7 +95,7 @@ extension Store {
 
     func storedRow(_ id: Int) throws -> StoredRow? {
         var reader = RowReader()
-        guard var stored = try db.first("\(RowReader.select) WHERE n.id = ?", [id], { reader.read($0) }) else { return nil }
+        guard var stored = try db.first("\(RowReader.select) WHERE n.id = ?", [id], { try reader.read($0) }) else { return nil }
         var one = [stored]
         try applyMarks(to: &one, of: stored.recipientKey)
         stored = one[0]
@@ -137,7 +137,7 @@ public struct Inboxes {
     /// in the shape `stepo ingest` printed them, for a consumer resuming where it stopped.
     public func rows(afterRow: Int, limit: Int) throws -> [ActivityRow] {
         var reader = RowReader()
-        return try db.query("\(RowReader.select) WHERE n.id > ? ORDER BY n.id LIMIT ?", [afterRow, limit]) { reader.read($0).row }
+        return try db.query("\(RowReader.select) WHERE n.id > ? ORDER BY n.id LIMIT ?", [afterRow, limit]) { try reader.read($0).row }
     }
 
     /// A user's rows, newest first (in the order they arrived), with their seen and read

@@ -15,7 +15,7 @@ extension Store {
         let found = try db.query("""
             SELECT reason, owner, c.ext FROM revocations AS r LEFT JOIN comments AS c ON c.id = r.comment
             WHERE r.viewer IN (?, 0) AND r.version > ? AND r.version <= ? ORDER BY r.version
-            """, [userKey, after, through]) { (Revocation(rawValue: $0.string(0)) ?? .block, $0.optionalInt(1), $0.optionalString(2)) }
+            """, [userKey, after, through]) { (try $0.decoded(0, table: "revocations", column: "reason", Revocation.init(rawValue:)), $0.optionalInt(1), $0.optionalString(2)) }
         return try found.map { reason, owner, comment in
             RevocationEntry(reason: reason, owner: try owner.flatMap { try user(key: $0) }, comment: comment)
         }
@@ -264,16 +264,16 @@ public struct SyncPages {
                 // and a first sync of a million rows took a minute.
                 stored = version + 1 < below ? try db.query("""
                     \(RowReader.select) WHERE n.recipient = ? AND n.version = ? AND n.id > ? ORDER BY n.id LIMIT ?
-                    """, [user.key, version + 1, afterRow, limit + 1]) { reader.read($0) } : []
+                    """, [user.key, version + 1, afterRow, limit + 1]) { try reader.read($0) } : []
                 if stored.count <= limit {
                     stored += try db.query("""
                         \(RowReader.select) WHERE n.recipient = ? AND n.version > ? AND n.version < ? ORDER BY n.version, n.id LIMIT ?
-                        """, [user.key, version + 1, below, limit + 1 - stored.count]) { reader.read($0) }
+                        """, [user.key, version + 1, below, limit + 1 - stored.count]) { try reader.read($0) }
                 }
             } else {
                 stored = try db.query("""
                     \(RowReader.select) WHERE n.recipient = ? AND n.version > ? AND n.version < ? ORDER BY n.version, n.id LIMIT ?
-                    """, [user.key, version, below, limit + 1]) { reader.read($0) }
+                    """, [user.key, version, below, limit + 1]) { try reader.read($0) }
             }
             var more = false
             var nextRow: Int?
@@ -295,7 +295,7 @@ public struct SyncPages {
                 } else if stored.first?.row.version == last {
                     // One change bigger than a page: take all of it.
                     stored = try db.query("\(RowReader.select) WHERE n.recipient = ? AND n.version = ? ORDER BY n.id",
-                                          [user.key, last]) { reader.read($0) }
+                                          [user.key, last]) { try reader.read($0) }
                     next = last
                 } else {
                     stored.removeAll { $0.row.version == last }

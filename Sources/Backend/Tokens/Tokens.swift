@@ -58,7 +58,7 @@ public struct Tokens {
             SELECT t.admin, t.expires_at, t.revoked_at, t.user IS NOT NULL AND u.id IS NOT NULL, \(Tokens.userColumns)
             FROM tokens AS t LEFT JOIN users AS u ON u.id = t.user WHERE t.hash = ?
             """, [SQLValue.blob(Tokens.hash(token))], {
-            (admin: $0.bool(0), expires: $0.optionalInt64(1), revoked: $0.optionalInt64(2), user: $0.bool(3) ? UserRecord($0, at: 4) : nil)
+            (admin: $0.bool(0), expires: $0.optionalInt64(1), revoked: $0.optionalInt64(2), user: $0.bool(3) ? try UserRecord($0, at: 4) : nil)
         }) else { return nil }
         guard row.revoked == nil, row.expires.map({ now < $0 }) ?? true else { return nil }
         return Holder(user: row.user, isAdmin: row.admin)
