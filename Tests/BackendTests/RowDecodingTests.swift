@@ -24,7 +24,7 @@ struct RowDecodingTests {
         return path
     }
 
-    @Test("a row of a kind this build does not know: every read of it fails by name, and the terminal sees no control character")
+    @Test("a row of a kind this build does not know: a page of rows and `stepo rows` fail by name, and the terminal sees no control character")
     func unknownKind() throws {
         let path = try sampleStore("kind")
         let value = "hologram\u{1B}[31m"

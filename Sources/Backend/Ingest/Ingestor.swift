@@ -18,8 +18,8 @@ public struct Ingestor {
     public static let largestLog = 16 << 20
 
     /// The page cache `stepo ingest` gives its SQLite connection (`Store.limitMemory`). A
-    /// million-event ingest took 109.7 s with 16 MB, 107.0 with 32 and 98.1 with 64; 24 keeps
-    /// its peak under 80 MB with the rest of the process.
+    /// million-event ingest took 109.7 s with 16 MB, 107.0 with 32 and 98.1 with 64 (2026-12-07,
+    /// 32,768 events a transaction); 24 keeps its peak under 80 MB with the rest of the process.
     public static let pageCacheKiB = 24_576
 
     public struct Report: Sendable {
